@@ -1,0 +1,55 @@
+// Builds what ships: the library transpiled file by file, and each executable (the CLI and the hooks)
+// bundled into one self-contained file, so a hook costs little more than Node's own start-up.
+// Usage: node scripts/build.mjs [--out DIR] [--fast]   (--fast skips tsc's type check and .d.ts files)
+import { execFileSync } from 'node:child_process';
+import { chmodSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const args = process.argv.slice(2);
+const outIndex = args.indexOf('--out');
+const out = path.resolve(root, outIndex >= 0 ? args[outIndex + 1] : 'dist');
+const fast = args.includes('--fast');
+
+const sources = (dir) =>
+  readdirSync(path.join(root, dir), { recursive: true })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+    .map((f) => path.join(dir, f));
+
+rmSync(out, { recursive: true, force: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: sources('tools'),
+  outdir: path.join(out, 'tools'),
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+});
+
+// CommonJS dependencies (proper-lockfile) need `require` inside an ES module bundle.
+const banner = { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' };
+const executables = [
+  ['tools/cli/main.ts', 'bin/agent-session.js'],
+  ...sources('hooks').map((f) => [f, `hooks/${path.basename(f, '.ts')}.js`]),
+];
+for (const [entry, target] of executables) {
+  await build({
+    absWorkingDir: root,
+    entryPoints: [entry],
+    outfile: path.join(out, target),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    banner,
+    logLevel: 'warning',
+  });
+  chmodSync(path.join(out, target), 0o755);
+}
+
+if (!fast) {
+  execFileSync(path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', root, '--emitDeclarationOnly', '--outDir', out], { stdio: 'inherit' });
+}

@@ -1,0 +1,55 @@
+// Where the built code is, and how tests run it. Set AGENT_SESSION_DIST to test another build
+// (parallel work builds into .build/<name> with `node scripts/build.mjs --out .build/<name> --fast`).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const DIST = path.resolve(ROOT, process.env.AGENT_SESSION_DIST ?? 'dist');
+export const CLI = path.join(DIST, 'bin', 'agent-session.js');
+export const PRE_DELEGATE = path.join(DIST, 'hooks', 'pre_delegate.js');
+export const SUBAGENT_STOP = path.join(DIST, 'hooks', 'subagent_stop.js');
+export const FIXTURES = path.join(ROOT, 'tests', 'fixtures');
+
+/** The built library (dist/tools/index.js). */
+export function loadLibrary() {
+  return import(pathToFileURL(path.join(DIST, 'tools', 'index.js')).href);
+}
+
+/** A temp directory removed when the test ends (`t` is node:test's context). */
+export function tempDir(t, prefix = 'agent-session-test-') {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Environment for child processes: no inherited agent-session or Claude variables unless given. */
+export function cleanEnv(extra = {}) {
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('AGENT_SESSION_') && !key.startsWith('CLAUDE')) env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/** Runs a node script to completion: resolves {code, signal, stdout, stderr}. */
+export function runNode(script, args = [], { cwd, env = cleanEnv(), input } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input ?? '');
+  });
+}
+
+/** Runs the built `agent-session` CLI. */
+export function runCli(args, options = {}) {
+  return runNode(CLI, args, options);
+}

@@ -1,0 +1,38 @@
+import yargs from 'yargs';
+import { SessionError } from '../errors.js';
+import * as cleanup from './commands/cleanup.js';
+import * as create from './commands/create.js';
+import * as demo from './commands/demo.js';
+import * as finalize from './commands/finalize.js';
+import * as get from './commands/get.js';
+import * as list from './commands/list.js';
+import * as shouldResume from './commands/should-resume.js';
+import * as show from './commands/show.js';
+import * as update from './commands/update.js';
+import type { Context } from './context.js';
+
+export const COMMANDS = [create, update, shouldResume, get, show, list, finalize, cleanup, demo];
+
+/** A configured yargs instance; nothing runs until it is parsed. */
+export function buildCli(argv: string[], ctx: Context) {
+  const cli = yargs(argv)
+    .scriptName('agent-session')
+    .usage('$0 <command> [options]\n\nDurable sessions for AI coding agents. See SESSION_README.md.')
+    .option('dir', { type: 'string', describe: 'Session store directory (default: <project>/.claude/session)', global: true })
+    .option('json', { type: 'boolean', describe: 'Print exactly one JSON document on stdout', global: true })
+    .middleware((args) => {
+      args.ctx = ctx;
+    })
+    .demandCommand(1, 'Name a command.')
+    .recommendCommands()
+    .strict()
+    .help()
+    .version(false)
+    .wrap(Math.min(100, process.stdout.columns || 100))
+    .exitProcess(false)
+    .fail((message, err) => {
+      throw err ?? new SessionError('EINVALID', message, { details: { usage: true } });
+    });
+  for (const module of COMMANDS) cli.command(module as never);
+  return cli;
+}

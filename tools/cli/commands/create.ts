@@ -1,0 +1,37 @@
+import type { Argv as Yargs } from 'yargs';
+import type { Argv } from '../context.js';
+import { parseMetadata } from '../parse.js';
+
+interface Args {
+  agent: string;
+  purpose?: string;
+  metadata?: string;
+  parent?: string;
+  id?: string;
+}
+
+export const command = 'create';
+export const describe = 'Create a session (phase initializing)';
+
+export function builder(yargs: Yargs) {
+  return yargs
+    .option('agent', { type: 'string', demandOption: true, describe: 'Agent name (for example the subagent type)' })
+    .option('purpose', { type: 'string', describe: 'What the session is for' })
+    .option('metadata', { type: 'string', describe: 'Initial metadata, a JSON object' })
+    .option('parent', { type: 'string', describe: 'Parent session id' })
+    .option('id', { type: 'string', describe: 'Use this id instead of a generated one' });
+}
+
+export async function handler(argv: Argv<Args>) {
+  const { ctx } = argv;
+  const metadata = parseMetadata(argv.metadata);
+  const record = await ctx.open(argv).create({
+    agentName: argv.agent,
+    purpose: argv.purpose,
+    metadata,
+    parent: argv.parent,
+    id: argv.id,
+  });
+  if (argv.json) ctx.json(record);
+  else ctx.out(`Created session ${record.agent_id} for agent ${record.agent_name} (phase ${record.phase}).`);
+}

@@ -1,0 +1,26 @@
+import type { Argv as Yargs } from 'yargs';
+import { OUTCOMES, type Outcome } from '../../phases.js';
+import type { Argv } from '../context.js';
+
+interface Args {
+  id: string;
+  outcome: Outcome;
+  summary?: string;
+}
+
+export const command = 'finalize <id> <outcome>';
+export const describe = `End a session: ${OUTCOMES.join(', ')} (same outcome twice is a no-op)`;
+
+export function builder(yargs: Yargs) {
+  return yargs
+    .positional('id', { type: 'string', describe: 'Session id' })
+    .positional('outcome', { type: 'string', describe: OUTCOMES.join(' | ') })
+    .option('summary', { type: 'string', describe: 'What came of it' });
+}
+
+export async function handler(argv: Argv<Args>) {
+  const { ctx } = argv;
+  const record = await ctx.open(argv).finalize(argv.id, argv.outcome, argv.summary);
+  if (argv.json) ctx.json(record);
+  else ctx.out(`Session ${record.agent_id} is ${record.phase} (ran ${record.duration_seconds} s).`);
+}

@@ -1,0 +1,13 @@
+import type { Argv as Yargs } from 'yargs';
+import type { Argv } from '../context.js';
+
+export const command = 'get <id>';
+export const describe = 'Print the session record (state.json)';
+
+export function builder(yargs: Yargs) {
+  return yargs.positional('id', { type: 'string', describe: 'Session id' });
+}
+
+export async function handler(argv: Argv<{ id: string }>) {
+  argv.ctx.json(await argv.ctx.open(argv).get(argv.id));
+}

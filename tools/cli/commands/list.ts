@@ -1,0 +1,44 @@
+import type { Argv as Yargs } from 'yargs';
+import type { Phase } from '../../phases.js';
+import type { Argv } from '../context.js';
+import { relativeTime, table } from '../format.js';
+import { checkCount } from '../parse.js';
+
+interface Args {
+  activeOnly?: boolean;
+  agent?: string;
+  phase?: Phase;
+  parent?: string;
+  limit?: number;
+}
+
+export const command = 'list';
+export const describe = 'List sessions, newest first';
+
+export function builder(yargs: Yargs) {
+  return yargs
+    .option('active-only', { type: 'boolean', describe: 'Only sessions that would resume now' })
+    .option('agent', { type: 'string', describe: 'Only this agent name' })
+    .option('phase', { type: 'string', describe: 'Only this phase' })
+    .option('parent', { type: 'string', describe: 'Only children of this session' })
+    .option('limit', { type: 'number', describe: 'At most N sessions' });
+}
+
+export async function handler(argv: Argv<Args>) {
+  const { ctx } = argv;
+  const sessions = ctx.open(argv);
+  const filter = {
+    activeOnly: argv.activeOnly,
+    agentName: argv.agent,
+    phase: argv.phase,
+    parent: argv.parent,
+    limit: checkCount(argv.limit, '--limit'),
+  };
+  const result = await sessions.list(filter);
+  for (const problem of result.problems) ctx.warn(`skipped ${problem.id} (${problem.code}): ${problem.message}`);
+  if (argv.json) return ctx.json(result);
+  if (result.sessions.length === 0) return ctx.out('No sessions.');
+  const now = sessions.now();
+  const rows = result.sessions.map((s) => [s.agent_id, s.agent_name, s.phase, relativeTime(s.last_updated, now), s.purpose ?? '']);
+  for (const line of table(['ID', 'AGENT', 'PHASE', 'UPDATED', 'PURPOSE'], rows)) ctx.out(line);
+}

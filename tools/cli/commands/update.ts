@@ -1,0 +1,33 @@
+import type { Argv as Yargs } from 'yargs';
+import { PHASES, type Phase } from '../../phases.js';
+import type { Argv } from '../context.js';
+import { parseMetadata } from '../parse.js';
+
+interface Args {
+  id: string;
+  phase?: Phase;
+  metadata?: string;
+  error?: string;
+}
+
+export const command = 'update <id>';
+export const describe = 'Change the phase, merge metadata (JSON Merge Patch) or record an error';
+
+export function builder(yargs: Yargs) {
+  return yargs
+    .positional('id', { type: 'string', describe: 'Session id' })
+    .option('phase', { type: 'string', describe: `New phase: ${PHASES.slice(0, 6).join(', ')}` })
+    .option('metadata', { type: 'string', describe: 'JSON Merge Patch applied to metadata (null deletes a key)' })
+    .option('error', { type: 'string', describe: 'Record an error message (counts against the error budget)' });
+}
+
+export async function handler(argv: Argv<Args>) {
+  const { ctx } = argv;
+  const metadata = parseMetadata(argv.metadata);
+  const record = await ctx.open(argv).update(argv.id, { phase: argv.phase, metadata, error: argv.error });
+  if (argv.json) ctx.json(record);
+  else {
+    const ready = record.resume_ready ? ', resume ready' : '';
+    ctx.out(`Updated session ${record.agent_id}: phase ${record.phase}${ready}, ${record.error_count} error(s).`);
+  }
+}

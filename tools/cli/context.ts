@@ -1,0 +1,42 @@
+import type { Settings } from '../config.js';
+import { Sessions } from '../sessions.js';
+
+/** What the CLI needs from the outside world; tests pass a fake one. */
+export interface Io {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  now?: () => number;
+  isTTY?: boolean;
+}
+
+export interface GlobalArgs {
+  dir?: string;
+  json?: boolean;
+}
+
+export interface Context {
+  io: Io;
+  exitCode: number;
+  open(args: GlobalArgs, settings?: Partial<Settings>): Sessions;
+  /** Writes one line (adds the newline). */
+  out(line: string): void;
+  /** Writes `value` as the single JSON document of stdout. */
+  json(value: unknown): void;
+  warn(line: string): void;
+}
+
+export function makeContext(io: Io): Context {
+  return {
+    io,
+    exitCode: 0,
+    open: (args, settings) => Sessions.open({ dir: args.dir, cwd: io.cwd, env: io.env, now: io.now, settings }),
+    out: (line) => io.stdout(`${line}\n`),
+    json: (value) => io.stdout(`${JSON.stringify(value, null, 2)}\n`),
+    warn: (line) => io.stderr(`agent-session: ${line}\n`),
+  };
+}
+
+/** yargs passes the parsed arguments plus the context our middleware attaches. */
+export type Argv<T> = T & GlobalArgs & { ctx: Context };

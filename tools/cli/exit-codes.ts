@@ -1,0 +1,29 @@
+import type { ErrorCode } from '../errors.js';
+
+export const EXIT = {
+  ok: 0,
+  no: 1,
+  usage: 2,
+  refused: 3,
+  store: 4,
+} as const;
+
+/** The one mapping from error codes to exit codes (see SESSION_README.md, "Exit codes"). */
+export function exitCodeFor(code: ErrorCode | 'EUSAGE' | undefined): number {
+  switch (code) {
+    case 'ENOTFOUND':
+      return EXIT.no;
+    case 'EINVALID':
+    case 'EUSAGE':
+      return EXIT.usage;
+    case 'EFINAL':
+    case 'EEXIST':
+      return EXIT.refused;
+    case 'ECORRUPT':
+    case 'EVERSION':
+    case 'ELOCKED':
+    case 'EIO':
+    case undefined:
+      return EXIT.store;
+  }
+}

@@ -1,0 +1,22 @@
+import { formatDistanceStrict } from 'date-fns/formatDistanceStrict';
+import { parseTimestamp } from '../time.js';
+
+/** "12 minutes ago" (or "in 2 minutes" for a clock ahead of ours). */
+export function relativeTime(timestamp: string | undefined, now: number): string {
+  const at = parseTimestamp(timestamp);
+  if (at === undefined) return 'unknown';
+  if (Math.abs(now - at) < 1000) return 'just now';
+  return formatDistanceStrict(at, now, { addSuffix: true });
+}
+
+/** Left-aligned columns separated by two spaces; the last column is not padded. */
+export function table(header: string[], rows: string[][]): string[] {
+  const all = [header, ...rows];
+  const widths = header.map((_, col) => Math.max(...all.map((row) => (row[col] ?? '').length)));
+  return all.map((row) =>
+    row
+      .map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}

@@ -1,0 +1,27 @@
+import { formatError, SessionError } from '../errors.js';
+import { buildCli } from './build-cli.js';
+import { makeContext, type Io } from './context.js';
+import { exitCodeFor } from './exit-codes.js';
+
+/** Runs one command line and returns its exit code; all output goes through `io`. */
+export async function runCli(argv: string[], io: Io): Promise<number> {
+  const ctx = makeContext(io);
+  try {
+    let output = '';
+    await buildCli(argv, ctx).parseAsync(argv, {}, (_err, _args, text) => {
+      output = text;
+    });
+    // yargs hands back help text instead of printing it.
+    if (output) io.stdout(`${output}\n`);
+    return ctx.exitCode;
+  } catch (err) {
+    io.stderr(`${describeFailure(err, io.env)}\n`);
+    return err instanceof SessionError ? exitCodeFor(err.code) : exitCodeFor(undefined);
+  }
+}
+
+function describeFailure(err: unknown, env: Record<string, string | undefined>): string {
+  if (env.AGENT_SESSION_DEBUG === '1' && err instanceof Error) return `${formatError(err)}\n${err.stack}`;
+  if (err instanceof SessionError) return formatError(err);
+  return `${formatError(err)} (internal error; set AGENT_SESSION_DEBUG=1 for details)`;
+}

@@ -1,0 +1,14 @@
+export { Sessions } from './sessions.js';
+export type { CleanupReport, CreateInput, ListResult, SessionsOptions, ShouldResumeResult } from './sessions.js';
+export { SessionError, isSessionError } from './errors.js';
+export type { ErrorCode } from './errors.js';
+export { PHASES, OUTCOMES, RESUMABLE_PHASES } from './phases.js';
+export type { Phase, Outcome } from './phases.js';
+export { SCHEMA_VERSION } from './record.js';
+export type { SessionRecord, HistoryEntry } from './record.js';
+export type { ResumeDecision, ResumeReason, ResumeRules } from './policy/resume.js';
+export { decideResume } from './policy/resume.js';
+export type { ListFilter, SessionSummary } from './policy/selection.js';
+export { mergePatch } from './merge-patch.js';
+export { SessionStore } from './store/store.js';
+export type { Settings } from './config.js';

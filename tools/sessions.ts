@@ -1,0 +1,162 @@
+import { resolveSettings, type Settings } from './config.js';
+import { SessionError } from './errors.js';
+import { assertValidId, generateId } from './ids.js';
+import type { JsonObject } from './merge-patch.js';
+import type { Outcome } from './phases.js';
+import { applyFinalize, applyUpdate, newRecord, validateFinalize, validateUpdate, type UpdateRequest } from './policy/lifecycle.js';
+import { decideResume, type ResumeDecision, type ResumeRules } from './policy/resume.js';
+import { decideExpiry, selectSessions, type ListFilter, type SessionSummary } from './policy/selection.js';
+import type { SessionRecord } from './record.js';
+import { configFilePath, readConfigFile, resolveStoreDir } from './store/project.js';
+import { notFound, SessionStore, type StoreProblem } from './store/store.js';
+
+export interface SessionsOptions {
+  /** The store directory; see SESSION_README.md for how it is found otherwise. */
+  dir?: string;
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** The clock, in epoch milliseconds. */
+  now?: () => number;
+  settings?: Partial<Settings>;
+}
+
+export interface CreateInput {
+  agentName: string;
+  purpose?: string | null;
+  metadata?: JsonObject;
+  parent?: string | null;
+  id?: string;
+}
+
+export interface ShouldResumeResult extends ResumeDecision {
+  session: SessionRecord | null;
+}
+
+export interface ListResult {
+  sessions: SessionSummary[];
+  problems: StoreProblem[];
+}
+
+export interface CleanupReport {
+  dry_run: boolean;
+  cutoff: string;
+  scanned: number;
+  removed: string[];
+  skipped: { id: string; reason: string }[];
+}
+
+/** The lifecycle API: every operation on sessions, over one store and one set of settings. */
+export class Sessions {
+  readonly store: SessionStore;
+  readonly settings: Settings;
+  private readonly clock: () => number;
+
+  constructor(store: SessionStore, settings: Settings, clock: () => number = Date.now) {
+    this.store = store;
+    this.settings = settings;
+    this.clock = clock;
+  }
+
+  static open(options: SessionsOptions = {}): Sessions {
+    const locate = { dir: options.dir, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env };
+    const fileName = configFilePath(locate);
+    const settings = resolveSettings({ options: options.settings, env: locate.env, file: readConfigFile(fileName), fileName });
+    const store = new SessionStore(resolveStoreDir(locate), { lockTimeoutMs: settings.lockTimeoutMs });
+    return new Sessions(store, settings, options.now);
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  get rules(): ResumeRules {
+    return {
+      resumeWindowMs: this.settings.resumeWindowMinutes * 60_000,
+      errorBudget: this.settings.errorBudget,
+      clockSkewMs: this.settings.clockSkewSeconds * 1000,
+    };
+  }
+
+  async create(input: CreateInput): Promise<SessionRecord> {
+    const now = this.clock();
+    const id = input.id ?? generateId(new Date(now));
+    const record = newRecord({ ...input, id }, now);
+    if (record.parent_session_id === null) return this.store.create(record);
+    // Holding the parent's lock keeps a concurrent delete from orphaning the new child.
+    const parent = record.parent_session_id;
+    return this.store.update(parent, async (current) => {
+      await this.store.create(record);
+      return current;
+    }).catch((err) => {
+      if (err instanceof SessionError && err.code === 'ENOTFOUND' && err.details.id === parent) {
+        throw new SessionError('EINVALID', `parent session ${parent} does not exist`, { details: { id: parent } });
+      }
+      throw err;
+    });
+  }
+
+  async update(id: string, request: UpdateRequest): Promise<SessionRecord> {
+    assertValidId(id);
+    validateUpdate(request);
+    return this.store.update(id, (record) => applyUpdate(record, request, this.clock()));
+  }
+
+  async finalize(id: string, outcome: Outcome, summary?: string | null): Promise<SessionRecord> {
+    assertValidId(id);
+    validateFinalize(outcome, summary);
+    return this.store.update(id, (record) => applyFinalize(record, outcome, summary, this.clock()).record);
+  }
+
+  /** The record, or ENOTFOUND. */
+  async get(id: string): Promise<SessionRecord> {
+    assertValidId(id);
+    const record = await this.store.read(id);
+    if (!record) throw notFound(id);
+    return record;
+  }
+
+  async shouldResume(id: string, now: number = this.clock()): Promise<ShouldResumeResult> {
+    assertValidId(id);
+    let record: SessionRecord | undefined;
+    try {
+      record = await this.store.read(id);
+    } catch (err) {
+      if (err instanceof SessionError && (err.code === 'ECORRUPT' || err.code === 'EVERSION')) {
+        return { resume: false, reason: 'corrupt', detail: err.message, session: null };
+      }
+      throw err;
+    }
+    return { ...decideResume(record, now, this.rules), session: record ?? null };
+  }
+
+  async list(filter: ListFilter = {}): Promise<ListResult> {
+    const { records, problems } = this.store.scan();
+    return { sessions: selectSessions(records, filter, this.clock(), this.rules), problems };
+  }
+
+  async cleanup(options: { olderThanHours?: number; dryRun?: boolean } = {}): Promise<CleanupReport> {
+    const hours = options.olderThanHours ?? this.settings.cleanupHours;
+    if (typeof hours !== 'number' || !Number.isFinite(hours) || hours < 0) {
+      throw new SessionError('EINVALID', `hours must be a number >= 0, got ${JSON.stringify(hours)}`);
+    }
+    const now = this.clock();
+    const olderThanMs = hours * 3_600_000;
+    const { records, problems } = this.store.scan();
+    const report: CleanupReport = {
+      dry_run: Boolean(options.dryRun),
+      cutoff: new Date(now - olderThanMs).toISOString(),
+      scanned: records.length + problems.length,
+      removed: [],
+      skipped: problems.map((p) => ({ id: p.id, reason: `${p.code}: ${p.message}` })),
+    };
+    for (const record of records) {
+      if (!decideExpiry(record, now, olderThanMs).expired) continue;
+      const id = record.agent_id;
+      if (options.dryRun) report.removed.push(id);
+      // Decided again under the lock: an update that landed since the scan keeps the session.
+      else if (await this.store.remove(id, (current) => decideExpiry(current, this.clock(), olderThanMs).expired)) report.removed.push(id);
+      else report.skipped.push({ id, reason: 'updated since the scan' });
+    }
+    return report;
+  }
+}

@@ -1,0 +1,24 @@
+import { randomBytes } from 'node:crypto';
+import { open, rename, unlink } from 'node:fs/promises';
+
+let counter = 0;
+
+/** A unique temp name in the same directory, fsync, rename: readers see the old file or the new one. */
+export async function writeFileAtomic(file: string, data: string): Promise<void> {
+  const temp = `${file}.${process.pid}.${++counter}.${randomBytes(3).toString('hex')}.tmp`;
+  try {
+    const handle = await open(temp, 'wx', 0o644);
+    try {
+      await handle.writeFile(data, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (err) {
+    await unlink(temp).catch(() => undefined);
+    throw err;
+  }
+}
+
+export const TEMP_SUFFIX = '.tmp';

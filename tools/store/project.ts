@@ -1,0 +1,64 @@
+import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { SessionError } from '../errors.js';
+
+export interface Locate {
+  dir?: string;
+  cwd: string;
+  env: Record<string, string | undefined>;
+}
+
+/** `CLAUDE_PROJECT_DIR`, else the nearest ancestor of cwd with a `.claude/` directory, else cwd. */
+export function findProjectDir({ cwd, env }: Locate): string {
+  if (env.CLAUDE_PROJECT_DIR) return path.resolve(env.CLAUDE_PROJECT_DIR);
+  const start = path.resolve(cwd);
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    if (isDirectory(path.join(dir, '.claude'))) return dir;
+    if (path.dirname(dir) === dir) return start;
+  }
+}
+
+/** `--dir` / `dir`, else `AGENT_SESSION_DIR`, else `<project>/.claude/session`. */
+export function resolveStoreDir(locate: Locate): string {
+  if (locate.dir) return path.resolve(locate.cwd, locate.dir);
+  if (locate.env.AGENT_SESSION_DIR) return path.resolve(locate.cwd, locate.env.AGENT_SESSION_DIR);
+  return path.join(findProjectDir(locate), '.claude', 'session');
+}
+
+/** `AGENT_SESSION_CONFIG`, else `<project>/.claude/agent-session.json`. */
+export function configFilePath(locate: Locate): string {
+  if (locate.env.AGENT_SESSION_CONFIG) return path.resolve(locate.cwd, locate.env.AGENT_SESSION_CONFIG);
+  return path.join(findProjectDir(locate), '.claude', 'agent-session.json');
+}
+
+/** The parsed config file, or undefined when there is none. A broken file is an error, not ignored. */
+export function readConfigFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new SessionError('EINVALID', `cannot read config file ${file}: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new SessionError('EINVALID', `config file ${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** A fresh project directory (with `.claude/`) under the system temp dir, for the demo. */
+export function makeTempProject(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agent-session-demo-'));
+  mkdirSync(path.join(dir, '.claude'));
+  return dir;
+}

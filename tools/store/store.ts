@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { SessionError, toSessionError } from '../errors.js';
+import { assertValidId, isValidId } from '../ids.js';
+import { parseRecord, serializeRecord, type SessionRecord } from '../record.js';
+import { writeFileAtomic } from './atomic.js';
+import { withLock } from './lock.js';
+
+export const STATE_FILE = 'state.json';
+/** Store-level areas start with "." so that no session id can name them. */
+const LOCKS_DIR = '.locks';
+const REMOVING_DIR = '.removing';
+
+export interface StoreProblem {
+  id: string;
+  path: string;
+  code: string;
+  message: string;
+}
+
+export interface ScanResult {
+  records: SessionRecord[];
+  problems: StoreProblem[];
+}
+
+export interface StoreOptions {
+  lockTimeoutMs: number;
+}
+
+/** The only module that turns ids into paths and reads or writes session records. */
+export class SessionStore {
+  readonly dir: string;
+  private readonly lockTimeoutMs: number;
+
+  constructor(dir: string, options: StoreOptions) {
+    this.dir = path.resolve(dir);
+    this.lockTimeoutMs = options.lockTimeoutMs;
+  }
+
+  statePath(id: string): string {
+    return path.join(this.sessionDir(id), STATE_FILE);
+  }
+
+  /** The record, or undefined when there is no such session. Never creates anything. */
+  async read(id: string): Promise<SessionRecord | undefined> {
+    const file = this.statePath(id);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+      throw toSessionError(err, `reading ${file}`);
+    }
+    return parseRecord(text, id);
+  }
+
+  /** Writes a new record; EEXIST when the id is taken. Runs under the id's lock. */
+  async create(record: SessionRecord): Promise<SessionRecord> {
+    const id = record.agent_id;
+    return this.locked(id, async (check) => {
+      const dir = this.sessionDir(id);
+      await this.ensureDir(dir);
+      if ((await this.read(id)) !== undefined) {
+        throw new SessionError('EEXIST', `session ${id} already exists`, { details: { id } });
+      }
+      await this.commit(id, record, check);
+      return record;
+    });
+  }
+
+  /** Lock, read, apply, write, unlock. `change` returns the new record, or the same object for no write. */
+  async update(id: string, change: (record: SessionRecord) => SessionRecord | Promise<SessionRecord>): Promise<SessionRecord> {
+    return this.locked(id, async (check) => {
+      const current = await this.read(id);
+      if (!current) throw notFound(id);
+      const next = await change(current);
+      if (next !== current) await this.commit(id, next, check);
+      return next;
+    });
+  }
+
+  /** Removes a session if `stillWanted` agrees under the lock; returns whether it did. */
+  async remove(id: string, stillWanted: (record: SessionRecord) => boolean): Promise<boolean> {
+    return this.locked(id, async (check) => {
+      const current = await this.read(id);
+      if (!current || !stillWanted(current)) return false;
+      check();
+      // Renamed away first, so a crash mid-way never leaves a half-removed session in place.
+      const parking = path.join(this.dir, REMOVING_DIR, `${id}.${randomBytes(4).toString('hex')}`);
+      await this.ensureDir(path.dirname(parking));
+      await rename(this.sessionDir(id), parking).catch((err) => {
+        throw toSessionError(err, `removing session ${id}`);
+      });
+      await rm(parking, { recursive: true, force: true });
+      return true;
+    });
+  }
+
+  /** Every record in the store; unreadable ones come back as problems, never as a failure of the scan. */
+  scan(): ScanResult {
+    const result: ScanResult = { records: [], problems: [] };
+    for (const id of this.ids()) {
+      const file = path.join(this.dir, id, STATE_FILE);
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        // A directory without state.json is a create in progress (or one that crashed): not a session.
+        if (code === 'ENOENT') continue;
+        result.problems.push({ id, path: file, code: 'EIO', message: `cannot read ${file}: ${code}` });
+        continue;
+      }
+      try {
+        result.records.push(parseRecord(text, id));
+      } catch (err) {
+        const e = err as SessionError;
+        result.problems.push({ id, path: file, code: e.code ?? 'ECORRUPT', message: e.message });
+      }
+    }
+    return result;
+  }
+
+  /** Names in the store that can be session ids; empty when the store does not exist yet. */
+  ids(): string[] {
+    let entries;
+    try {
+      entries = readdirSync(this.dir, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw toSessionError(err, `reading the store ${this.dir}`);
+    }
+    return entries.filter((entry) => entry.isDirectory() && isValidId(entry.name)).map((entry) => entry.name);
+  }
+
+  private sessionDir(id: string): string {
+    assertValidId(id);
+    const dir = path.join(this.dir, id);
+    // Belt and braces: the id pattern already rules out separators and "..".
+    if (path.dirname(dir) !== this.dir) throw new SessionError('EINVALID', `session id ${id} leaves the store`);
+    return dir;
+  }
+
+  private async commit(id: string, record: SessionRecord, check: () => void): Promise<void> {
+    const dir = this.sessionDir(id);
+    const info = await lstat(dir).catch((err) => {
+      throw toSessionError(err, `writing session ${id}`);
+    });
+    // A symlinked session directory could point outside the store: refuse to write through it.
+    if (!info.isDirectory()) throw new SessionError('ECORRUPT', `session ${id}: ${dir} is not a plain directory`);
+    const text = serializeRecord(record);
+    check();
+    await writeFileAtomic(path.join(dir, STATE_FILE), text).catch((err) => {
+      throw toSessionError(err, `writing session ${id}`);
+    });
+  }
+
+  private async locked<T>(id: string, fn: (check: () => void) => Promise<T>): Promise<T> {
+    const lockPath = path.join(this.dir, LOCKS_DIR, `${id}.lock`);
+    assertValidId(id);
+    await this.ensureDir(path.dirname(lockPath));
+    return withLock(lockPath, { timeoutMs: this.lockTimeoutMs, what: `session ${id}` }, fn);
+  }
+
+  private async ensureDir(dir: string): Promise<void> {
+    await mkdir(dir, { recursive: true }).catch((err) => {
+      throw toSessionError(err, `creating ${dir}`);
+    });
+  }
+}
+
+export function notFound(id: string): SessionError {
+  return new SessionError('ENOTFOUND', `no session ${id}`, { details: { id } });
+}
