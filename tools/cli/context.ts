@@ -31,7 +31,7 @@ export function makeContext(io: Io): Context {
   return {
     io,
     exitCode: 0,
-    open: (args, settings) => Sessions.open({ dir: args.dir, cwd: io.cwd, env: io.env, now: io.now, settings }),
+    open: (args, settings) => Sessions.open({ dir: args.dir, cwd: io.cwd, env: io.env, now: io.now, settings, actor: 'cli' }),
     out: (line) => io.stdout(`${line}\n`),
     json: (value) => io.stdout(`${JSON.stringify(value, null, 2)}\n`),
     warn: (line) => io.stderr(`agent-session: ${line}\n`),
