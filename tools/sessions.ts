@@ -2,7 +2,7 @@ import { resolveSettings, type Settings } from './config.js';
 import { SessionError } from './errors.js';
 import { assertValidId, generateId } from './ids.js';
 import type { JsonObject } from './merge-patch.js';
-import type { Outcome } from './phases.js';
+import { isPhase, type Outcome } from './phases.js';
 import { applyFinalize, applyUpdate, newRecord, validateFinalize, validateUpdate, type UpdateRequest } from './policy/lifecycle.js';
 import { decideResume, type ResumeDecision, type ResumeRules } from './policy/resume.js';
 import { decideExpiry, selectSessions, type ListFilter, type SessionSummary } from './policy/selection.js';
@@ -143,6 +143,7 @@ export class Sessions {
   }
 
   async list(filter: ListFilter = {}): Promise<ListResult> {
+    validateFilter(filter);
     const { records, problems } = this.store.scan();
     return { sessions: selectSessions(records, filter, this.clock(), this.rules), problems };
   }
@@ -171,5 +172,15 @@ export class Sessions {
       else report.skipped.push({ id, reason: 'updated since the scan' });
     }
     return report;
+  }
+}
+
+function validateFilter(filter: ListFilter): void {
+  if (filter.phase !== undefined && !isPhase(filter.phase)) {
+    throw new SessionError('EINVALID', `unknown phase ${JSON.stringify(filter.phase)}`);
+  }
+  if (filter.parent !== undefined) assertValidId(filter.parent, 'parent session id');
+  if (filter.limit !== undefined && !(Number.isInteger(filter.limit) && filter.limit >= 1)) {
+    throw new SessionError('EINVALID', 'limit must be a whole number >= 1');
   }
 }
