@@ -1,0 +1,49 @@
+// STYLE.md rules that a reader of the sources can check: one module owns the disk, the library
+// never prints or exits, and the hooks never load the CLI's dependencies.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { DIST, ROOT } from './helpers/run.mjs';
+
+const DISK_MODULES = /^(node:)?fs(\/promises)?$|^fs-extra$|^proper-lockfile$/;
+
+function sources(dir) {
+  return readdirSync(path.join(ROOT, dir), { recursive: true })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+    .map((f) => path.join(dir, f));
+}
+
+function imports(file) {
+  const text = readFileSync(path.join(ROOT, file), 'utf8');
+  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^;]*?from\s+'([^']+)'/g), ...text.matchAll(/import\('([^']+)'\)/g)].map((m) => m[1]);
+}
+
+test('only tools/store/ imports the file system or the lock library', () => {
+  const offenders = [...sources('tools'), ...sources('hooks')]
+    .filter((file) => !file.startsWith(`tools${path.sep}store${path.sep}`))
+    .flatMap((file) => imports(file).filter((m) => DISK_MODULES.test(m)).map((m) => `${file} imports ${m}`));
+  assert.deepEqual(offenders, []);
+});
+
+test('the library never prints or exits: only the executables do', () => {
+  const executables = new Set([path.join('tools', 'cli', 'main.ts'), ...sources('hooks')]);
+  const offenders = sources('tools')
+    .filter((file) => !executables.has(file))
+    .filter((file) => /\bprocess\.exit\(|\bconsole\.(log|error|warn)\(|\bprocess\.(stdout|stderr)\.write\(/.test(readFileSync(path.join(ROOT, file), 'utf8')));
+  assert.deepEqual(offenders, []);
+});
+
+test('yargs is loaded by the CLI only, never by a hook bundle', () => {
+  const outside = sources('tools')
+    .filter((file) => !file.startsWith(`tools${path.sep}cli${path.sep}`))
+    .filter((file) => imports(file).some((m) => m === 'yargs' || m.startsWith('yargs/')));
+  assert.deepEqual(outside, []);
+  const bundles = readdirSync(path.join(DIST, 'hooks')).filter((f) => f.endsWith('.js'));
+  assert.ok(bundles.length >= 2, `expected the two hook bundles in ${DIST}/hooks, found ${bundles}`);
+  for (const bundle of bundles) {
+    const text = readFileSync(path.join(DIST, 'hooks', bundle), 'utf8');
+    assert.doesNotMatch(text, /node_modules\/yargs\//, `${bundle} bundles yargs`);
+    assert.doesNotMatch(text, /node_modules\/date-fns\/index/, `${bundle} bundles the date-fns barrel`);
+  }
+});
