@@ -1,0 +1,20 @@
+// Runs every tests/**/*.test.mjs with node:test (Node 20's --test does not expand globs).
+// Extra arguments filter by substring of the path: node scripts/test.mjs cli hooks
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const filters = process.argv.slice(2);
+const files = readdirSync(path.join(root, 'tests'), { recursive: true })
+  .filter((f) => f.endsWith('.test.mjs'))
+  .map((f) => path.join('tests', f))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
+if (files.length === 0) {
+  console.error(`no test files match ${filters.join(' ')}`);
+  process.exit(1);
+}
+const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { cwd: root, stdio: 'inherit' });
+process.exit(result.status ?? 1);
