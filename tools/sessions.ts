@@ -1,5 +1,6 @@
 import { resolveSettings, type Settings } from './config.js';
-import { SessionError } from './errors.js';
+import { appendAudit } from './audit/log.js';
+import { SessionError, toSessionError } from './errors.js';
 import { assertValidId, generateId } from './ids.js';
 import type { JsonObject } from './merge-patch.js';
 import { isPhase, type Outcome } from './phases.js';
@@ -54,6 +55,7 @@ export class Sessions {
   readonly store: SessionStore;
   readonly settings: Settings;
   readonly actor: Actor;
+  readonly auditErrors: SessionError[] = [];
   private readonly clock: () => number;
 
   constructor(store: SessionStore, settings: Settings, clock: () => number = Date.now, actor: Actor = 'api') {
@@ -75,11 +77,18 @@ export class Sessions {
     return this.clock();
   }
 
-  /** Appends one entry to the store's audit trail (issue 4); every change to the store calls it. */
+  /**
+   * Appends one entry to the store's audit trail; every change to the store calls it. Never throws:
+   * the change it records is already made, and failing it would invite a retry that repeats it.
+   * Failures are kept in `auditErrors` (the last 20).
+   */
   async audit(action: string, ids: string[], details: Record<string, unknown> = {}): Promise<void> {
-    void action;
-    void ids;
-    void details;
+    try {
+      await appendAudit(this, action, ids, details);
+    } catch (err) {
+      this.auditErrors.push(toSessionError(err, 'writing the audit trail'));
+      if (this.auditErrors.length > 20) this.auditErrors.shift();
+    }
   }
 
   get rules(): ResumeRules {
@@ -94,11 +103,12 @@ export class Sessions {
     const now = this.clock();
     const id = input.id ?? generateId(new Date(now));
     const record = newRecord({ ...input, id }, now);
-    if (record.parent_session_id === null) return this.store.create(record);
+    const audited = () => this.audit('create', [id], { agent_name: record.agent_name, parent: record.parent_session_id, purpose: record.purpose });
+    if (record.parent_session_id === null) return this.store.create(record, audited);
     // Holding the parent's lock keeps a concurrent delete from orphaning the new child.
     const parent = record.parent_session_id;
     return this.store.update(parent, async (current) => {
-      await this.store.create(record);
+      await this.store.create(record, audited);
       return current;
     }).catch((err) => {
       if (err instanceof SessionError && err.code === 'ENOTFOUND' && err.details.id === parent) {
@@ -111,13 +121,21 @@ export class Sessions {
   async update(id: string, request: UpdateRequest): Promise<SessionRecord> {
     assertValidId(id);
     validateUpdate(request);
-    return this.store.update(id, (record) => applyUpdate(record, request, this.clock()));
+    return this.store.update(
+      id,
+      (record) => applyUpdate(record, request, this.clock()),
+      (next, previous) => this.audit('update', [id], updateDetails(request, previous, next)),
+    );
   }
 
   async finalize(id: string, outcome: Outcome, summary?: string | null): Promise<SessionRecord> {
     assertValidId(id);
     validateFinalize(outcome, summary);
-    return this.store.update(id, (record) => applyFinalize(record, outcome, summary, this.clock()).record);
+    return this.store.update(
+      id,
+      (record) => applyFinalize(record, outcome, summary, this.clock()).record,
+      (next, previous) => this.audit('finalize', [id], { outcome, summary: summary ?? null, from_phase: previous?.phase ?? null, duration_seconds: next.duration_seconds ?? null }),
+    );
   }
 
   /** The record, or ENOTFOUND. */
@@ -171,8 +189,19 @@ export class Sessions {
       else if (await this.store.remove(id, (current) => decideExpiry(current, this.clock(), olderThanMs).expired)) report.removed.push(id);
       else report.skipped.push({ id, reason: 'updated since the scan' });
     }
+    if (!report.dry_run && report.removed.length > 0) await this.audit('cleanup', report.removed, { cutoff: report.cutoff, removed: report.removed.length });
     return report;
   }
+}
+
+/** What an update changed, for the audit trail: the phase move, the patch, the error. */
+function updateDetails(request: UpdateRequest, previous: SessionRecord | undefined, next: SessionRecord): Record<string, unknown> {
+  const details: Record<string, unknown> = {};
+  if (request.phase !== undefined) details.phase = { from: previous?.phase ?? null, to: next.phase };
+  if (request.metadata !== undefined) details.metadata = request.metadata;
+  if (request.error !== undefined) details.error = request.error;
+  if (request.event !== undefined) details.event = request.event;
+  return details;
 }
 
 function validateFilter(filter: ListFilter): void {

@@ -25,6 +25,9 @@ export interface ScanResult {
   problems: StoreProblem[];
 }
 
+/** Runs under the lock right after a write (the audit trail: its order per session is the order of the writes). */
+export type AfterWrite = (record: SessionRecord, previous?: SessionRecord) => void | Promise<void>;
+
 export interface StoreOptions {
   lockTimeoutMs: number;
 }
@@ -57,8 +60,8 @@ export class SessionStore {
     return parseRecord(text, id);
   }
 
-  /** Writes a new record; EEXIST when the id is taken. Runs under the id's lock. */
-  async create(record: SessionRecord): Promise<SessionRecord> {
+  /** Writes a new record; EEXIST when the id is taken. Runs under the id's lock, as does `afterWrite`. */
+  async create(record: SessionRecord, afterWrite?: AfterWrite): Promise<SessionRecord> {
     const id = record.agent_id;
     return this.locked(id, async (check) => {
       const dir = this.sessionDir(id);
@@ -67,17 +70,21 @@ export class SessionStore {
         throw new SessionError('EEXIST', `session ${id} already exists`, { details: { id } });
       }
       await this.commit(id, record, check);
+      await afterWrite?.(record);
       return record;
     });
   }
 
   /** Lock, read, apply, write, unlock. `change` returns the new record, or the same object for no write. */
-  async update(id: string, change: (record: SessionRecord) => SessionRecord | Promise<SessionRecord>): Promise<SessionRecord> {
+  async update(id: string, change: (record: SessionRecord) => SessionRecord | Promise<SessionRecord>, afterWrite?: AfterWrite): Promise<SessionRecord> {
     return this.locked(id, async (check) => {
       const current = await this.read(id);
       if (!current) throw notFound(id);
       const next = await change(current);
-      if (next !== current) await this.commit(id, next, check);
+      if (next !== current) {
+        await this.commit(id, next, check);
+        await afterWrite?.(next, current);
+      }
       return next;
     });
   }

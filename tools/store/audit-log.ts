@@ -1,0 +1,220 @@
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { toSessionError } from '../errors.js';
+import { withLock } from './lock.js';
+
+export const AUDIT_FILE = 'audit.jsonl';
+const ROTATED = /^audit\.(\d+)\.jsonl$/;
+/** Store-level locks are named with a leading "." in `.locks/`, so no session's lock can collide. */
+const ROTATE_LOCK = path.join('.locks', '.audit.lock');
+
+export interface AuditLogOptions {
+  /** Rotate when the active file reaches this size. */
+  maxBytes: number;
+  /** Rotated files kept: audit.1.jsonl (newest) … audit.<keep>.jsonl (oldest). */
+  keep: number;
+  lockTimeoutMs: number;
+}
+
+export interface AuditFileText {
+  /** Relative to the store, e.g. `audit.1.jsonl`. */
+  file: string;
+  text: string;
+}
+
+/**
+ * `<store>/audit.jsonl` and its rotated files. Appends take no lock: each line is one `write` on an
+ * O_APPEND descriptor, opened per append so that a rotation (a rename) is seen at once. No fsync:
+ * the line records a change already made durable; a crash can lose the last lines, not tear others.
+ */
+export class AuditLog {
+  readonly dir: string;
+  private readonly options: AuditLogOptions;
+
+  constructor(storeDir: string, options: AuditLogOptions) {
+    this.dir = storeDir;
+    this.options = options;
+  }
+
+  get activePath(): string {
+    return path.join(this.dir, AUDIT_FILE);
+  }
+
+  /** Appends whole lines (each under MAX_LINE_BYTES), then rotates if the file grew past its limit. */
+  async append(lines: string[]): Promise<void> {
+    let size = 0;
+    try {
+      const fd = this.openActive();
+      try {
+        for (const line of lines) writeSync(fd, line);
+        size = fstatSync(fd).size;
+      } finally {
+        closeSync(fd);
+      }
+    } catch (err) {
+      throw toSessionError(err, `appending to ${this.activePath}`);
+    }
+    if (size >= this.options.maxBytes) await this.rotate();
+  }
+
+  /** Writes raw bytes at the end of the active file (doctor's repair of a torn last line). */
+  appendRaw(text: string): void {
+    const fd = this.openActive();
+    try {
+      writeSync(fd, text);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Every audit file, oldest first (audit.<keep>.jsonl … audit.1.jsonl, audit.jsonl); absent ones skipped. */
+  readAll(): AuditFileText[] {
+    const result: AuditFileText[] = [];
+    for (const file of [...this.rotatedFiles().reverse(), AUDIT_FILE]) {
+      try {
+        result.push({ file, text: readFileSync(path.join(this.dir, file), 'utf8') });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw toSessionError(err, `reading ${file}`);
+      }
+    }
+    return result;
+  }
+
+  /** Rotated file names, newest first. */
+  rotatedFiles(): string[] {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw toSessionError(err, `reading the store ${this.dir}`);
+    }
+    return names
+      .map((name) => ROTATED.exec(name))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .sort((a, b) => Number(a[1]) - Number(b[1]))
+      .map((m) => m[0]);
+  }
+
+  /** Shifts audit.jsonl → audit.1.jsonl → … under a store-level lock, so two rotators never race. */
+  async rotate(force = false): Promise<void> {
+    const lockPath = path.join(this.dir, ROTATE_LOCK);
+    mkdirSync(path.dirname(lockPath), { recursive: true });
+    await withLock(lockPath, { timeoutMs: this.options.lockTimeoutMs, what: 'the audit trail' }, async () => {
+      // Another process may have rotated while we waited for the lock.
+      if (!force && this.activeSize() < this.options.maxBytes) return;
+      const keep = this.options.keep;
+      for (const name of this.rotatedFiles()) {
+        if (Number(ROTATED.exec(name)![1]) >= keep) unlinkSync(path.join(this.dir, name));
+      }
+      for (let n = keep - 1; n >= 1; n--) renameIfExists(path.join(this.dir, `audit.${n}.jsonl`), path.join(this.dir, `audit.${n + 1}.jsonl`));
+      renameIfExists(this.activePath, path.join(this.dir, 'audit.1.jsonl'));
+    });
+  }
+
+  /** Opens the active file for reading from `offset`, for `followAudit`. */
+  tail(): AuditTail {
+    return new AuditTail(this.activePath);
+  }
+
+  private activeSize(): number {
+    try {
+      return statSync(this.activePath).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  private openActive(): number {
+    try {
+      return openSync(this.activePath, 'a', 0o644);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      mkdirSync(this.dir, { recursive: true });
+      return openSync(this.activePath, 'a', 0o644);
+    }
+  }
+}
+
+function renameIfExists(from: string, to: string): void {
+  try {
+    renameSync(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
+/**
+ * Reads what is appended to the active file. Holds the file open; when the path names another file
+ * (a rotation), the rest of the old one is read first, then the new one from its start.
+ */
+export class AuditTail {
+  private fd: number | undefined;
+  private ino = -1;
+  private offset = 0;
+  private pending = Buffer.alloc(0);
+
+  constructor(private readonly file: string) {}
+
+  /** Starts at the current end of the file (or at its start when `fromStart`). */
+  start(fromStart: boolean): void {
+    this.reopen();
+    if (!fromStart && this.fd !== undefined) this.offset = fstatSync(this.fd).size;
+  }
+
+  /** Complete new lines since the last call (without their "\n"). */
+  read(): string[] {
+    const lines = this.drain();
+    const current = statIno(this.file);
+    if (current !== this.ino) {
+      this.reopen();
+      lines.push(...this.drain());
+    } else if (this.fd !== undefined && fstatSync(this.fd).size < this.offset) {
+      this.offset = 0;
+    }
+    return lines;
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private reopen(): void {
+    this.close();
+    this.offset = 0;
+    this.pending = Buffer.alloc(0);
+    try {
+      this.fd = openSync(this.file, 'r');
+      this.ino = fstatSync(this.fd).ino;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw toSessionError(err, `reading ${this.file}`);
+      this.ino = -1;
+    }
+  }
+
+  private drain(): string[] {
+    if (this.fd === undefined) return [];
+    const chunks: Buffer[] = [this.pending];
+    const buffer = Buffer.alloc(64 * 1024);
+    for (;;) {
+      const n = readSync(this.fd, buffer, 0, buffer.length, this.offset);
+      if (n === 0) break;
+      chunks.push(Buffer.from(buffer.subarray(0, n)));
+      this.offset += n;
+    }
+    const all = Buffer.concat(chunks);
+    const end = all.lastIndexOf(0x0a);
+    this.pending = end < 0 ? all : all.subarray(end + 1);
+    if (end < 0) return [];
+    return all.subarray(0, end).toString('utf8').split('\n');
+  }
+}
+
+function statIno(file: string): number {
+  try {
+    return statSync(file).ino;
+  } catch {
+    return -1;
+  }
+}
