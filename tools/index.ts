@@ -12,3 +12,8 @@ export type { ListFilter, SessionSummary } from './policy/selection.js';
 export { mergePatch } from './merge-patch.js';
 export { SessionStore } from './store/store.js';
 export type { Settings } from './config.js';
+export { readAudit } from './audit/read.js';
+export type { AuditReadResult, ReadAuditOptions } from './audit/read.js';
+export { followAudit } from './audit/follow.js';
+export type { FollowAuditOptions } from './audit/follow.js';
+export type { AuditEntry, AuditProblem } from './audit/entry.js';

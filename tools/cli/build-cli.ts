@@ -1,5 +1,6 @@
 import yargs from 'yargs';
 import { SessionError } from '../errors.js';
+import * as audit from './commands/audit.js';
 import * as cleanup from './commands/cleanup.js';
 import * as create from './commands/create.js';
 import * as demo from './commands/demo.js';
@@ -11,7 +12,7 @@ import * as show from './commands/show.js';
 import * as update from './commands/update.js';
 import type { Context } from './context.js';
 
-export const COMMANDS = [create, update, shouldResume, get, show, list, finalize, cleanup, demo];
+export const COMMANDS = [create, update, shouldResume, get, show, list, finalize, cleanup, audit, demo];
 
 /** A configured yargs instance; nothing runs until it is parsed. */
 export function buildCli(argv: string[], ctx: Context) {

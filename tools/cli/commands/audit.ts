@@ -1,0 +1,66 @@
+import type { Argv as Yargs } from 'yargs';
+import type { AuditEntry } from '../../audit/entry.js';
+import { followAudit } from '../../audit/follow.js';
+import { readAudit } from '../../audit/read.js';
+import { parseDuration } from '../../audit/duration.js';
+import type { Argv, Context } from '../context.js';
+
+interface Args {
+  session?: string;
+  since?: string;
+  action?: string;
+  follow?: boolean;
+}
+
+export const command = 'audit';
+export const describe = 'Show the audit trail: who changed which session, when and how';
+
+export function builder(yargs: Yargs) {
+  return yargs
+    .option('session', { type: 'string', describe: 'Only entries naming this session' })
+    .option('since', { type: 'string', describe: 'Only entries newer than this: 30m, 2h, 7d' })
+    .option('action', { type: 'string', describe: 'Only this action: create, update, finalize, delete, …' })
+    .option('follow', { type: 'boolean', describe: 'Keep running and print new entries as they are written (--json: one per line)' });
+}
+
+export async function handler(argv: Argv<Args>) {
+  const { ctx } = argv;
+  const sessions = ctx.open(argv);
+  const since = argv.since === undefined ? undefined : sessions.now() - parseDuration(argv.since);
+  const filter = { session: argv.session, action: argv.action, since };
+  if (argv.follow) return follow(argv, filter);
+  const result = await readAudit(sessions, filter);
+  for (const p of result.problems) ctx.warn(`skipped a bad audit line (${p.reason}) at ${p.file}:${p.line}`);
+  if (argv.json) return ctx.json(result);
+  if (result.entries.length === 0) return ctx.out('No audit entries.');
+  for (const entry of result.entries) ctx.out(formatEntryLine(entry));
+}
+
+async function follow(argv: Argv<Args>, filter: { session?: string; action?: string; since?: number }) {
+  const { ctx } = argv;
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await followAudit(ctx.open(argv), {
+      ...filter,
+      signal: controller.signal,
+      onEntry: (entry) => print(ctx, entry, argv.json),
+      onProblem: (p) => ctx.warn(`skipped a bad audit line (${p.reason})`),
+    });
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
+function print(ctx: Context, entry: AuditEntry, json: boolean | undefined) {
+  ctx.out(json ? JSON.stringify(entry) : formatEntryLine(entry));
+}
+
+export function formatEntryLine(e: AuditEntry): string {
+  const ids = e.ids.length > 3 ? `${e.ids.slice(0, 3).join(',')},… (${e.ids.length})` : e.ids.join(',');
+  const part = e.part ? ` [part ${e.part[0]}/${e.part[1]}]` : '';
+  return `${e.time}  ${e.action.padEnd(8)}  ${e.actor.padEnd(4)}  pid ${e.pid}  ${ids}${part}  ${JSON.stringify(e.details)}`;
+}
