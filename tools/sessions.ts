@@ -107,7 +107,8 @@ export class Sessions {
     if (record.parent_session_id === null) return this.store.create(record, audited);
     // Holding the parent's lock keeps a concurrent delete from orphaning the new child.
     const parent = record.parent_session_id;
-    return this.store.update(parent, async (current) => {
+    // update() resolves to the parent's record; the caller wants the child's.
+    await this.store.update(parent, async (current) => {
       await this.store.create(record, audited);
       return current;
     }).catch((err) => {
@@ -116,6 +117,7 @@ export class Sessions {
       }
       throw err;
     });
+    return record;
   }
 
   async update(id: string, request: UpdateRequest): Promise<SessionRecord> {

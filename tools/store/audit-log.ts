@@ -114,7 +114,7 @@ export class AuditLog {
 
   /** Opens the active file for reading from `offset`, for `followAudit`. */
   tail(): AuditTail {
-    return new AuditTail(this.activePath);
+    return new AuditTail(this.dir);
   }
 
   private activeSize(): number {
@@ -145,16 +145,19 @@ function renameIfExists(from: string, to: string): void {
 }
 
 /**
- * Reads what is appended to the active file. Holds the file open; when the path names another file
- * (a rotation), the rest of the old one is read first, then the new one from its start.
+ * Reads what is appended to the active file. Holds the file open; after a rotation (the path names
+ * another file) it reads the rest of the old file, then any files rotated since, then the new one.
  */
 export class AuditTail {
   private fd: number | undefined;
   private ino = -1;
   private offset = 0;
   private pending = Buffer.alloc(0);
+  private readonly file: string;
 
-  constructor(private readonly file: string) {}
+  constructor(private readonly dir: string) {
+    this.file = path.join(dir, AUDIT_FILE);
+  }
 
   /** Starts at the current end of the file (or at its start when `fromStart`). */
   start(fromStart: boolean): void {
@@ -167,6 +170,7 @@ export class AuditTail {
     const lines = this.drain();
     const current = statIno(this.file);
     if (current !== this.ino) {
+      for (const rotated of this.rotatedSince()) lines.push(...rotated.split('\n').filter(Boolean));
       this.reopen();
       lines.push(...this.drain());
     } else if (this.fd !== undefined && fstatSync(this.fd).size < this.offset) {
@@ -178,6 +182,22 @@ export class AuditTail {
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+  }
+
+  /** Whole texts of the files rotated after the one we were reading (found by its inode), oldest first. */
+  private rotatedSince(): string[] {
+    const texts: string[] = [];
+    for (let n = 1; n < 1000; n++) {
+      const file = path.join(this.dir, `audit.${n}.jsonl`);
+      const ino = statIno(file);
+      if (ino === this.ino || ino === -1) break;
+      try {
+        texts.unshift(readFileSync(file, 'utf8'));
+      } catch {
+        break;
+      }
+    }
+    return texts;
   }
 
   private reopen(): void {
