@@ -1,0 +1,104 @@
+// Builds large stores fast: state.json files written directly, serialized by the store's own
+// serializeRecord (from the build under test), so they are byte-for-byte what the store writes.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const AGENTS = ['general-purpose', 'code-reviewer', 'test-runner', 'explorer', 'planner'];
+const PATH_TO_FINAL = ['initializing', 'investigating', 'planning', 'approval', 'executing'];
+const HOUR = 3_600_000;
+
+/** The build's own record serializer. */
+export async function loadSerializer(dist) {
+  const { serializeRecord } = await import(pathToFileURL(path.join(dist, 'tools', 'record.js')).href);
+  return serializeRecord;
+}
+
+/**
+ * Writes `count` sessions into `dir` and returns their ids. Shape `flat`: all roots. Shape `trees`:
+ * trees of depth 4 (levels 0-3) with `branching` children per node. `kind(i, depth)` may pick
+ * {phase, ageHours}; by default a deterministic mix of phases and ages spread over three days.
+ */
+export function writeStore(serialize, dir, count, { now = Date.now(), shape = 'flat', branching = 3, kind = defaultKind, prefix = 's' } = {}) {
+  mkdirSync(dir, { recursive: true });
+  const ids = [];
+  const put = (parent, depth) => {
+    const i = ids.length;
+    const { phase, ageHours } = kind(i, depth);
+    const record = makeRecord({ i, prefix, parent, phase, updated: now - ageHours * HOUR });
+    mkdirSync(path.join(dir, record.agent_id));
+    writeFileSync(path.join(dir, record.agent_id, 'state.json'), serialize(record));
+    ids.push(record.agent_id);
+    return record.agent_id;
+  };
+  const grow = (parent, depth) => {
+    const id = put(parent, depth);
+    if (depth < 3) for (let c = 0; c < branching && ids.length < count; c++) grow(id, depth + 1);
+  };
+  while (ids.length < count) {
+    if (shape === 'trees') grow(null, 0);
+    else put(null, 0);
+  }
+  return ids;
+}
+
+/** Two thirds older than a day (cleanup material); a mix of final, paused and running phases. */
+export function defaultKind(i) {
+  const r = hash(i);
+  const phase = r % 20 < 12 ? 'completed' : r % 20 < 14 ? 'failed' : r % 20 < 17 ? 'approval' : r % 20 < 19 ? 'investigating' : 'executing';
+  return { phase, ageHours: ((r >>> 8) % 7200) / 100 };
+}
+
+function makeRecord({ i, prefix, parent, phase, updated }) {
+  const created = updated - (5 + (hash(i) % 55)) * 60_000;
+  const stamp = new Date(created).toISOString();
+  const id = `agent-${stamp.slice(0, 10).replaceAll('-', '')}-${stamp.slice(11, 19).replaceAll(':', '')}-${prefix}${i.toString(16).padStart(7, '0')}`;
+  const final = phase === 'completed' || phase === 'failed' || phase === 'abandoned';
+  const steps = final ? PATH_TO_FINAL.slice(0, 2 + (hash(i) % 4)) : PATH_TO_FINAL.slice(0, PATH_TO_FINAL.indexOf(phase) + 1);
+  if (final) steps.push(phase);
+  const span = updated - created;
+  const history = steps.slice(1).map((to, k) => ({
+    from_phase: steps[k],
+    to_phase: to,
+    timestamp: new Date(created + Math.round((span * (k + 1)) / (steps.length - 1))).toISOString(),
+    ...(final && k === steps.length - 2 ? { event: 'finalized' } : {}),
+  }));
+  const errors = hash(i) % 5 === 0 ? 1 : 0;
+  const record = {
+    schema_version: 1,
+    agent_id: id,
+    agent_name: AGENTS[i % AGENTS.length],
+    purpose: `Investigate and fix issue #${1000 + (i % 9000)} in module ${['store', 'cli', 'hooks', 'policy'][i % 4]}`,
+    created_at: stamp,
+    last_updated: new Date(updated).toISOString(),
+    phase,
+    metadata: {
+      task_id: `T-${i}`,
+      files: [`src/module-${i % 97}.ts`, `tests/module-${i % 97}.test.ts`],
+      notes: 'Reproduced locally; the failure depends on the order of the cache warm-up.',
+      attempt: 1 + (i % 3),
+    },
+    resume_ready: ['approval', 'investigating', 'planning'].includes(phase),
+    history,
+    error_count: errors,
+    last_error: errors ? { message: 'command exited with status 1', timestamp: new Date(created + span / 2).toISOString() } : null,
+    parent_session_id: parent,
+  };
+  if (final) {
+    Object.assign(record, {
+      finalized_at: record.last_updated,
+      outcome: phase,
+      summary: `Done: the fix for issue #${1000 + (i % 9000)} is in place and its tests pass.`,
+      duration_seconds: Math.round(span / 10) / 100,
+    });
+  }
+  return record;
+}
+
+/** A cheap deterministic integer hash, so stores are identical from run to run. */
+function hash(i) {
+  let x = (i + 0x9e3779b9) | 0;
+  x = Math.imul(x ^ (x >>> 16), 0x45d9f3b);
+  x = Math.imul(x ^ (x >>> 16), 0x45d9f3b);
+  return (x ^ (x >>> 16)) >>> 0;
+}
