@@ -4,15 +4,17 @@ import * as audit from './commands/audit.js';
 import * as cleanup from './commands/cleanup.js';
 import * as create from './commands/create.js';
 import * as demo from './commands/demo.js';
+import * as exportCommand from './commands/export.js';
 import * as finalize from './commands/finalize.js';
 import * as get from './commands/get.js';
+import * as importCommand from './commands/import.js';
 import * as list from './commands/list.js';
 import * as shouldResume from './commands/should-resume.js';
 import * as show from './commands/show.js';
 import * as update from './commands/update.js';
 import type { Context } from './context.js';
 
-export const COMMANDS = [create, update, shouldResume, get, show, list, finalize, cleanup, audit, demo];
+export const COMMANDS = [create, update, shouldResume, get, show, list, finalize, cleanup, audit, exportCommand, importCommand, demo];
 
 /** A configured yargs instance; nothing runs until it is parsed. */
 export function buildCli(argv: string[], ctx: Context) {

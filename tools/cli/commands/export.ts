@@ -1,0 +1,32 @@
+import path from 'node:path';
+import type { Argv as Yargs } from 'yargs';
+import { exportSessions } from '../../transfer/export.js';
+import type { Argv } from '../context.js';
+
+interface Args {
+  id?: string;
+  all?: boolean;
+  output?: string;
+}
+
+export const command = 'export [id]';
+export const describe = 'Write a portable bundle of a session and its descendants (or --all)';
+
+export function builder(yargs: Yargs) {
+  return yargs
+    .positional('id', { type: 'string', describe: 'Session id (its whole subtree is exported)' })
+    .option('all', { type: 'boolean', describe: 'Export every session of the store' })
+    .option('output', { alias: 'o', type: 'string', describe: 'Write the bundle to this file (default: stdout)' });
+}
+
+export async function handler(argv: Argv<Args>) {
+  const { ctx } = argv;
+  const file = argv.output === undefined ? undefined : path.resolve(ctx.io.cwd, argv.output);
+  const result = await exportSessions(ctx.open(argv), { id: argv.id, all: argv.all, file });
+  for (const p of result.problems) ctx.warn(`left out ${p.id} (${p.code}): ${p.message}`);
+  // Without -o the bundle itself is the output (one JSON document, --json or not).
+  if (file === undefined) return ctx.json(result.bundle);
+  const { bundle: _bundle, ...summary } = result;
+  if (argv.json) return ctx.json(summary);
+  ctx.out(`Exported ${result.sessions} session(s) and ${result.audit_entries} audit entries to ${file}.`);
+}

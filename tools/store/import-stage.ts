@@ -1,0 +1,162 @@
+/**
+ * Staging for `import`, so that an import is all or nothing.
+ *
+ * On disk, inside the store:
+ *   .importing/<op>/manifest.json        {op, ids, replaced, status}; status staged → committing → done
+ *   .importing/<op>/sessions/<id>/       a staged session, written (fsynced) before anything moves
+ *   .importing/<op>/replaced/<id>/       a session `--overwrite` set aside (moved here by rename)
+ *   .backups/import-<op>/<id>/           where set-aside sessions end up once the import is done
+ *   .locks/.import-<op>.lock             held by the importing process for the whole import
+ * Every move is a rename(2) within the store. A crash while `committing` is rolled back by the next
+ * import or by `doctor --repair`: placed sessions go back to staging, set-aside ones back in place.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { toSessionError } from '../errors.js';
+import { assertValidId } from '../ids.js';
+import { writeFileAtomic } from './atomic.js';
+import { withLock } from './lock.js';
+import { STATE_FILE } from './store.js';
+import { areaLockPath } from './subtree-locks.js';
+
+export const IMPORTING_DIR = '.importing';
+export const BACKUPS_DIR = '.backups';
+
+export type ImportStatus = 'staged' | 'committing' | 'done';
+
+export interface ImportManifest {
+  op: string;
+  ids: string[];
+  replaced: string[];
+  status: ImportStatus;
+}
+
+export class ImportStaging {
+  constructor(private readonly storeDir: string) {}
+
+  static newOp(now: number): string {
+    const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+    return `${stamp}-${randomBytes(4).toString('hex')}`;
+  }
+
+  /** Runs `fn` holding the import's lock; ELOCKED after `timeoutMs` (its importer is alive). */
+  async withOpLock<T>(op: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+    await this.ensureDir(path.join(this.storeDir, '.locks'));
+    return withLock(areaLockPath(this.storeDir, `import-${op}`), { timeoutMs, what: `import ${op}` }, () => fn());
+  }
+
+  async writeManifest(manifest: ImportManifest): Promise<void> {
+    await this.ensureDir(this.opDir(manifest.op));
+    await this.io(() => writeFileAtomic(path.join(this.opDir(manifest.op), 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`), 'writing the import manifest');
+  }
+
+  async readManifest(op: string): Promise<ImportManifest | undefined> {
+    try {
+      return JSON.parse(await readFile(path.join(this.opDir(op), 'manifest.json'), 'utf8')) as ImportManifest;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async stage(op: string, id: string, text: string): Promise<void> {
+    const dir = this.staged(op, id);
+    await this.ensureDir(dir);
+    await this.io(() => writeFileAtomic(path.join(dir, STATE_FILE), text), `staging session ${id}`);
+  }
+
+  /** Staged → live. The id's lock must be held and the id free. */
+  async place(op: string, id: string): Promise<void> {
+    await this.io(() => rename(this.staged(op, id), this.live(id)), `importing session ${id}`);
+  }
+
+  /** Live → staged (rollback of `place`). */
+  async unplace(op: string, id: string): Promise<void> {
+    await this.io(() => rename(this.live(id), this.staged(op, id)), `rolling back session ${id}`);
+  }
+
+  /** Live → replaced (what `--overwrite` backs up). */
+  async setAside(op: string, id: string): Promise<void> {
+    await this.ensureDir(path.join(this.opDir(op), 'replaced'));
+    await this.io(() => rename(this.live(id), this.replaced(op, id)), `backing up session ${id}`);
+  }
+
+  async putBack(op: string, id: string): Promise<void> {
+    await this.io(() => rename(this.replaced(op, id), this.live(id)), `restoring session ${id}`);
+  }
+
+  isStaged(op: string, id: string): boolean {
+    return existsSync(this.staged(op, id));
+  }
+
+  isSetAside(op: string, id: string): boolean {
+    return existsSync(this.replaced(op, id));
+  }
+
+  isLive(id: string): boolean {
+    return existsSync(this.live(id));
+  }
+
+  /** Moves set-aside sessions to `.backups/import-<op>/` (returned, or null if none), then drops the staging. */
+  async finish(op: string): Promise<string | null> {
+    const replaced = path.join(this.opDir(op), 'replaced');
+    let backup: string | null = null;
+    if (existsSync(replaced)) {
+      backup = path.join(this.storeDir, BACKUPS_DIR, `import-${op}`);
+      await this.ensureDir(path.dirname(backup));
+      await this.io(() => rename(replaced, backup!), 'keeping the backup of replaced sessions');
+    }
+    await this.discard(op);
+    return backup;
+  }
+
+  async discard(op: string): Promise<void> {
+    await rm(this.opDir(op), { recursive: true, force: true });
+  }
+
+  /** Imports left behind (by a crash, or in progress in another process). */
+  async ops(): Promise<string[]> {
+    try {
+      return (await readdir(path.join(this.storeDir, IMPORTING_DIR))).sort();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw toSessionError(err, 'reading the import staging area');
+    }
+  }
+
+  opPath(op: string): string {
+    return this.opDir(op);
+  }
+
+  private opDir(op: string): string {
+    return path.join(this.storeDir, IMPORTING_DIR, op);
+  }
+
+  private staged(op: string, id: string): string {
+    assertValidId(id);
+    return path.join(this.opDir(op), 'sessions', id);
+  }
+
+  private replaced(op: string, id: string): string {
+    assertValidId(id);
+    return path.join(this.opDir(op), 'replaced', id);
+  }
+
+  private live(id: string): string {
+    assertValidId(id);
+    return path.join(this.storeDir, id);
+  }
+
+  private async ensureDir(dir: string): Promise<void> {
+    await this.io(() => mkdir(dir, { recursive: true }), `creating ${dir}`);
+  }
+
+  private async io<T>(fn: () => Promise<T>, doing: string): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toSessionError(err, doing);
+    }
+  }
+}

@@ -1,0 +1,166 @@
+import { auditLogOf } from '../audit/log.js';
+import { readAudit } from '../audit/read.js';
+import { isSessionError, SessionError } from '../errors.js';
+import { generateId } from '../ids.js';
+import { serializeRecord, type SessionRecord } from '../record.js';
+import type { Sessions } from '../sessions.js';
+import { readBundleFile } from '../store/bundle-file.js';
+import { ChildrenIndex } from '../store/children-index.js';
+import { ImportStaging, type ImportManifest } from '../store/import-stage.js';
+import { withSessionLocks } from '../store/subtree-locks.js';
+import { parseBundleText, verifyBundle, type Bundle } from './bundle.js';
+
+export type ImportSource = { file: string } | { text: string } | { bundle: unknown };
+
+export interface ImportOptions {
+  /** Give colliding sessions new ids (parent links inside the bundle follow). */
+  rename?: boolean;
+  /** Replace colliding sessions, keeping them in `.backups/import-<op>/`. */
+  overwrite?: boolean;
+}
+
+export interface ImportResult {
+  imported: string[];
+  /** Old id → new id, with `rename`. */
+  renamed: Record<string, string>;
+  /** Ids whose existing session was replaced, with `overwrite`. */
+  replaced: string[];
+  /** Where the replaced sessions were kept. */
+  backup: string | null;
+  /** Audit entries of the bundle added to this store's trail (ones already there are skipped). */
+  audit_entries: number;
+  /** Imported sessions whose parent is neither in the bundle nor in the store. */
+  orphans: string[];
+  /** Interrupted earlier imports this call rolled back or finished first. */
+  recovered: string[];
+}
+
+/** Validates a bundle and imports all of its sessions, or none (see tools/store/import-stage.ts). */
+export async function importSessions(sessions: Sessions, source: ImportSource, options: ImportOptions = {}): Promise<ImportResult> {
+  if (options.rename && options.overwrite) throw new SessionError('EINVALID', '--rename and --overwrite cannot be used together');
+  const raw = 'bundle' in source ? source.bundle : parseBundleText('text' in source ? source.text : await readBundleFile(source.file));
+  const { bundle, records: bundled } = verifyBundle(raw);
+  const recovered = await recoverImports(sessions);
+  const { store } = sessions;
+  const plan = planImport(bundled, new Set(store.ids()), options, () => generateId(new Date(sessions.now())));
+  const ids = plan.records.map((r) => r.agent_id);
+  const staging = new ImportStaging(store.dir);
+  const op = ImportStaging.newOp(sessions.now());
+  const manifest: ImportManifest = { op, ids, replaced: plan.replaced, status: 'staged' };
+  const timeoutMs = sessions.settings.lockTimeoutMs + ids.length * 10;
+  const backup = await staging.withOpLock(op, sessions.settings.lockTimeoutMs, async () => {
+    try {
+      await staging.writeManifest(manifest);
+      for (const record of plan.records) await staging.stage(op, record.agent_id, serializeRecord(record));
+      await withSessionLocks(store.dir, ids, timeoutMs, (check) => commit(staging, manifest, plan.records, store.dir, check));
+    } catch (err) {
+      if (manifest.status === 'staged') await staging.discard(op);
+      throw err;
+    }
+    return staging.finish(op);
+  });
+  const auditEntries = await replayAudit(sessions, bundle);
+  const orphans = plan.records.filter((r) => r.parent_session_id !== null && !ids.includes(r.parent_session_id) && !store.ids().includes(r.parent_session_id));
+  await sessions.audit('import', ids, { checksum: bundle.checksum, renamed: plan.renamed, replaced: plan.replaced, backup });
+  return { imported: ids, renamed: plan.renamed, replaced: plan.replaced, backup, audit_entries: auditEntries, orphans: orphans.map((r) => r.agent_id), recovered };
+}
+
+interface ImportPlan {
+  records: SessionRecord[];
+  renamed: Record<string, string>;
+  replaced: string[];
+}
+
+/** Decides ids: collisions refused, renamed (links inside the bundle rewritten) or replaced. */
+export function planImport(records: SessionRecord[], existing: Set<string>, options: ImportOptions, newId: () => string): ImportPlan {
+  const collisions = records.map((r) => r.agent_id).filter((id) => existing.has(id));
+  if (collisions.length > 0 && !options.rename && !options.overwrite) {
+    throw new SessionError('EEXIST', `${collisions.length} session(s) of the bundle already exist (${collisions.slice(0, 5).join(', ')}); use --rename or --overwrite`, {
+      details: { ids: collisions },
+    });
+  }
+  if (!options.rename) return { records, renamed: {}, replaced: options.overwrite ? collisions : [] };
+  const taken = new Set([...existing, ...records.map((r) => r.agent_id)]);
+  const renamed: Record<string, string> = {};
+  for (const id of collisions) {
+    let fresh = newId();
+    while (taken.has(fresh)) fresh = newId();
+    taken.add(fresh);
+    renamed[id] = fresh;
+  }
+  const rewrite = (id: string | null) => (id === null ? null : (renamed[id] ?? id));
+  return {
+    records: records.map((r) => ({ ...r, agent_id: rewrite(r.agent_id)!, parent_session_id: rewrite(r.parent_session_id) })),
+    renamed,
+    replaced: [],
+  };
+}
+
+/** Under the locks of every id: set aside replaced sessions, index, place; roll back on any failure. */
+async function commit(staging: ImportStaging, manifest: ImportManifest, records: SessionRecord[], storeDir: string, check: () => void): Promise<void> {
+  const taken = manifest.ids.filter((id) => staging.isLive(id) && !manifest.replaced.includes(id));
+  if (taken.length > 0) throw new SessionError('EEXIST', `session(s) created while importing: ${taken.join(', ')}`, { details: { ids: taken } });
+  check();
+  manifest.status = 'committing';
+  await staging.writeManifest(manifest);
+  const index = new ChildrenIndex(storeDir);
+  try {
+    for (const id of manifest.replaced) if (staging.isLive(id)) await staging.setAside(manifest.op, id);
+    for (const record of records) {
+      // Index markers go before the record they describe (see tools/store/children-index.ts).
+      await index.add(record.parent_session_id, record.agent_id);
+      check();
+      await staging.place(manifest.op, record.agent_id);
+    }
+  } catch (err) {
+    await rollBack(staging, manifest);
+    throw err;
+  }
+  manifest.status = 'done';
+  await staging.writeManifest(manifest);
+}
+
+/** Undoes a commit: placed sessions back to staging (children first), set-aside ones back in place. */
+async function rollBack(staging: ImportStaging, manifest: ImportManifest): Promise<void> {
+  for (const id of [...manifest.ids].reverse()) {
+    if (!staging.isStaged(manifest.op, id) && staging.isLive(id)) await staging.unplace(manifest.op, id);
+  }
+  for (const id of manifest.replaced) {
+    if (staging.isSetAside(manifest.op, id) && !staging.isLive(id)) await staging.putBack(manifest.op, id);
+  }
+  await staging.discard(manifest.op);
+}
+
+/**
+ * Finishes imports whose process died: `done` ones keep their result, the others are rolled back
+ * (nothing of them stays). Imports still running (their lock is held) are left alone.
+ */
+export async function recoverImports(sessions: Sessions): Promise<string[]> {
+  const staging = new ImportStaging(sessions.store.dir);
+  const recovered: string[] = [];
+  for (const op of await staging.ops()) {
+    try {
+      await staging.withOpLock(op, 100, async () => {
+        const manifest = await staging.readManifest(op);
+        if (manifest?.status === 'done') await staging.finish(op);
+        else if (manifest?.status === 'committing') {
+          await withSessionLocks(sessions.store.dir, manifest.ids, sessions.settings.lockTimeoutMs + manifest.ids.length * 10, () => rollBack(staging, manifest));
+        } else await staging.discard(op);
+        recovered.push(op);
+      });
+    } catch (err) {
+      if (!isSessionError(err, 'ELOCKED')) throw err;
+    }
+  }
+  if (recovered.length > 0) await sessions.audit('import-recover', [], { ops: recovered });
+  return recovered;
+}
+
+/** Appends the bundle's audit entries (their original lines and hashes) that this trail lacks. */
+async function replayAudit(sessions: Sessions, bundle: Bundle): Promise<number> {
+  if (bundle.audit.length === 0) return 0;
+  const have = new Set((await readAudit(sessions)).entries.map((e) => e.hash));
+  const lines = bundle.audit.filter((e) => !have.has(e.hash)).map((e) => `${JSON.stringify(e)}\n`);
+  if (lines.length > 0) await auditLogOf(sessions).append(lines);
+  return lines.length;
+}
