@@ -1,0 +1,203 @@
+// export / import: checksummed bundles, refusals (tampered, newer, collisions), --rename, --overwrite,
+// and all-or-nothing imports (validation failures and a failure in the middle of the commit).
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { cleanEnv, loadLibrary, runCli, tempDir } from './helpers/run.mjs';
+
+async function cli(dir, args) {
+  return runCli(['--dir', dir, ...args], { env: cleanEnv() });
+}
+
+/** A store with a tree root → child → grandchild, plus an unrelated session. */
+async function seed(dir) {
+  const { Sessions } = await loadLibrary();
+  const sessions = Sessions.open({ dir });
+  const root = await sessions.create({ agentName: 'planner', purpose: 'ship it' });
+  const child = await sessions.create({ agentName: 'worker', parent: root.agent_id });
+  const grandchild = await sessions.create({ agentName: 'helper', parent: child.agent_id, metadata: { n: 1 } });
+  await sessions.update(grandchild.agent_id, { phase: 'approval' });
+  const other = await sessions.create({ agentName: 'other' });
+  return { sessions, ids: [root.agent_id, child.agent_id, grandchild.agent_id], other: other.agent_id };
+}
+
+function state(dir, id) {
+  return readFileSync(path.join(dir, id, 'state.json'), 'utf8');
+}
+
+/** The ids of session directories in a store. */
+function sessionDirs(dir) {
+  return existsSync(dir) ? readdirSync(dir).filter((n) => !n.startsWith('.') && !n.endsWith('.jsonl')).sort() : [];
+}
+
+function reseal(bundle) {
+  const { checksum: _old, ...body } = bundle;
+  return { ...body, checksum: `sha256:${createHash('sha256').update(JSON.stringify(body)).digest('hex')}` };
+}
+
+test('export then import round-trips a subtree byte for byte, with its audit entries', async (t) => {
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  const to = path.join(tmp, 'to');
+  const { ids, other } = await seed(from);
+  const file = path.join(tmp, 'bundle.json');
+  const exported = await cli(from, ['export', ids[0], '-o', file, '--json']);
+  assert.equal(exported.code, 0, exported.stderr);
+  assert.equal(JSON.parse(exported.stdout).sessions, 3);
+
+  const bundle = JSON.parse(readFileSync(file, 'utf8'));
+  assert.equal(bundle.format_version, 1);
+  assert.match(bundle.checksum, /^sha256:[0-9a-f]{64}$/);
+  assert.deepEqual(bundle.sessions.map((s) => s.agent_id), ids);
+  assert.ok(bundle.audit.every((e) => e.ids.some((id) => ids.includes(id))));
+  assert.deepEqual(bundle.audit.map((e) => e.action), ['create', 'create', 'create', 'update']);
+
+  const imported = await cli(to, ['import', file, '--json']);
+  assert.equal(imported.code, 0, imported.stderr);
+  assert.deepEqual(JSON.parse(imported.stdout).imported, ids);
+  assert.deepEqual(sessionDirs(to), [...ids].sort());
+  for (const id of ids) assert.equal(state(to, id), state(from, id));
+  assert.ok(!sessionDirs(to).includes(other));
+
+  const trail = JSON.parse((await cli(to, ['audit', '--json'])).stdout);
+  assert.deepEqual(trail.problems, []);
+  assert.deepEqual(trail.entries.map((e) => e.action), ['create', 'create', 'create', 'update', 'import']);
+  assert.deepEqual(trail.entries.slice(0, 4), bundle.audit);
+});
+
+test('export --all covers the store; stdout carries the bundle without -o', async (t) => {
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  const { ids, other } = await seed(from);
+  const result = await cli(from, ['export', '--all']);
+  assert.equal(result.code, 0, result.stderr);
+  const bundle = JSON.parse(result.stdout);
+  assert.deepEqual(new Set(bundle.roots), new Set([ids[0], other]));
+  assert.deepEqual(bundle.sessions.map((s) => s.agent_id).sort(), [...ids, other].sort());
+  assert.equal((await cli(from, ['export'])).code, 2);
+  assert.equal((await cli(from, ['export', 'no-such-session'])).code, 1);
+});
+
+test('a tampered bundle and a newer format are refused, and nothing is imported', async (t) => {
+  const { Sessions, importSessions } = await loadLibrary();
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  const to = path.join(tmp, 'to');
+  const { ids } = await seed(from);
+  const file = path.join(tmp, 'bundle.json');
+  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  const text = readFileSync(file, 'utf8');
+
+  const tampered = path.join(tmp, 'tampered.json');
+  writeFileSync(tampered, text.replace('"ship it"', '"ship nothing"'));
+  const refused = await cli(to, ['import', tampered]);
+  assert.equal(refused.code, 4);
+  assert.match(refused.stderr, /^agent-session: /);
+
+  const truncated = path.join(tmp, 'truncated.json');
+  writeFileSync(truncated, text.slice(0, text.length / 2));
+  assert.equal((await cli(to, ['import', truncated])).code, 4);
+
+  const sessions = Sessions.open({ dir: to });
+  const newer = reseal({ ...JSON.parse(text), format_version: 2 });
+  await assert.rejects(importSessions(sessions, { bundle: newer }), { code: 'EVERSION' });
+  const parsed = JSON.parse(text);
+  parsed.sessions[1].schema_version = 99;
+  await assert.rejects(importSessions(sessions, { bundle: reseal(parsed) }), { code: 'EVERSION' });
+  assert.deepEqual(sessionDirs(to), []);
+});
+
+test('collisions are refused; --rename gives new ids and rewrites parent links; --overwrite backs up', async (t) => {
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  const { sessions, ids } = await seed(from);
+  const file = path.join(tmp, 'bundle.json');
+  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  // The store changes after the export: --overwrite must keep this version in its backup.
+  await sessions.update(ids[2], { metadata: { n: 2 } });
+  const changed = state(from, ids[2]);
+
+  const collision = await cli(from, ['import', file]);
+  assert.equal(collision.code, 3);
+  assert.equal(state(from, ids[2]), changed);
+
+  const renamed = JSON.parse((await cli(from, ['import', file, '--rename', '--json'])).stdout);
+  const map = renamed.renamed;
+  assert.deepEqual(Object.keys(map).sort(), [...ids].sort());
+  const copies = ids.map((id) => JSON.parse(state(from, map[id])));
+  assert.equal(copies[0].parent_session_id, null);
+  assert.equal(copies[1].parent_session_id, map[ids[0]]);
+  assert.equal(copies[2].parent_session_id, map[ids[1]]);
+  assert.equal(copies[2].agent_id, map[ids[2]]);
+  assert.equal(state(from, ids[2]), changed);
+
+  const over = await cli(from, ['import', file, '--overwrite', '--json']);
+  assert.equal(over.code, 0, over.stderr);
+  const result = JSON.parse(over.stdout);
+  assert.deepEqual(result.replaced, ids);
+  assert.equal(JSON.parse(state(from, ids[2])).metadata.n, 1);
+  assert.equal(readFileSync(path.join(result.backup, ids[2], 'state.json'), 'utf8'), changed);
+  assert.equal((await cli(from, ['import', file, '--overwrite', '--rename'])).code, 2);
+});
+
+test('a bundle with one bad record imports nothing', async (t) => {
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  const to = path.join(tmp, 'to');
+  const { ids } = await seed(from);
+  const file = path.join(tmp, 'bundle.json');
+  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  const bundle = JSON.parse(readFileSync(file, 'utf8'));
+  bundle.sessions[2].phase = 'dancing';
+  const bad = path.join(tmp, 'bad.json');
+  writeFileSync(bad, JSON.stringify(reseal(bundle)));
+  const result = await cli(to, ['import', bad]);
+  assert.equal(result.code, 4);
+  assert.deepEqual(sessionDirs(to), []);
+});
+
+test('a failure in the middle of the commit rolls every session back', async (t) => {
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  const to = path.join(tmp, 'to');
+  const { ids } = await seed(from);
+  const file = path.join(tmp, 'bundle.json');
+  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  // A plain file where the children index (tools/store/children-index.ts) keeps the child's list:
+  // indexing the grandchild fails after the root and the child were placed.
+  mkdirSync(path.join(to, '.index', 'children'), { recursive: true });
+  writeFileSync(path.join(to, '.index', 'children', ids[1]), 'in the way');
+  const result = await cli(to, ['import', file]);
+  assert.equal(result.code, 4, result.stderr);
+  assert.ok(existsSync(path.join(to, '.index', 'ids', ids[1])), 'the commit had placed the child before failing');
+  assert.deepEqual(sessionDirs(to), []);
+  assert.deepEqual(readdirSync(path.join(to, '.importing')), []);
+  assert.ok(!existsSync(path.join(to, 'audit.jsonl')), 'a failed import records nothing');
+});
+
+test('an import interrupted mid-commit is rolled back by the next import', async (t) => {
+  const { Sessions, importSessions } = await loadLibrary();
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  const to = path.join(tmp, 'to');
+  const { ids, other } = await seed(from);
+  const file = path.join(tmp, 'bundle.json');
+  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  // What a process killed after placing the first session leaves behind.
+  const op = '20261122-000000-deadbeef';
+  const opDir = path.join(to, '.importing', op);
+  mkdirSync(path.join(opDir, 'sessions', ids[1]), { recursive: true });
+  writeFileSync(path.join(opDir, 'sessions', ids[1], 'state.json'), state(from, ids[1]));
+  mkdirSync(path.join(to, ids[0]), { recursive: true });
+  writeFileSync(path.join(to, ids[0], 'state.json'), state(from, ids[0]));
+  writeFileSync(path.join(opDir, 'manifest.json'), JSON.stringify({ op, ids: ids.slice(0, 2), replaced: [], status: 'committing' }));
+
+  const otherFile = path.join(tmp, 'other.json');
+  assert.equal((await cli(from, ['export', other, '-o', otherFile])).code, 0);
+  const result = await importSessions(Sessions.open({ dir: to }), { file: otherFile });
+  assert.deepEqual(result.recovered, [op]);
+  assert.deepEqual(sessionDirs(to), [other]);
+  assert.ok(!existsSync(opDir));
+});
