@@ -6,6 +6,7 @@ import { chmodSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { lazyStringWidth } from './lazy-string-width.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
@@ -45,6 +46,7 @@ for (const [entry, target] of executables) {
     platform: 'node',
     target: 'node20',
     banner,
+    plugins: [lazyStringWidth],
     logLevel: 'warning',
   });
   chmodSync(path.join(out, target), 0o755);
