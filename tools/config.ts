@@ -11,6 +11,9 @@ export interface Settings {
   clockSkewSeconds: number;
   lockTimeoutMs: number;
   cleanupHours: number;
+  runningMinutes: number;
+  trashRetentionDays: number;
+  stuckFactor: number;
   auditMaxBytes: number;
   auditKeep: number;
 }
@@ -30,6 +33,9 @@ export const SETTING_SPECS: Record<keyof Settings, SettingSpec> = {
   clockSkewSeconds: { env: 'AGENT_SESSION_CLOCK_SKEW_SECONDS', file: 'clock_skew_seconds', default: 60, kind: { number: { min: 0 } } },
   lockTimeoutMs: { env: 'AGENT_SESSION_LOCK_TIMEOUT_MS', file: 'lock_timeout_ms', default: 10_000, kind: { number: { min: 100 } } },
   cleanupHours: { env: 'AGENT_SESSION_CLEANUP_HOURS', file: 'cleanup_hours', default: 24, kind: { number: { min: 0 } } },
+  runningMinutes: { env: 'AGENT_SESSION_RUNNING_MINUTES', file: 'running_minutes', default: 10, kind: { number: { min: 0 } } },
+  trashRetentionDays: { env: 'AGENT_SESSION_TRASH_RETENTION_DAYS', file: 'trash_retention_days', default: 7, kind: { number: { min: 0 } } },
+  stuckFactor: { env: 'AGENT_SESSION_STUCK_FACTOR', file: 'stuck_factor', default: 3, kind: { number: { min: 1 } } },
   auditMaxBytes: { env: 'AGENT_SESSION_AUDIT_MAX_BYTES', file: 'audit_max_bytes', default: 5 * 1024 * 1024, kind: { number: { min: 4096 } } },
   auditKeep: { env: 'AGENT_SESSION_AUDIT_KEEP', file: 'audit_keep', default: 5, kind: { number: { min: 1 } } },
 };

@@ -4,6 +4,7 @@ export type ErrorCode =
   | 'ENOTFOUND' // no such session
   | 'EEXIST' // id already taken
   | 'EFINAL' // the session is final; the change is refused
+  | 'EREFUSED' // a guard refused the operation (running sessions, unsaved work, children); details.blocked says why
   | 'ECORRUPT' // a record that cannot be parsed or fails the schema
   | 'EVERSION' // a record written by a newer agent-session
   | 'ELOCKED' // the lock could not be taken in time

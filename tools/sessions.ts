@@ -6,9 +6,11 @@ import type { JsonObject } from './merge-patch.js';
 import { isPhase, type Outcome } from './phases.js';
 import { applyFinalize, applyUpdate, newRecord, validateFinalize, validateUpdate, type UpdateRequest } from './policy/lifecycle.js';
 import { decideResume, type ResumeDecision, type ResumeRules } from './policy/resume.js';
-import { decideExpiry, selectSessions, type ListFilter, type SessionSummary } from './policy/selection.js';
+import { selectSessions, type ListFilter, type SessionSummary } from './policy/selection.js';
 import type { SessionRecord } from './record.js';
 import { configFilePath, readConfigFile, resolveStoreDir } from './store/project.js';
+import { ChildrenIndex } from './store/children-index.js';
+import { cleanup, type CleanupOptions, type CleanupReport } from './trees/cleanup.js';
 import { notFound, SessionStore, type StoreProblem } from './store/store.js';
 
 export interface SessionsOptions {
@@ -42,13 +44,7 @@ export interface ListResult {
   problems: StoreProblem[];
 }
 
-export interface CleanupReport {
-  dry_run: boolean;
-  cutoff: string;
-  scanned: number;
-  removed: string[];
-  skipped: { id: string; reason: string }[];
-}
+export type { CleanupReport } from './trees/cleanup.js';
 
 /** The lifecycle API: every operation on sessions, over one store and one set of settings. */
 export class Sessions {
@@ -104,6 +100,8 @@ export class Sessions {
     const id = input.id ?? generateId(new Date(now));
     const record = newRecord({ ...input, id }, now);
     const audited = () => this.audit('create', [id], { agent_name: record.agent_name, parent: record.parent_session_id, purpose: record.purpose });
+    // The index marker goes first: a crash leaves a stale marker (ignored), never an unindexed child.
+    await new ChildrenIndex(this.store.dir).add(record.parent_session_id, id);
     if (record.parent_session_id === null) return this.store.create(record, audited);
     // Holding the parent's lock keeps a concurrent delete from orphaning the new child.
     const parent = record.parent_session_id;
@@ -168,31 +166,9 @@ export class Sessions {
     return { sessions: selectSessions(records, filter, this.clock(), this.rules), problems };
   }
 
-  async cleanup(options: { olderThanHours?: number; dryRun?: boolean } = {}): Promise<CleanupReport> {
-    const hours = options.olderThanHours ?? this.settings.cleanupHours;
-    if (typeof hours !== 'number' || !Number.isFinite(hours) || hours < 0) {
-      throw new SessionError('EINVALID', `hours must be a number >= 0, got ${JSON.stringify(hours)}`);
-    }
-    const now = this.clock();
-    const olderThanMs = hours * 3_600_000;
-    const { records, problems } = this.store.scan();
-    const report: CleanupReport = {
-      dry_run: Boolean(options.dryRun),
-      cutoff: new Date(now - olderThanMs).toISOString(),
-      scanned: records.length + problems.length,
-      removed: [],
-      skipped: problems.map((p) => ({ id: p.id, reason: `${p.code}: ${p.message}` })),
-    };
-    for (const record of records) {
-      if (!decideExpiry(record, now, olderThanMs).expired) continue;
-      const id = record.agent_id;
-      if (options.dryRun) report.removed.push(id);
-      // Decided again under the lock: an update that landed since the scan keeps the session.
-      else if (await this.store.remove(id, (current) => decideExpiry(current, this.clock(), olderThanMs).expired)) report.removed.push(id);
-      else report.skipped.push({ id, reason: 'updated since the scan' });
-    }
-    if (!report.dry_run && report.removed.length > 0) await this.audit('cleanup', report.removed, { cutoff: report.cutoff, removed: report.removed.length });
-    return report;
+  /** Scan then purge (see trees/cleanup.ts); kept here for callers of the first release. */
+  async cleanup(options: CleanupOptions = {}): Promise<CleanupReport> {
+    return cleanup(this, options);
   }
 }
 

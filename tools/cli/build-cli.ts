@@ -1,7 +1,12 @@
 import yargs from 'yargs';
 import { SessionError } from '../errors.js';
 import * as audit from './commands/audit.js';
+import * as children from './commands/children.js';
 import * as cleanup from './commands/cleanup.js';
+import * as deleteCommand from './commands/delete.js';
+import * as restore from './commands/restore.js';
+import * as trash from './commands/trash.js';
+import * as tree from './commands/tree.js';
 import * as create from './commands/create.js';
 import * as demo from './commands/demo.js';
 import * as exportCommand from './commands/export.js';
@@ -14,7 +19,7 @@ import * as show from './commands/show.js';
 import * as update from './commands/update.js';
 import type { Context } from './context.js';
 
-export const COMMANDS = [create, update, shouldResume, get, show, list, finalize, cleanup, audit, exportCommand, importCommand, demo];
+export const COMMANDS = [create, update, shouldResume, get, show, list, finalize, children, tree, deleteCommand, restore, trash, cleanup, audit, exportCommand, importCommand, demo];
 
 /** A configured yargs instance; nothing runs until it is parsed. */
 export function buildCli(argv: string[], ctx: Context) {

@@ -9,6 +9,8 @@ export interface Io {
   cwd: string;
   now?: () => number;
   isTTY?: boolean;
+  /** Whether stderr is a terminal (progress bars go there, never on stdout). */
+  stderrIsTTY?: boolean;
 }
 
 export interface GlobalArgs {

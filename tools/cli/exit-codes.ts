@@ -18,6 +18,7 @@ export function exitCodeFor(code: ErrorCode | 'EUSAGE' | undefined): number {
       return EXIT.usage;
     case 'EFINAL':
     case 'EEXIST':
+    case 'EREFUSED':
       return EXIT.refused;
     case 'ECORRUPT':
     case 'EVERSION':

@@ -7,5 +7,6 @@ const code = await runCli(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   isTTY: process.stdout.isTTY,
+  stderrIsTTY: process.stderr.isTTY,
 });
 process.exitCode = code;

@@ -1,27 +1,67 @@
 import type { Argv as Yargs } from 'yargs';
+import { cleanup, type CleanupReport } from '../../trees/cleanup.js';
 import type { Argv } from '../context.js';
 import { checkHours } from '../parse.js';
 
 interface Args {
   hours?: number;
   dryRun?: boolean;
+  backup: boolean;
 }
 
 export const command = 'cleanup';
-export const describe = 'Remove sessions not updated for --hours (default 24)';
+export const describe = 'Purge old sessions (to the trash), abandon stuck ones, quarantine corrupt ones, sweep leftovers';
+
+/** Below this many sessions the work is over before a bar would be read. */
+const PROGRESS_MIN = 500;
 
 export function builder(yargs: Yargs) {
   return yargs
     .option('hours', { type: 'number', describe: 'Age cutoff in hours (default 24)' })
-    .option('dry-run', { type: 'boolean', describe: 'Report what would be removed; change nothing' });
+    .option('dry-run', { type: 'boolean', describe: 'Compute the same report; change nothing' })
+    .option('backup', { type: 'boolean', default: true, describe: 'Move purged sessions to the trash (--no-backup destroys them)' });
 }
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
-  const report = await ctx.open(argv).cleanup({ olderThanHours: checkHours(argv.hours), dryRun: argv.dryRun });
+  const bar = ctx.io.stderrIsTTY ? progressBar((text) => ctx.io.stderr(text)) : undefined;
+  const report = await ctx.open(argv).cleanup({ olderThanHours: checkHours(argv.hours), dryRun: argv.dryRun, backup: argv.backup, onProgress: bar?.update });
+  bar?.end();
   if (argv.json) return ctx.json(report);
-  const verb = report.dry_run ? 'Would remove' : 'Removed';
-  ctx.out(`${verb} ${report.removed.length} of ${report.scanned} session(s) last updated before ${report.cutoff}.`);
-  for (const id of report.removed) ctx.out(`  ${id}`);
-  for (const skip of report.skipped) ctx.out(`Skipped ${skip.id}: ${skip.reason}`);
+  for (const line of describeReport(report)) ctx.out(line);
+}
+
+function describeReport(r: CleanupReport): string[] {
+  const would = r.dry_run ? 'Would purge' : 'Purged';
+  const lines = [
+    `Scanned ${r.scanned} session(s); cutoff ${r.cutoff}${r.dry_run ? ' (dry run: nothing changed)' : ''}.`,
+    `${would} ${r.purged.length}, abandoned ${r.abandoned.length}, quarantined ${r.quarantined.length}, skipped ${r.skipped.length}, kept ${r.kept} recent.`,
+  ];
+  for (const p of r.purged) lines.push(`  purge ${p.id}: ${p.reason}`);
+  for (const a of r.abandoned) lines.push(`  abandon ${a.id}: ${a.reason}`);
+  for (const q of r.quarantined) lines.push(`  quarantine ${q.id}: ${q.reason}`);
+  for (const s of r.skipped) lines.push(`  skip ${s.id}: ${s.reason}`);
+  for (const o of r.orphans) lines.push(`  orphan ${o.id} (parent ${o.parent}): ${o.action}`);
+  for (const e of r.expired_trash) lines.push(`  expired trash ${e.entry}`);
+  for (const s of r.swept) lines.push(`  swept ${s.kind} ${s.path}`);
+  for (const x of r.recovered) lines.push(`  interrupted trash entry ${x.entry}: ${x.action}`);
+  if (r.backups.length > 0) lines.push(`Backups: ${r.backups.length} trash entr${r.backups.length === 1 ? 'y' : 'ies'} (${r.bytes_to_trash} bytes); see agent-session trash.`);
+  lines.push(`Bytes freed: ${r.bytes_freed}.`);
+  return lines;
+}
+
+function progressBar(write: (text: string) => void) {
+  let shown = false;
+  return {
+    update: ({ done, total, scanned }: { done: number; total: number; scanned: number }) => {
+      if (scanned < PROGRESS_MIN || (done % 25 !== 0 && done !== total)) return;
+      const width = 30;
+      const filled = Math.round((done / total) * width);
+      write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
+      shown = true;
+    },
+    end: () => {
+      if (shown) write('\n');
+    },
+  };
 }

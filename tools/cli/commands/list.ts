@@ -1,5 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
 import type { Phase } from '../../phases.js';
+import { listOrphans } from '../../trees/hierarchy.js';
 import type { Argv } from '../context.js';
 import { relativeTime, table } from '../format.js';
 import { checkCount } from '../parse.js';
@@ -10,6 +11,7 @@ interface Args {
   phase?: Phase;
   parent?: string;
   limit?: number;
+  orphans?: boolean;
 }
 
 export const command = 'list';
@@ -21,7 +23,8 @@ export function builder(yargs: Yargs) {
     .option('agent', { type: 'string', describe: 'Only this agent name' })
     .option('phase', { type: 'string', describe: 'Only this phase' })
     .option('parent', { type: 'string', describe: 'Only children of this session' })
-    .option('limit', { type: 'number', describe: 'At most N sessions' });
+    .option('limit', { type: 'number', describe: 'At most N sessions' })
+    .option('orphans', { type: 'boolean', describe: 'Only sessions whose parent no longer exists' });
 }
 
 export async function handler(argv: Argv<Args>) {
@@ -34,7 +37,7 @@ export async function handler(argv: Argv<Args>) {
     parent: argv.parent,
     limit: checkCount(argv.limit, '--limit'),
   };
-  const result = await sessions.list(filter);
+  const result = argv.orphans ? await listOrphans(sessions, filter) : await sessions.list(filter);
   for (const problem of result.problems) ctx.warn(`skipped ${problem.id} (${problem.code}): ${problem.message}`);
   if (argv.json) return ctx.json(result);
   if (result.sessions.length === 0) return ctx.out('No sessions.');

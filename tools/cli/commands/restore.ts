@@ -1,0 +1,23 @@
+import type { Argv as Yargs } from 'yargs';
+import { restoreSession } from '../../trees/restore.js';
+import type { Argv } from '../context.js';
+
+export const command = 'restore <target>';
+export const describe = 'Put a deleted session and its subtree back (TARGET: a session id or a trash entry)';
+
+export function builder(yargs: Yargs) {
+  return yargs.positional('target', { type: 'string', describe: 'Session id, or trash entry name or path' });
+}
+
+export async function handler(argv: Argv<{ target: string }>) {
+  const { ctx } = argv;
+  const result = await restoreSession(ctx.open(argv), argv.target);
+  for (const warning of result.warnings) ctx.warn(warning);
+  if (argv.json) return ctx.json(result);
+  ctx.out(`Restored ${result.restored.length} session(s) from ${result.entry}:`);
+  for (const s of result.restored) ctx.out(`${'  '.repeat(s.depth + 1)}${s.id}`);
+  for (const w of result.work) {
+    ctx.out(`Preserved work of ${w.sessions.join(', ')}; to reapply:`);
+    for (const line of w.instructions) ctx.out(`  ${line}`);
+  }
+}

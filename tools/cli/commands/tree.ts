@@ -1,0 +1,24 @@
+import type { Argv as Yargs } from 'yargs';
+import { tree } from '../../trees/hierarchy.js';
+import type { Argv } from '../context.js';
+import { relativeTime } from '../format.js';
+
+export const command = 'tree [id]';
+export const describe = 'The session tree under ID (the whole store without ID), indented by depth';
+
+export function builder(yargs: Yargs) {
+  return yargs.positional('id', { type: 'string', describe: 'Root session id' });
+}
+
+export async function handler(argv: Argv<{ id?: string }>) {
+  const { ctx } = argv;
+  const sessions = ctx.open(argv);
+  const rows = await tree(sessions, argv.id);
+  if (argv.json) return ctx.json({ root: argv.id ?? null, sessions: rows });
+  if (rows.length === 0) return ctx.out('No sessions.');
+  const now = sessions.now();
+  for (const r of rows) {
+    const orphan = r.orphan ? `  (orphan: parent ${r.parent_session_id} is gone)` : '';
+    ctx.out(`${'  '.repeat(r.depth)}${r.agent_id}  ${r.agent_name}  ${r.phase}  ${relativeTime(r.last_updated, now)}${orphan}`);
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The children index: a cache of parent links, so that finding a session's children reads only that
+ * directory instead of every record. Records are the truth; the index can always be rebuilt from them.
+ *
+ * On disk, inside the store:
+ *   .index/children/<parentId>/<childId>   empty file: <childId>'s record names <parentId> as parent
+ *   .index/ids/<id>                        empty file: <id> is indexed (its parent marker, if any, exists)
+ *
+ * Rules that keep it from ever losing a child:
+ * - Markers are written BEFORE the record they describe (create, restore), so a crash leaves at most a
+ *   stale marker. Readers verify every marker against the child's record and ignore stale ones.
+ * - A session directory with no `.index/ids/<id>` marker (older stores, imports, hand edits) is
+ *   "unindexed": every lookup reads those records too (one readdir of the store and of `.index/ids`).
+ * - If `.index/children` is missing while `.index/ids` exists, the whole index counts as missing.
+ * - Removing markers is always safe: a removed ids marker only makes the session unindexed again.
+ */
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { toSessionError } from '../errors.js';
+import { assertValidId } from '../ids.js';
+
+export const INDEX_DIR = '.index';
+
+export class ChildrenIndex {
+  private readonly childrenDir: string;
+  private readonly idsDir: string;
+
+  constructor(storeDir: string) {
+    this.childrenDir = path.join(storeDir, INDEX_DIR, 'children');
+    this.idsDir = path.join(storeDir, INDEX_DIR, 'ids');
+  }
+
+  /** Records that `child` has `parent` (null for a root). Call before the child's record is written. */
+  async add(parent: string | null, child: string): Promise<void> {
+    assertValidId(child);
+    if (parent !== null) assertValidId(parent, 'parent session id');
+    try {
+      // The children directory always exists once anything is indexed (see present()).
+      await mkdir(parent === null ? this.childrenDir : path.join(this.childrenDir, parent), { recursive: true });
+      if (parent !== null) await writeFile(path.join(this.childrenDir, parent, child), '');
+      await mkdir(this.idsDir, { recursive: true });
+      await writeFile(path.join(this.idsDir, child), '');
+    } catch (err) {
+      throw toSessionError(err, `indexing session ${child}`);
+    }
+  }
+
+  /** Forgets a session (after its record is gone): its ids marker, its parent marker, its own child list. */
+  async remove(parent: string | null, child: string): Promise<void> {
+    assertValidId(child);
+    const targets = [path.join(this.idsDir, child), path.join(this.childrenDir, child)];
+    if (parent !== null) targets.push(path.join(this.childrenDir, parent, child));
+    for (const target of targets) await rm(target, { recursive: true, force: true });
+  }
+
+  /** The ids the index lists under `parent`; unverified (callers check the child's record). */
+  async childIds(parent: string): Promise<string[]> {
+    assertValidId(parent);
+    return listNames(path.join(this.childrenDir, parent));
+  }
+
+  /** Whether the index exists as a whole (see the rules above). */
+  present(): boolean {
+    return existsSync(this.childrenDir) || !existsSync(this.idsDir);
+  }
+
+  /** Of `ids` (the session directories of the store), those the index does not cover. */
+  async unindexed(ids: string[]): Promise<string[]> {
+    if (!this.present()) return ids;
+    const indexed = new Set(await listNames(this.idsDir));
+    return ids.filter((id) => !indexed.has(id));
+  }
+
+  /** Every parent marker, as [parent, child] pairs (for doctor and rebuild). */
+  async allLinks(): Promise<[string, string][]> {
+    const links: [string, string][] = [];
+    for (const parent of await listNames(this.childrenDir)) {
+      for (const child of await listNames(path.join(this.childrenDir, parent))) links.push([parent, child]);
+    }
+    return links;
+  }
+
+  async indexedIds(): Promise<string[]> {
+    return listNames(this.idsDir);
+  }
+
+  /** Drops the whole index (it is rebuilt from the records). */
+  async clear(): Promise<void> {
+    await rm(path.dirname(this.childrenDir), { recursive: true, force: true });
+  }
+}
+
+async function listNames(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw toSessionError(err, `reading ${dir}`);
+  }
+}

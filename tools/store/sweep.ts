@@ -1,0 +1,76 @@
+/**
+ * What cleanup sweeps besides sessions, and the quarantine. On disk, inside the store:
+ *   <id>/state.json.<pid>.<n>.<hex>.tmp   a write interrupted by a crash (atomic.ts names them)
+ *   .locks/<name>.lock                    a lock directory; stale when not refreshed for a while
+ *   .removing/<name>                      something already being destroyed
+ *   .quarantine/<id>-<UTC yyyymmdd-hhmmss>-<4 hex>/   a corrupt session directory, moved aside unchanged
+ */
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { toSessionError } from '../errors.js';
+import { assertValidId } from '../ids.js';
+import { TEMP_SUFFIX } from './atomic.js';
+import { withLock } from './lock.js';
+import { REMOVING_DIR } from './trash.js';
+
+export const QUARANTINE_DIR = '.quarantine';
+
+export interface StrayFile {
+  path: string;
+  kind: 'temp' | 'lock' | 'removing';
+  age_ms: number;
+}
+
+/** Temp files in session directories, stale lock directories and leftovers of `.removing/`. */
+export async function findStrays(storeDir: string, ids: string[], now: number, minAgeMs: number): Promise<StrayFile[]> {
+  const found: StrayFile[] = [];
+  const consider = async (file: string, kind: StrayFile['kind']) => {
+    const info = await lstat(file).catch(() => undefined);
+    if (info && now - info.mtimeMs > minAgeMs) found.push({ path: file, kind, age_ms: Math.round(now - info.mtimeMs) });
+  };
+  for (const id of ids) {
+    for (const name of await names(path.join(storeDir, id))) {
+      if (name.startsWith('state.json.') && name.endsWith(TEMP_SUFFIX)) await consider(path.join(storeDir, id, name), 'temp');
+    }
+  }
+  for (const name of await names(path.join(storeDir, '.locks'))) {
+    if (name.endsWith('.lock')) await consider(path.join(storeDir, '.locks', name), 'lock');
+  }
+  for (const name of await names(path.join(storeDir, REMOVING_DIR))) await consider(path.join(storeDir, REMOVING_DIR, name), 'removing');
+  return found;
+}
+
+/** Removes a stray if it is still as old as when it was found (a lock refreshed since is left alone). */
+export async function removeStray(stray: StrayFile, now: number, minAgeMs: number): Promise<boolean> {
+  const info = await lstat(stray.path).catch(() => undefined);
+  if (!info || now - info.mtimeMs <= minAgeMs) return false;
+  if (stray.kind !== 'lock') {
+    await rm(stray.path, { recursive: true, force: true });
+    return true;
+  }
+  // Through the lock library: it takes a stale lock over atomically and releases it; a live one stays.
+  return withLock(stray.path, { timeoutMs: 100, what: 'a stale lock' }, async () => true).catch(() => false);
+}
+
+/** Moves a session directory into the quarantine unchanged; returns where. Call under the id's lock. */
+export async function quarantineSession(storeDir: string, id: string, now: number): Promise<string> {
+  assertValidId(id);
+  const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  const target = path.join(storeDir, QUARANTINE_DIR, `${id}-${stamp}-${randomBytes(2).toString('hex')}`);
+  try {
+    await mkdir(path.dirname(target), { recursive: true });
+    await rename(path.join(storeDir, id), target);
+  } catch (err) {
+    throw toSessionError(err, `quarantining session ${id}`);
+  }
+  return target;
+}
+
+async function names(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch {
+    return [];
+  }
+}

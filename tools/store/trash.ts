@@ -1,0 +1,221 @@
+/**
+ * The trash: where delete and cleanup move whole subtrees before anything is destroyed.
+ *
+ * On disk, inside the store:
+ *   .trash/<entry>/manifest.json        written (atomically) BEFORE the first move; see TrashManifest
+ *   .trash/<entry>/sessions/<id>/       a session directory, moved here unchanged by rename(2)
+ *   .trash/<entry>/work/<n>.patch       preserved uncommitted changes (delete --preserve-work)
+ *   .locks/.trash-<entry>.lock          held by the process moving sessions in or out of the entry
+ *   .removing/<name>                    an entry (or session) being destroyed; garbage once there
+ * `<entry>` is `<UTC yyyymmdd-hhmmss>-<4 hex>-<root id>`.
+ *
+ * Crash-safety invariant: sessions move leaves first (every child before its parent), so at any instant
+ * the moved set is closed under descendants: no live session ever has its parent in the trash. An entry
+ * whose status is not `complete` and whose lock is free belongs to a process that died: recovery moves
+ * its sessions back, parents first (a delete that was never acknowledged did not happen; a restore
+ * that was cut short completes). Each session is therefore fully live or fully in a complete entry.
+ */
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { SessionError, toSessionError } from '../errors.js';
+import { assertValidId } from '../ids.js';
+import { writeFileAtomic } from './atomic.js';
+import { withLock } from './lock.js';
+import { areaLockPath } from './subtree-locks.js';
+
+export const TRASH_DIR = '.trash';
+export const REMOVING_DIR = '.removing';
+export const TRASH_FORMAT = 1;
+
+/** moving (delete in progress) → complete → restoring → restored (kept only for preserved work) or destroyed. */
+export type TrashStatus = 'moving' | 'complete' | 'restoring' | 'restored';
+
+export interface TrashSession {
+  id: string;
+  parent: string | null;
+  depth: number;
+  phase: string | null;
+  agent_name: string | null;
+  last_updated: string | null;
+  bytes: number;
+}
+
+export interface PreservedWork {
+  dir: string;
+  sessions: string[];
+  head: string | null;
+  branch: string | null;
+  upstream: string | null;
+  unpushed: number;
+  untracked: string[];
+  /** File name under `<entry>/work/`, or null when there were no uncommitted changes. */
+  patch: string | null;
+}
+
+export interface TrashManifest {
+  format: number;
+  entry: string;
+  root: string;
+  status: TrashStatus;
+  reason: 'delete' | 'cleanup';
+  actor: string;
+  pid: number;
+  deleted_at: string;
+  bytes: number;
+  /** In move order: leaves first. Restore goes backwards (parents first). */
+  sessions: TrashSession[];
+  work: PreservedWork[];
+}
+
+export class Trash {
+  readonly storeDir: string;
+  readonly dir: string;
+
+  constructor(storeDir: string) {
+    this.storeDir = storeDir;
+    this.dir = path.join(storeDir, TRASH_DIR);
+  }
+
+  newEntryName(now: number, root: string): string {
+    const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+    return `${stamp}-${randomBytes(2).toString('hex')}-${root}`;
+  }
+
+  entryDir(entry: string): string {
+    if (!/^\d{8}-\d{6}-[0-9a-f]{4}-/.test(entry) || entry.includes('/') || entry.includes('\\')) {
+      throw new SessionError('EINVALID', `invalid trash entry name ${JSON.stringify(entry)}`);
+    }
+    assertValidId(entry.slice(21), 'trash entry root');
+    return path.join(this.dir, entry);
+  }
+
+  /** Runs `fn` holding the entry's lock; ELOCKED after `timeoutMs` (the entry is in use). */
+  async withEntryLock<T>(entry: string, timeoutMs: number, fn: (check: () => void) => Promise<T>): Promise<T> {
+    this.entryDir(entry);
+    await this.ensureDir(path.join(this.storeDir, '.locks'));
+    return withLock(areaLockPath(this.storeDir, `trash-${entry}`), { timeoutMs, what: `trash entry ${entry}` }, fn);
+  }
+
+  /** Creates the entry with its manifest; nothing has moved yet. */
+  async begin(manifest: TrashManifest): Promise<void> {
+    const dir = this.entryDir(manifest.entry);
+    await this.ensureDir(path.join(dir, 'sessions'));
+    await this.writeManifest(manifest);
+  }
+
+  async writeManifest(manifest: TrashManifest): Promise<void> {
+    const file = path.join(this.entryDir(manifest.entry), 'manifest.json');
+    await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`).catch((err) => {
+      throw toSessionError(err, `writing ${file}`);
+    });
+  }
+
+  async writeWorkFile(entry: string, name: string, data: Buffer): Promise<void> {
+    const dir = path.join(this.entryDir(entry), 'work');
+    await this.ensureDir(dir);
+    // Not atomic on purpose: the entry is not complete until its manifest says so (see the invariant).
+    await writeFile(path.join(dir, name), data).catch((err) => {
+      throw toSessionError(err, `writing preserved work ${name}`);
+    });
+  }
+
+  workFilePath(entry: string, name: string): string {
+    return path.join(this.entryDir(entry), 'work', name);
+  }
+
+  /** The manifest, undefined when the entry does not exist; ECORRUPT when unreadable. */
+  async read(entry: string): Promise<TrashManifest | undefined> {
+    const file = path.join(this.entryDir(entry), 'manifest.json');
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw toSessionError(err, `reading ${file}`);
+    }
+    try {
+      const manifest = JSON.parse(text) as TrashManifest;
+      if (manifest.entry !== entry || !Array.isArray(manifest.sessions)) throw new Error('not a trash manifest');
+      return manifest;
+    } catch (err) {
+      throw new SessionError('ECORRUPT', `trash entry ${entry}: manifest.json is corrupt`, { cause: err, details: { entry } });
+    }
+  }
+
+  /** Entry names, oldest first. Directories without a valid name are ignored. */
+  async entries(): Promise<string[]> {
+    return (await names(this.dir)).filter((name) => /^\d{8}-\d{6}-[0-9a-f]{4}-./.test(name)).sort();
+  }
+
+  /** The session ids actually present in the entry. */
+  async present(entry: string): Promise<string[]> {
+    return names(path.join(this.entryDir(entry), 'sessions'));
+  }
+
+  async moveIn(entry: string, id: string): Promise<void> {
+    const from = this.sessionDir(id);
+    const to = path.join(this.entryDir(entry), 'sessions', id);
+    await rename(from, to).catch((err) => {
+      throw toSessionError(err, `moving session ${id} to the trash`);
+    });
+  }
+
+  /** Moves a session back into the store; EEXIST when the store has that session again. */
+  async moveOut(entry: string, id: string): Promise<void> {
+    const from = path.join(this.entryDir(entry), 'sessions', id);
+    const to = this.sessionDir(id);
+    const existing = await names(to).catch(() => ['?']);
+    if (existing.length > 0) throw new SessionError('EEXIST', `session ${id} exists in the store`, { details: { id } });
+    // An empty directory is what a crashed create leaves: not a session.
+    await rmdir(to).catch(() => undefined);
+    await rename(from, to).catch((err) => {
+      throw toSessionError(err, `restoring session ${id}`);
+    });
+  }
+
+  /** Destroys an entry: one rename out of `.trash` (atomic), then a recursive delete. */
+  async destroy(entry: string): Promise<void> {
+    const parking = path.join(this.storeDir, REMOVING_DIR, `trash-${entry}-${randomBytes(3).toString('hex')}`);
+    await this.ensureDir(path.dirname(parking));
+    await rename(this.entryDir(entry), parking).catch((err) => {
+      throw toSessionError(err, `destroying trash entry ${entry}`);
+    });
+    await rm(parking, { recursive: true, force: true });
+  }
+
+  sessionDir(id: string): string {
+    assertValidId(id);
+    return path.join(this.storeDir, id);
+  }
+
+  private async ensureDir(dir: string): Promise<void> {
+    await mkdir(dir, { recursive: true }).catch((err) => {
+      throw toSessionError(err, `creating ${dir}`);
+    });
+  }
+}
+
+/** Total size of the regular files under `dir` (0 when absent). Symlinks are counted, not followed. */
+export async function diskBytes(dir: string): Promise<number> {
+  let info;
+  try {
+    info = await lstat(dir);
+  } catch {
+    return 0;
+  }
+  if (!info.isDirectory()) return info.size;
+  let total = 0;
+  for (const name of await names(dir)) total += await diskBytes(path.join(dir, name));
+  return total;
+}
+
+async function names(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw toSessionError(err, `reading ${dir}`);
+  }
+}

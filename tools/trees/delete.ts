@@ -1,0 +1,113 @@
+import { planDelete, type Blocker, type TreeNode } from '../policy/tree-guard.js';
+import type { Sessions } from '../sessions.js';
+import { SessionError } from '../errors.js';
+import { diskBytes, Trash } from '../store/trash.js';
+import { subtreeNodes } from './hierarchy.js';
+import { removeSubtree } from './remove-subtree.js';
+import { findUnsavedWork } from './work.js';
+
+export interface DeleteOptions {
+  /** Remove the descendants too (default). When false, a session with children is refused. */
+  cascade?: boolean;
+  /** Delete even when sessions are running or hold unsaved work. */
+  force?: boolean;
+  /** Report what would happen; change nothing. */
+  dryRun?: boolean;
+  /** Keep the subtree in the trash (default); false destroys it. */
+  backup?: boolean;
+  /** Store the git state of unsaved work in the backup and go ahead. */
+  preserveWork?: boolean;
+}
+
+export interface DeletedSession {
+  id: string;
+  depth: number;
+  parent: string | null;
+  agent_name: string | null;
+  phase: string | null;
+  last_updated: string | null;
+}
+
+export interface DeleteResult {
+  id: string;
+  dry_run: boolean;
+  /** Pre-order (the root first), with depth 0 for the root. */
+  removed: DeletedSession[];
+  counts_by_depth: Record<string, number>;
+  total: number;
+  bytes: number;
+  /** The trash entry holding the backup, or null (--no-backup, dry run). */
+  backup: { entry: string; path: string } | null;
+  /** What stops it (dry run; a real delete throws EREFUSED with the same list in `details.blocked`). */
+  blocked: Blocker[];
+  warnings: string[];
+  work: { dir: string; sessions: string[]; summary: string; patch: string | null }[];
+}
+
+/** Deletes a session and its descendants: guarded, atomic, backed up to the trash by default. */
+export async function deleteSession(sessions: Sessions, id: string, options: DeleteOptions = {}): Promise<DeleteResult> {
+  const opts = { cascade: options.cascade ?? true, force: options.force ?? false, backup: options.backup ?? true, preserveWork: options.preserveWork ?? false };
+  if (opts.preserveWork && !opts.backup) throw new SessionError('EINVALID', '--preserve-work keeps the work in the backup: it cannot go with --no-backup');
+  if (options.dryRun) return preview(sessions, id, opts);
+  const removal = await removeSubtree(sessions, id, { ...opts, reason: 'delete', checkWork: true });
+  const trash = new Trash(sessions.store.dir);
+  const result: DeleteResult = {
+    ...summary(id, removal.nodes, false),
+    bytes: removal.bytes,
+    backup: removal.entry ? { entry: removal.entry, path: trash.entryDir(removal.entry) } : null,
+    blocked: [],
+    warnings: removal.plan.warnings,
+    work: removal.work.map((w) => ({
+      dir: w.dir,
+      sessions: w.sessions,
+      summary: `HEAD ${w.head ?? '-'} on ${w.branch ?? '(detached)'}, ${w.untracked.length} untracked, ${w.unpushed} unpushed`,
+      patch: w.patch && removal.entry ? trash.workFilePath(removal.entry, w.patch) : null,
+    })),
+  };
+  await sessions.audit('delete', result.removed.map((s) => s.id), {
+    root: id,
+    counts_by_depth: result.counts_by_depth,
+    backup: removal.entry,
+    forced: removal.plan.forced,
+    preserved_work: removal.work.map((w) => w.dir),
+  });
+  return result;
+}
+
+async function preview(sessions: Sessions, id: string, opts: { cascade: boolean; force: boolean; preserveWork: boolean }): Promise<DeleteResult> {
+  const nodes = await subtreeNodes(sessions, id);
+  const plan = planDelete(nodes, { ...opts, now: sessions.now(), runningMs: sessions.settings.runningMinutes * 60_000 });
+  const unsaved = await findUnsavedWork(nodes);
+  const trash = new Trash(sessions.store.dir);
+  let bytes = 0;
+  for (const node of nodes) bytes += await diskBytes(trash.sessionDir(node.id));
+  const blocked = [...plan.blocked];
+  if (!opts.force && !opts.preserveWork) blocked.push(...unsaved.map((w) => ({ id: w.sessions.join(','), reason: `unsaved work in ${w.dir}: ${w.summary}` })));
+  return {
+    ...summary(id, nodes, true),
+    bytes,
+    backup: null,
+    blocked,
+    warnings: plan.warnings.map((w) => w.replace(' were removed', ' would be removed')),
+    work: unsaved.map((w) => ({ dir: w.dir, sessions: w.sessions, summary: w.summary, patch: null })),
+  };
+}
+
+function summary(id: string, nodes: TreeNode[], dryRun: boolean) {
+  const counts: Record<string, number> = {};
+  for (const n of nodes) counts[n.depth] = (counts[n.depth] ?? 0) + 1;
+  return {
+    id,
+    dry_run: dryRun,
+    removed: nodes.map((n) => ({
+      id: n.id,
+      depth: n.depth,
+      parent: n.parent,
+      agent_name: n.record?.agent_name ?? null,
+      phase: n.record?.phase ?? null,
+      last_updated: n.record?.last_updated ?? null,
+    })),
+    counts_by_depth: counts,
+    total: nodes.length,
+  };
+}

@@ -1,0 +1,155 @@
+import { isSessionError } from '../errors.js';
+import { assertValidId } from '../ids.js';
+import type { TreeNode } from '../policy/tree-guard.js';
+import { selectSessions, summarize, type ListFilter, type SessionSummary } from '../policy/selection.js';
+import type { SessionRecord } from '../record.js';
+import type { ListResult, Sessions } from '../sessions.js';
+import { ChildrenIndex } from '../store/children-index.js';
+import { notFound } from '../store/store.js';
+
+export type { TreeNode } from '../policy/tree-guard.js';
+
+/** Parent links the index does not hold yet, found by reading only the unindexed records. */
+export type ExtraLinks = Map<string, string[]>;
+
+/**
+ * Brings the children index up to date with the store: sessions without an index marker are read
+ * and linked. `persist` writes their markers (mutating commands); read-only commands keep them in memory.
+ */
+export async function reconcileIndex(sessions: Sessions, persist: boolean): Promise<ExtraLinks> {
+  const index = new ChildrenIndex(sessions.store.dir);
+  const extra: ExtraLinks = new Map();
+  for (const id of await index.unindexed(sessions.store.ids())) {
+    const record = await sessions.store.read(id).catch(() => undefined);
+    if (!record) continue;
+    const parent = record.parent_session_id;
+    if (parent) extra.set(parent, [...(extra.get(parent) ?? []), id]);
+    if (persist) await index.add(parent, id);
+  }
+  return extra;
+}
+
+/** The verified children of `id` (a marker whose record is gone or names another parent is ignored). */
+export async function childNodes(sessions: Sessions, id: string, depth: number, extra: ExtraLinks): Promise<TreeNode[]> {
+  const index = new ChildrenIndex(sessions.store.dir);
+  const names = [...new Set([...(await index.childIds(id)), ...(extra.get(id) ?? [])])];
+  const nodes: TreeNode[] = [];
+  for (const name of names) {
+    const record = await readLenient(sessions, name);
+    if (record === undefined) continue;
+    if (record !== null && record.parent_session_id !== id) continue;
+    nodes.push({ id: name, parent: id, depth, record });
+  }
+  return nodes.sort(byCreation);
+}
+
+/** The session and its whole subtree, depth-first pre-order (root first, depth 0). ENOTFOUND for no root. */
+export async function subtreeNodes(sessions: Sessions, id: string, extra?: ExtraLinks): Promise<TreeNode[]> {
+  assertValidId(id);
+  const root = await readLenient(sessions, id);
+  if (root === undefined) throw notFound(id);
+  const links = extra ?? (await reconcileIndex(sessions, false));
+  const out: TreeNode[] = [];
+  const seen = new Set<string>();
+  const stack: TreeNode[] = [{ id, parent: root?.parent_session_id ?? null, depth: 0, record: root }];
+  while (stack.length > 0) {
+    const node = stack.pop() as TreeNode;
+    // A hand-edited parent cycle must not loop forever.
+    if (seen.has(node.id)) continue;
+    seen.add(node.id);
+    out.push(node);
+    stack.push(...(await childNodes(sessions, node.id, node.depth + 1, links)).reverse());
+  }
+  return out;
+}
+
+export interface DescendantSummary extends SessionSummary {
+  depth: number;
+}
+
+/** Direct children of a session, oldest first. */
+export async function children(sessions: Sessions, id: string): Promise<SessionSummary[]> {
+  await sessions.get(id);
+  const nodes = await childNodes(sessions, id, 1, await reconcileIndex(sessions, false));
+  return nodes.filter((n) => n.record).map((n) => summarize(n.record as SessionRecord));
+}
+
+export async function countChildren(sessions: Sessions, id: string): Promise<number> {
+  return (await children(sessions, id)).length;
+}
+
+/** Every session below `id`, depth-first with its depth (1 for children); unreadable records are left out. */
+export async function descendants(sessions: Sessions, id: string): Promise<DescendantSummary[]> {
+  const nodes = (await subtreeNodes(sessions, id)).slice(1);
+  return nodes.filter((n) => n.record).map((n) => ({ ...summarize(n.record as SessionRecord), depth: n.depth }));
+}
+
+export interface TreeRow extends SessionSummary {
+  depth: number;
+  /** True for a session whose parent no longer exists. */
+  orphan: boolean;
+}
+
+/** The tree under `id`, or the forest of the whole store (roots and orphans, newest last). */
+export async function tree(sessions: Sessions, id?: string): Promise<TreeRow[]> {
+  if (id !== undefined) {
+    const nodes = await subtreeNodes(sessions, id);
+    const rootParent = nodes[0]?.parent ?? null;
+    const orphan = rootParent !== null && (await readLenient(sessions, rootParent)) === undefined;
+    return nodes.filter((n) => n.record).map((n) => ({ ...summarize(n.record as SessionRecord), depth: n.depth, orphan: n.depth === 0 && orphan }));
+  }
+  const { records } = sessions.store.scan();
+  return forest(records, new Set(sessions.store.ids()));
+}
+
+/** Pure: rows of every tree in `records`, pre-order. `present` are the ids in the store (readable or not). */
+export function forest(records: SessionRecord[], present: Set<string>): TreeRow[] {
+  const kids = new Map<string, SessionRecord[]>();
+  const byId = new Map(records.map((r) => [r.agent_id, r]));
+  for (const r of records) {
+    if (r.parent_session_id && byId.has(r.parent_session_id)) kids.set(r.parent_session_id, [...(kids.get(r.parent_session_id) ?? []), r]);
+  }
+  const rows: TreeRow[] = [];
+  const seen = new Set<string>();
+  const walk = (roots: SessionRecord[]) => {
+    const stack = roots.map((r) => ({ r, depth: 0 })).reverse();
+    while (stack.length > 0) {
+      const { r, depth } = stack.pop() as { r: SessionRecord; depth: number };
+      if (seen.has(r.agent_id)) continue;
+      seen.add(r.agent_id);
+      const parent = r.parent_session_id;
+      rows.push({ ...summarize(r), depth, orphan: depth === 0 && parent !== null && !present.has(parent) });
+      stack.push(...[...(kids.get(r.agent_id) ?? [])].sort(byCreatedAt).reverse().map((c) => ({ r: c, depth: depth + 1 })));
+    }
+  };
+  walk(records.filter((r) => !r.parent_session_id || !byId.has(r.parent_session_id)).sort(byCreatedAt));
+  // Whatever is left sits on a parent cycle: shown as roots rather than hidden.
+  walk(records.filter((r) => !seen.has(r.agent_id)).sort(byCreatedAt));
+  return rows;
+}
+
+/** Sessions whose parent no longer exists, as `list` shows them. */
+export async function listOrphans(sessions: Sessions, filter: ListFilter = {}): Promise<ListResult> {
+  const { records, problems } = sessions.store.scan();
+  const present = new Set(sessions.store.ids());
+  const orphans = records.filter((r) => r.parent_session_id !== null && !present.has(r.parent_session_id));
+  return { sessions: selectSessions(orphans, filter, sessions.now(), sessions.rules), problems };
+}
+
+/** The record, null when it exists but cannot be read (corrupt, newer format), undefined when absent. */
+async function readLenient(sessions: Sessions, id: string): Promise<SessionRecord | null | undefined> {
+  try {
+    return await sessions.store.read(id);
+  } catch (err) {
+    if (isSessionError(err, 'ECORRUPT') || isSessionError(err, 'EVERSION')) return null;
+    throw err;
+  }
+}
+
+function byCreatedAt(a: SessionRecord, b: SessionRecord): number {
+  return a.created_at.localeCompare(b.created_at) || a.agent_id.localeCompare(b.agent_id);
+}
+
+function byCreation(a: TreeNode, b: TreeNode): number {
+  return (a.record?.created_at ?? '').localeCompare(b.record?.created_at ?? '') || a.id.localeCompare(b.id);
+}

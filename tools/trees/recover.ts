@@ -1,0 +1,57 @@
+import { isSessionError, SessionError } from '../errors.js';
+import type { Sessions } from '../sessions.js';
+import { Trash } from '../store/trash.js';
+import { putBack } from './restore.js';
+
+export interface Recovery {
+  entry: string;
+  status: string;
+  action: 'rolled back' | 'in progress' | 'kept in the trash' | 'would roll back' | 'unreadable';
+  ids: string[];
+  detail?: string;
+}
+
+/**
+ * Finishes what a killed delete, cleanup or restore left: an entry that is not `complete` and whose
+ * lock is free is moved back into the store (parents first). If a session of it exists in the store
+ * again, the entry is marked complete instead, so what it holds stays restorable.
+ */
+export async function recoverTrash(sessions: Sessions, options: { dryRun?: boolean } = {}): Promise<Recovery[]> {
+  const trash = new Trash(sessions.store.dir);
+  const done: Recovery[] = [];
+  for (const entry of await trash.entries()) {
+    const manifest = await trash.read(entry).catch((err: SessionError) => err);
+    if (manifest instanceof Error) {
+      done.push({ entry, status: '?', action: 'unreadable', ids: [], detail: manifest.message });
+      continue;
+    }
+    if (!manifest || manifest.status === 'complete' || manifest.status === 'restored') continue;
+    const ids = await trash.present(entry);
+    if (options.dryRun) {
+      done.push({ entry, status: manifest.status, action: 'would roll back', ids });
+      continue;
+    }
+    try {
+      // A short wait: a live owner refreshes its lock; a dead one's is stale after 2 s and taken over.
+      const action = await trash.withEntryLock(entry, 3000, async () => {
+        const fresh = await trash.read(entry);
+        if (!fresh || fresh.status === 'complete' || fresh.status === 'restored') return undefined;
+        try {
+          await putBack(sessions, trash, fresh, 'recover');
+          return 'rolled back' as const;
+        } catch (err) {
+          if (!isSessionError(err, 'EEXIST')) throw err;
+          await trash.writeManifest({ ...fresh, status: 'complete' });
+          return 'kept in the trash' as const;
+        }
+      });
+      if (action) done.push({ entry, status: manifest.status, action, ids });
+    } catch (err) {
+      if (!isSessionError(err, 'ELOCKED')) throw err;
+      done.push({ entry, status: manifest.status, action: 'in progress', ids });
+    }
+  }
+  const moved = done.filter((r) => r.action === 'rolled back' || r.action === 'kept in the trash');
+  if (moved.length > 0) await sessions.audit('recover', moved.flatMap((r) => r.ids), { entries: moved.map((r) => ({ entry: r.entry, action: r.action })) });
+  return done;
+}

@@ -1,0 +1,146 @@
+import { SessionError } from '../errors.js';
+import { planDelete, type Blocker, type DeletePlan, type TreeNode } from '../policy/tree-guard.js';
+import type { Sessions } from '../sessions.js';
+import { ChildrenIndex } from '../store/children-index.js';
+import { withSessionLocks } from '../store/subtree-locks.js';
+import { diskBytes, Trash, TRASH_FORMAT, type PreservedWork, type TrashManifest, type TrashSession } from '../store/trash.js';
+import { reconcileIndex, subtreeNodes, type ExtraLinks } from './hierarchy.js';
+import { capturePatch, findUnsavedWork, type UnsavedWork } from './work.js';
+
+export interface RemoveOptions {
+  reason: 'delete' | 'cleanup';
+  cascade: boolean;
+  force: boolean;
+  backup: boolean;
+  preserveWork: boolean;
+  /** Skip the git work check (cleanup: the sessions it purges are old and go to the trash). */
+  checkWork: boolean;
+  /** Parent links not in the index yet; computed (and persisted) when absent. */
+  links?: ExtraLinks;
+  /** A last say under the locks, on fresh records: a reason to keep the subtree, or null. */
+  accept?: (nodes: TreeNode[]) => string | null;
+}
+
+export interface Removal {
+  nodes: TreeNode[];
+  plan: DeletePlan;
+  bytes: number;
+  entry: string | null;
+  work: PreservedWork[];
+}
+
+const ATTEMPTS = 3;
+
+/**
+ * Moves a session and its subtree to the trash as one atomic step (see store/trash.ts for the
+ * invariant), then destroys the entry when `backup` is false. Throws EREFUSED with `details.blocked`.
+ */
+export async function removeSubtree(sessions: Sessions, rootId: string, options: RemoveOptions): Promise<Removal> {
+  const links = options.links ?? (await reconcileIndex(sessions, true));
+  for (let attempt = 1; ; attempt++) {
+    const planned = await subtreeNodes(sessions, rootId, links);
+    const work = await checkWork(planned, options);
+    const ids = planned.map((n) => n.id);
+    const timeout = sessions.settings.lockTimeoutMs;
+    const result = await withSessionLocks(sessions.store.dir, ids, timeout, async (check) => {
+      // Re-read under the locks: no update can land now, and no child can be added (create holds the parent's lock).
+      const nodes = await subtreeNodes(sessions, rootId, links);
+      if (!sameIds(nodes, ids)) return undefined;
+      const plan = planDelete(nodes, { cascade: options.cascade, force: options.force, now: sessions.now(), runningMs: sessions.settings.runningMinutes * 60_000 });
+      refuseIfBlocked(rootId, plan.blocked);
+      const kept = options.accept?.(nodes);
+      if (kept) throw new SessionError('EREFUSED', kept, { details: { id: rootId, blocked: [{ id: rootId, reason: kept }] } });
+      return moveToTrash(sessions, nodes, plan, work, options, check);
+    });
+    if (result) return result;
+    if (attempt >= ATTEMPTS) throw new SessionError('ELOCKED', `the subtree of ${rootId} kept changing; try again`, { details: { id: rootId } });
+  }
+}
+
+async function checkWork(nodes: TreeNode[], options: RemoveOptions): Promise<UnsavedWork[]> {
+  if (!options.checkWork) return [];
+  const unsaved = await findUnsavedWork(nodes);
+  if (unsaved.length > 0 && !options.force && !options.preserveWork) {
+    refuseIfBlocked(nodes[0]?.id ?? '', unsaved.map((w) => ({ id: w.sessions.join(','), reason: `unsaved work in ${w.dir}: ${w.summary}` })));
+  }
+  return options.preserveWork ? unsaved : [];
+}
+
+export function refuseIfBlocked(id: string, blocked: Blocker[]): void {
+  if (blocked.length === 0) return;
+  const list = blocked.map((b) => `${b.id} ${b.reason}`).join('; ');
+  throw new SessionError('EREFUSED', `refusing to delete ${id}: ${list} (see --force, --preserve-work)`, { details: { id, blocked } });
+}
+
+async function moveToTrash(
+  sessions: Sessions,
+  nodes: TreeNode[],
+  plan: DeletePlan,
+  unsaved: UnsavedWork[],
+  options: RemoveOptions,
+  check: () => void,
+): Promise<Removal> {
+  const trash = new Trash(sessions.store.dir);
+  const root = nodes[0] as TreeNode;
+  const now = sessions.now();
+  const entry = trash.newEntryName(now, root.id);
+  const order: TrashSession[] = [];
+  for (const node of plan.order) order.push(await describe(trash, node));
+  const bytes = order.reduce((sum, s) => sum + s.bytes, 0);
+  const work: PreservedWork[] = unsaved.map((w, i) => ({
+    dir: w.dir,
+    sessions: w.sessions,
+    head: w.state.head,
+    branch: w.state.branch,
+    upstream: w.state.upstream,
+    unpushed: w.state.unpushed,
+    untracked: w.state.untracked,
+    patch: w.state.changed.length > 0 ? `${i + 1}.patch` : null,
+  }));
+  const manifest: TrashManifest = {
+    format: TRASH_FORMAT,
+    entry,
+    root: root.id,
+    status: 'moving',
+    reason: options.reason,
+    actor: sessions.actor,
+    pid: process.pid,
+    deleted_at: new Date(now).toISOString(),
+    bytes,
+    sessions: order,
+    work,
+  };
+  await trash.withEntryLock(entry, sessions.settings.lockTimeoutMs, async (checkEntry) => {
+    await trash.begin(manifest);
+    for (const [i, w] of unsaved.entries()) {
+      const name = work[i]?.patch;
+      if (name) await trash.writeWorkFile(entry, name, await capturePatch(w.state));
+    }
+    for (const session of order) {
+      check();
+      checkEntry();
+      await trash.moveIn(entry, session.id);
+    }
+    await trash.writeManifest({ ...manifest, status: 'complete' });
+  });
+  const index = new ChildrenIndex(sessions.store.dir);
+  for (const session of order) await index.remove(session.parent, session.id);
+  if (!options.backup) await trash.destroy(entry);
+  return { nodes, plan, bytes, entry: options.backup ? entry : null, work };
+}
+
+async function describe(trash: Trash, node: TreeNode): Promise<TrashSession> {
+  return {
+    id: node.id,
+    parent: node.parent,
+    depth: node.depth,
+    phase: node.record?.phase ?? null,
+    agent_name: node.record?.agent_name ?? null,
+    last_updated: node.record?.last_updated ?? null,
+    bytes: await diskBytes(trash.sessionDir(node.id)),
+  };
+}
+
+function sameIds(nodes: TreeNode[], ids: string[]): boolean {
+  return nodes.length === ids.length && nodes.every((n, i) => n.id === ids[i]);
+}
