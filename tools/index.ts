@@ -32,3 +32,5 @@ export { importSessions } from './transfer/import.js';
 export type { ImportOptions, ImportResult, ImportSource } from './transfer/import.js';
 export { BUNDLE_VERSION } from './transfer/bundle.js';
 export type { Bundle } from './transfer/bundle.js';
+export { doctor } from './doctor/doctor.js';
+export type { DoctorFinding, DoctorOptions, DoctorReport } from './doctor/doctor.js';

@@ -21,24 +21,37 @@ export interface AuditReadResult {
 /** The trail across rotated files, oldest first, verifying every line's hash. */
 export async function readAudit(sessions: Sessions, options: ReadAuditOptions = {}): Promise<AuditReadResult> {
   const filter: AuditFilter = { session: options.session, action: options.action, since: resolveSince(options.since, sessions.now()) };
-  const all: AuditEntry[] = [];
-  const bad: AuditProblem[] = [];
+  const scan = scanAudit(sessions);
+  const problems = scan.bad.filter((b) => !b.acknowledged).map((b) => b.problem);
+  return { entries: scan.entries.filter((e) => matches(e, filter)), problems, acknowledged: scan.bad.length - problems.length };
+}
+
+export interface AuditScan {
+  entries: AuditEntry[];
+  /** Every bad line with its full text; `acknowledged` when an `audit-repair` entry names its digest. */
+  bad: { problem: AuditProblem; raw: string; acknowledged: boolean }[];
+}
+
+export function scanAudit(sessions: Sessions): AuditScan {
+  const entries: AuditEntry[] = [];
+  const bad: AuditScan['bad'] = [];
   for (const { file, text } of auditLogOf(sessions).readAll()) {
     const lines = text.split('\n');
     const complete = text.endsWith('\n') || text === '';
     lines.forEach((line, index) => {
       if (line === '') return;
       const parsed = parseLine(line);
-      if ('entry' in parsed) return void all.push(parsed.entry);
+      if ('entry' in parsed) return void entries.push(parsed.entry);
       const last = index === lines.length - 1 && !complete;
-      bad.push({ file, line: index + 1, reason: last ? 'torn' : parsed.reason, digest: sha256(line), text: line.slice(0, 200) });
+      const problem: AuditProblem = { file, line: index + 1, reason: last ? 'torn' : parsed.reason, digest: sha256(line), text: line.slice(0, 200) };
+      bad.push({ problem, raw: line, acknowledged: false });
       const recovered = recoverTail(line);
-      if (recovered) all.push(recovered);
+      if (recovered) entries.push(recovered);
     });
   }
-  const acked = acknowledgedDigests(all);
-  const problems = bad.filter((p) => !acked.has(p.digest));
-  return { entries: all.filter((e) => matches(e, filter)), problems, acknowledged: bad.length - problems.length };
+  const acked = acknowledgedDigests(entries);
+  for (const b of bad) b.acknowledged = acked.has(b.problem.digest);
+  return { entries, bad };
 }
 
 /** `doctor --repair` records the digests of the bad lines it quarantined in an `audit-repair` entry. */

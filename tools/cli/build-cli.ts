@@ -9,6 +9,7 @@ import * as trash from './commands/trash.js';
 import * as tree from './commands/tree.js';
 import * as create from './commands/create.js';
 import * as demo from './commands/demo.js';
+import * as doctorCommand from './commands/doctor.js';
 import * as exportCommand from './commands/export.js';
 import * as finalize from './commands/finalize.js';
 import * as get from './commands/get.js';
@@ -19,7 +20,7 @@ import * as show from './commands/show.js';
 import * as update from './commands/update.js';
 import type { Context } from './context.js';
 
-export const COMMANDS = [create, update, shouldResume, get, show, list, finalize, children, tree, deleteCommand, restore, trash, cleanup, audit, exportCommand, importCommand, demo];
+export const COMMANDS = [create, update, shouldResume, get, show, list, finalize, children, tree, deleteCommand, restore, trash, cleanup, audit, exportCommand, importCommand, doctorCommand, demo];
 
 /** A configured yargs instance; nothing runs until it is parsed. */
 export function buildCli(argv: string[], ctx: Context) {

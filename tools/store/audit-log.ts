@@ -1,6 +1,8 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { toSessionError } from '../errors.js';
+import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
 
 export const AUDIT_FILE = 'audit.jsonl';
@@ -65,6 +67,38 @@ export class AuditLog {
     } finally {
       closeSync(fd);
     }
+  }
+
+  /** Whether the active file ends in the middle of a line (a torn write, or one in flight). */
+  endsTorn(): boolean {
+    try {
+      const fd = openSync(this.activePath, 'r');
+      try {
+        const size = fstatSync(fd).size;
+        if (size === 0) return false;
+        const last = Buffer.alloc(1);
+        readSync(fd, last, 0, 1, size - 1);
+        return last[0] !== 0x0a;
+      } finally {
+        closeSync(fd);
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw toSessionError(err, `reading ${this.activePath}`);
+    }
+  }
+
+  /** Keeps copies of bad lines in `.quarantine/.audit-<stamp>-<hex>.jsonl` (lossless repair); returns the file. */
+  async quarantineLines(lines: string[], now: number): Promise<string> {
+    const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+    const file = path.join(this.dir, '.quarantine', `.audit-${stamp}-${randomBytes(2).toString('hex')}.jsonl`);
+    try {
+      mkdirSync(path.dirname(file), { recursive: true });
+      await writeFileAtomic(file, lines.map((l) => `${l}\n`).join(''));
+    } catch (err) {
+      throw toSessionError(err, `writing ${file}`);
+    }
+    return file;
   }
 
   /** Every audit file, oldest first (audit.<keep>.jsonl … audit.1.jsonl, audit.jsonl); absent ones skipped. */

@@ -18,6 +18,7 @@ import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
+import { areaLockIsHeld } from './lock-state.js';
 import { STATE_FILE } from './store.js';
 import { areaLockPath } from './subtree-locks.js';
 
@@ -123,6 +124,11 @@ export class ImportStaging {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw toSessionError(err, 'reading the import staging area');
     }
+  }
+
+  /** Whether the importing process still holds the import's lock (refreshed within the staleness period). */
+  isRunning(op: string): boolean {
+    return areaLockIsHeld(this.storeDir, `import-${op}`);
   }
 
   opPath(op: string): string {

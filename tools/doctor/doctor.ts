@@ -1,0 +1,137 @@
+import { auditLogOf } from '../audit/log.js';
+import { scanAudit } from '../audit/read.js';
+import { isSessionError, SessionError } from '../errors.js';
+import type { Sessions } from '../sessions.js';
+import { ImportStaging } from '../store/import-stage.js';
+import { areaLockIsHeld } from '../store/lock-state.js';
+import { Trash } from '../store/trash.js';
+import { recoverImports } from '../transfer/import.js';
+import { recoverTrash } from '../trees/recover.js';
+import { checkIndex, checkParents, checkRecords, checkStrays, type DoctorFinding, type Found, type StoreSnapshot } from './checks.js';
+
+export type { DoctorFinding } from './checks.js';
+
+export interface DoctorOptions {
+  repair?: boolean;
+}
+
+export interface DoctorReport {
+  /** No errors left (after the repairs, with `repair`). Warnings do not count. */
+  healthy: boolean;
+  checked: { sessions: number; audit_entries: number; trash_entries: number };
+  /** What the check found (before any repair). */
+  findings: DoctorFinding[];
+  /** With `repair`: one line per repair made, or why it failed. */
+  repairs: string[];
+  /** With `repair`: errors a second check still finds. */
+  remaining: DoctorFinding[];
+}
+
+/** Checks the whole store; with `repair`, fixes what can be fixed without losing data, then checks again. */
+export async function doctor(sessions: Sessions, options: DoctorOptions = {}): Promise<DoctorReport> {
+  const first = await examine(sessions);
+  const findings = first.found.map(strip);
+  if (!options.repair) return { healthy: !findings.some(isError), checked: first.checked, findings, repairs: [], remaining: [] };
+  const repairs: string[] = [];
+  for (const finding of first.found) {
+    if (!finding.fix) continue;
+    try {
+      repairs.push(await finding.fix());
+    } catch (err) {
+      repairs.push(`could not repair ${finding.subject}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  if (repairs.length > 0) await sessions.audit('doctor-repair', [], { repairs: repairs.slice(0, 20), count: repairs.length });
+  const remaining = (await examine(sessions)).found.map(strip).filter(isError);
+  return { healthy: remaining.length === 0, checked: first.checked, findings, repairs, remaining };
+}
+
+async function examine(sessions: Sessions): Promise<{ found: Found[]; checked: DoctorReport['checked'] }> {
+  const { records, problems } = sessions.store.scan();
+  const snap: StoreSnapshot = { records, problems, dirs: sessions.store.ids() };
+  const imports = await checkImports(sessions);
+  const trash = await checkTrash(sessions);
+  const audit = checkAudit(sessions);
+  const found = [
+    ...imports,
+    ...trash.found,
+    ...checkRecords(sessions, snap),
+    ...checkParents(snap),
+    ...(await checkIndex(sessions, snap)),
+    ...(await checkStrays(sessions, snap)),
+    ...audit.found,
+  ];
+  return { found, checked: { sessions: records.length + problems.length, audit_entries: audit.entries, trash_entries: trash.entries } };
+}
+
+function strip({ fix: _fix, ...finding }: Found): DoctorFinding {
+  return finding;
+}
+
+function isError(finding: DoctorFinding): boolean {
+  return finding.severity === 'error';
+}
+
+/** Interrupted imports (tools/store/import-stage.ts); repaired by rolling them back. */
+async function checkImports(sessions: Sessions): Promise<Found[]> {
+  const staging = new ImportStaging(sessions.store.dir);
+  const found: Found[] = [];
+  for (const op of await staging.ops()) {
+    if (staging.isRunning(op)) continue;
+    // recoverImports handles every interrupted import at once: the first finding carries the fix.
+    const fix = async () => `recovered import(s) ${(await recoverImports(sessions)).join(', ') || 'none (already done)'}`;
+    found.push({ check: 'import', severity: 'error', subject: staging.opPath(op), message: 'an import that was interrupted', repair: 'roll it back (or finish it if it had committed)', ...(found.length === 0 ? { fix } : {}) });
+  }
+  return found;
+}
+
+/** Trash entries (tools/store/trash.ts): a move cut short is rolled back; a complete entry must hold every session. */
+async function checkTrash(sessions: Sessions): Promise<{ found: Found[]; entries: number }> {
+  const trash = new Trash(sessions.store.dir);
+  const entries = await trash.entries();
+  const found: Found[] = [];
+  const pending = new Set((await recoverTrash(sessions, { dryRun: true })).filter((r) => r.action === 'would roll back').map((r) => r.entry));
+  for (const entry of entries) {
+    const subject = `.trash/${entry}`;
+    const manifest = await trash.read(entry).catch((err: unknown) => (isSessionError(err) ? err : new SessionError('EIO', String(err))));
+    if (manifest instanceof SessionError || manifest === undefined) {
+      found.push({ check: 'trash', severity: 'error', subject, message: manifest ? manifest.message : 'a trash entry without a manifest', repair: null });
+    } else if (pending.has(entry) && !areaLockIsHeld(sessions.store.dir, `trash-${entry}`)) {
+      // recoverTrash repairs every interrupted entry at once: the first finding carries the fix.
+      const first = !found.some((f) => f.check === 'trash' && f.fix);
+      const fix = async () => `recovered trash: ${(await recoverTrash(sessions)).map((r) => `${r.entry} ${r.action}`).join(', ') || 'nothing left to do'}`;
+      found.push({ check: 'trash', severity: 'error', subject, message: `a ${manifest.reason} that was interrupted (status ${manifest.status})`, repair: 'move its sessions back into the store', ...(first ? { fix } : {}) });
+    } else if (manifest.status === 'complete') {
+      const present = new Set(await trash.present(entry));
+      const missing = manifest.sessions.map((s) => s.id).filter((id) => !present.has(id));
+      if (missing.length > 0) found.push({ check: 'trash', severity: 'error', subject, message: `sessions missing from the entry: ${missing.join(', ')}`, repair: null });
+    }
+  }
+  return { found, entries: entries.length };
+}
+
+/** Bad audit lines; repaired by copying them to the quarantine and acknowledging them in the trail. */
+function checkAudit(sessions: Sessions): { found: Found[]; entries: number } {
+  const scan = scanAudit(sessions);
+  const log = auditLogOf(sessions);
+  const bad = scan.bad.filter((b) => !b.acknowledged);
+  const found: Found[] = bad.map(({ problem }) => ({
+    check: 'audit',
+    severity: 'error',
+    subject: `${problem.file}:${problem.line}`,
+    message: `a ${problem.reason === 'hash' ? 'changed' : problem.reason} audit line`,
+    repair: 'copy it to the quarantine and acknowledge it',
+  }));
+  if (bad.length > 0) {
+    found[0]!.fix = async () => {
+      // A torn last line would swallow the next append: end it first.
+      if (log.endsTorn()) log.appendRaw('\n');
+      const file = await log.quarantineLines(bad.map((b) => b.raw), sessions.now());
+      const digests = bad.map((b) => b.problem.digest);
+      // 25 digests keep each acknowledging entry under the details size limit.
+      for (let i = 0; i < digests.length; i += 25) await sessions.audit('audit-repair', [], { digests: digests.slice(i, i + 25), quarantine: file });
+      return `copied ${bad.length} bad audit line(s) to ${file} and acknowledged them`;
+    };
+  }
+  return { found, entries: scan.entries.length };
+}
