@@ -1,0 +1,96 @@
+// Helpers for the session-tree tests: build trees with a chosen clock, snapshot a store byte for byte,
+// and read what the trash holds.
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadLibrary, runCli } from './run.mjs';
+
+export const HOUR = 3_600_000;
+
+/** Every file and directory under `dir` with a hash of each file's bytes (directories map to "dir"). */
+export function snapshot(dir) {
+  const out = {};
+  const walk = (rel) => {
+    const full = path.join(dir, rel);
+    const info = lstatSync(full);
+    if (info.isDirectory()) {
+      if (rel) out[rel] = 'dir';
+      for (const name of readdirSync(full).sort()) walk(path.join(rel, name));
+    } else {
+      out[rel] = createHash('sha256').update(readFileSync(full)).digest('hex');
+    }
+  };
+  if (existsSync(dir)) walk('');
+  return out;
+}
+
+/** Only the session directories (and their files), keyed by `<id>/<file>`. */
+export function sessionFiles(dir) {
+  return Object.fromEntries(Object.entries(snapshot(dir)).filter(([rel]) => !rel.startsWith('.') && rel !== 'audit.jsonl' && !rel.startsWith('audit')));
+}
+
+/**
+ * Creates sessions from a spec through the library: [{id, parent?, phase?, outcome?, hoursAgo?}], in order
+ * (parents first). `hoursAgo` backdates the session's clock; final ones are finalized at that time.
+ */
+export async function build(dir, spec, now = Date.now()) {
+  const { Sessions } = await loadLibrary();
+  for (const s of spec) {
+    const at = now - (s.hoursAgo ?? 0) * HOUR;
+    const sessions = Sessions.open({ dir, env: {}, now: () => at });
+    await sessions.create({ agentName: s.agent ?? 'worker', id: s.id, parent: s.parent ?? null, metadata: s.metadata });
+    if (s.phase) await sessions.update(s.id, { phase: s.phase });
+    if (s.outcome) await sessions.finalize(s.id, s.outcome, 'done');
+  }
+}
+
+/** A tree of `depth` levels under `root`, `fanout` children each; returns the ids, root first. */
+export function treeSpec(root, depth, fanout, extra = {}) {
+  const spec = [{ id: root, ...extra }];
+  let level = [root];
+  for (let d = 1; d < depth; d++) {
+    const next = [];
+    for (const parent of level) {
+      for (let i = 0; i < fanout; i++) {
+        const id = `${parent}-${i}`;
+        spec.push({ id, parent, ...extra });
+        next.push(id);
+      }
+    }
+    level = next;
+  }
+  return spec;
+}
+
+/** Runs the CLI on a store; resolves {code, stdout, stderr, json} (json when stdout parses). */
+export async function cli(dir, args, options = {}) {
+  const result = await runCli(['--dir', dir, ...args], options);
+  let json;
+  try {
+    json = JSON.parse(result.stdout);
+  } catch {
+    json = undefined;
+  }
+  return { ...result, json };
+}
+
+/** Ids of the sessions live in the store (directories with a state.json). */
+export function liveIds(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((n) => !n.startsWith('.') && existsSync(path.join(dir, n, 'state.json'))).sort();
+}
+
+/** The trash entries with their manifest and the ids they hold. */
+export function trashEntries(dir) {
+  const trash = path.join(dir, '.trash');
+  if (!existsSync(trash)) return [];
+  return readdirSync(trash).sort().map((entry) => {
+    const manifest = JSON.parse(readFileSync(path.join(trash, entry, 'manifest.json'), 'utf8'));
+    const held = existsSync(path.join(trash, entry, 'sessions')) ? readdirSync(path.join(trash, entry, 'sessions')).sort() : [];
+    return { entry, manifest, held };
+  });
+}
+
+export function record(dir, id) {
+  return JSON.parse(readFileSync(path.join(dir, id, 'state.json'), 'utf8'));
+}
