@@ -109,8 +109,10 @@ export class SessionStore {
   /** Every record in the store; unreadable ones come back as problems, never as a failure of the scan. */
   scan(): ScanResult {
     const result: ScanResult = { records: [], problems: [] };
+    // Plain concatenation (ids are single path segments): path.join per record shows in list's profile.
+    const prefix = this.dir.endsWith(path.sep) ? this.dir : this.dir + path.sep;
     for (const id of this.ids()) {
-      const file = path.join(this.dir, id, STATE_FILE);
+      const file = `${prefix}${id}${path.sep}${STATE_FILE}`;
       let text: string;
       try {
         text = readFileSync(file, 'utf8');
