@@ -46,7 +46,8 @@ export function writeStore(serialize, dir, count, { now = Date.now(), shape = 'f
 export function defaultKind(i) {
   const r = hash(i);
   const phase = r % 20 < 12 ? 'completed' : r % 20 < 14 ? 'failed' : r % 20 < 17 ? 'approval' : r % 20 < 19 ? 'investigating' : 'executing';
-  return { phase, ageHours: ((r >>> 8) % 7200) / 100 };
+  // Millisecond-distinct ages, as real stores have: ties in last_updated are rare.
+  return { phase, ageHours: ((r >>> 4) % 72_000_000) / 1_000_000 };
 }
 
 function makeRecord({ i, prefix, parent, phase, updated }) {
