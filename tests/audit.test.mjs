@@ -46,10 +46,11 @@ test('every change made through the CLI appends one verified line with actor cli
   const child = (await cliJson(dir, ['create', '--agent', 'worker', '--parent', parent])).agent_id;
   await cliJson(dir, ['update', child, '--phase', 'approval', '--metadata', '{"ticket":"A-1"}']);
   await cliJson(dir, ['finalize', child, 'completed']);
+  await cliJson(dir, ['finalize', parent, 'completed']);
   await cliJson(dir, ['cleanup', '--hours', '0']);
 
   const entries = auditLines(dir).map(verifyLine);
-  assert.deepEqual(entries.map((e) => e.action), ['create', 'create', 'update', 'finalize', 'cleanup']);
+  assert.deepEqual(entries.map((e) => e.action), ['create', 'create', 'update', 'finalize', 'finalize', 'cleanup']);
   for (const e of entries) {
     assert.equal(e.actor, 'cli');
     assert.match(e.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -59,7 +60,7 @@ test('every change made through the CLI appends one verified line with actor cli
   assert.equal(entries[1].details.parent, parent);
   assert.deepEqual(entries[2].details, { phase: { from: 'initializing', to: 'approval' }, metadata: { ticket: 'A-1' } });
   assert.equal(entries[3].details.outcome, 'completed');
-  assert.deepEqual(new Set(entries[4].ids), new Set([parent, child]));
+  assert.deepEqual(new Set(entries[5].ids), new Set([parent, child]));
 });
 
 test('changes made through the library are recorded with actor api; a no-op change adds nothing', async (t) => {

@@ -52,14 +52,15 @@ async function examine(sessions: Sessions): Promise<{ found: Found[]; checked: D
   const imports = await checkImports(sessions);
   const trash = await checkTrash(sessions);
   const audit = checkAudit(sessions);
+  // Audit first: its repair ends a torn last line before other repairs append their entries.
   const found = [
+    ...audit.found,
     ...imports,
     ...trash.found,
     ...checkRecords(sessions, snap),
     ...checkParents(snap),
     ...(await checkIndex(sessions, snap)),
     ...(await checkStrays(sessions, snap)),
-    ...audit.found,
   ];
   return { found, checked: { sessions: records.length + problems.length, audit_entries: audit.entries, trash_entries: trash.entries } };
 }
