@@ -1,0 +1,173 @@
+// cleanup: every finding category, a dry run that computes the same report and changes nothing,
+// one cleanup at a time.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { CLI, cleanEnv, loadLibrary, tempDir } from './helpers/run.mjs';
+import { build, cli, HOUR, liveIds, record, snapshot, trashEntries, treeSpec } from './helpers/trees.mjs';
+
+const DONE = { outcome: 'completed', hoursAgo: 48 };
+
+/** A store with one of everything cleanup looks for. */
+async function messyStore(dir) {
+  await build(dir, [
+    { id: 'done', ...DONE },
+    { id: 'done-c', parent: 'done', ...DONE },
+    { id: 'paused', phase: 'approval', hoursAgo: 48 },
+    { id: 'fresh', phase: 'approval' },
+    { id: 'stuck', phase: 'executing', hoursAgo: 100 },
+    { id: 'busy', phase: 'executing', hoursAgo: 30 },
+    { id: 'guard', ...DONE },
+    { id: 'guard-c', parent: 'guard', ...DONE },
+    { id: 'guard-g', parent: 'guard-c', phase: 'executing' },
+    { id: 'gone', ...DONE },
+    { id: 'orph', parent: 'gone', ...DONE },
+    { id: 'orph2', parent: 'gone', outcome: 'completed' },
+    { id: 'old-trash', ...DONE },
+    { id: 'new-trash', ...DONE },
+  ]);
+  const { Sessions, deleteSession } = await loadLibrary();
+  // 'gone' vanishes behind the store's back (its children become orphans); two trash entries, one past retention.
+  rmSync(path.join(dir, 'gone'), { recursive: true });
+  await deleteSession(Sessions.open({ dir, env: {}, now: () => Date.now() - 8 * 24 * HOUR }), 'old-trash');
+  await deleteSession(Sessions.open({ dir, env: {} }), 'new-trash');
+  mkdirSync(path.join(dir, 'bad'));
+  writeFileSync(path.join(dir, 'bad', 'state.json'), '{ "agent_id": "bad", torn');
+  const hourAgo = new Date(Date.now() - HOUR);
+  writeFileSync(path.join(dir, 'fresh', 'state.json.123.1.abc.tmp'), 'partial');
+  utimesSync(path.join(dir, 'fresh', 'state.json.123.1.abc.tmp'), hourAgo, hourAgo);
+  writeFileSync(path.join(dir, 'fresh', 'state.json.124.1.abd.tmp'), 'being written');
+  mkdirSync(path.join(dir, '.locks', 'busy.lock'), { recursive: true });
+  utimesSync(path.join(dir, '.locks', 'busy.lock'), hourAgo, hourAgo);
+}
+
+const ids = (list) => list.map((x) => x.id).sort();
+
+test('cleanup finds and handles each category, and reports it', async (t) => {
+  const dir = tempDir(t);
+  await messyStore(dir);
+  const badBytes = readFileSync(path.join(dir, 'bad', 'state.json'));
+
+  const res = await cli(dir, ['cleanup', '--json']);
+  assert.equal(res.code, 0, res.stderr);
+  const r = res.json;
+  assert.equal(r.scanned, 12);
+  assert.deepEqual(ids(r.purged), ['done', 'done-c', 'orph', 'paused']);
+  assert.deepEqual(r.removed.sort(), ['done', 'done-c', 'orph', 'paused']);
+  assert.deepEqual(ids(r.abandoned), ['stuck']);
+  assert.deepEqual(ids(r.quarantined), ['bad']);
+  assert.deepEqual(ids(r.skipped), ['busy', 'guard', 'guard-c']);
+  for (const s of r.skipped) assert.ok(s.reason.length > 0);
+  assert.deepEqual(r.orphans.map((o) => [o.id, o.action.startsWith('purged')]).sort(), [['orph', true], ['orph2', false]]);
+  assert.deepEqual(r.expired_trash.map((e) => e.entry.endsWith('-old-trash')), [true]);
+  assert.deepEqual(r.swept.map((s) => s.kind).sort(), ['lock', 'temp']);
+  assert.ok(r.bytes_freed > 0 && r.bytes_to_trash > 0);
+
+  assert.deepEqual(liveIds(dir), ['busy', 'fresh', 'guard', 'guard-c', 'guard-g', 'orph2', 'stuck']);
+  assert.equal(record(dir, 'stuck').phase, 'abandoned');
+  assert.equal(record(dir, 'stuck').outcome, 'abandoned');
+  const quarantined = readdirSync(path.join(dir, '.quarantine'));
+  assert.equal(quarantined.length, 1);
+  assert.deepEqual(readFileSync(path.join(dir, '.quarantine', quarantined[0], 'state.json')), badBytes);
+  assert.ok(existsSync(path.join(dir, 'fresh', 'state.json.124.1.abd.tmp')));
+  assert.ok(!existsSync(path.join(dir, 'fresh', 'state.json.123.1.abc.tmp')));
+  // What was purged is in the trash, restorable; the expired entry is gone.
+  const entries = trashEntries(dir);
+  assert.deepEqual(entries.map((e) => e.manifest.root).sort(), ['done', 'new-trash', 'orph', 'paused']);
+  assert.ok(entries.filter((e) => e.manifest.root !== 'new-trash').every((e) => e.manifest.reason === 'cleanup'));
+  assert.deepEqual(entries.find((e) => e.manifest.root === 'done').held, ['done', 'done-c']);
+
+  // A second run: the abandoned session is recent now (it ages out later); nothing else to do.
+  const again = await cli(dir, ['cleanup', '--json']);
+  assert.deepEqual(again.json.purged, []);
+  assert.deepEqual(again.json.abandoned, []);
+  const later = await loadLibrary().then(({ Sessions, cleanup }) => cleanup(Sessions.open({ dir, env: {}, now: () => Date.now() + 25 * HOUR })));
+  assert.ok(later.removed.includes('stuck'));
+});
+
+test('--dry-run computes the same report as the real run and leaves the store byte-identical', async (t) => {
+  const dir = tempDir(t);
+  await messyStore(dir);
+  const before = snapshot(dir);
+  const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.deepEqual(snapshot(dir), before);
+  const text = await cli(dir, ['cleanup', '--dry-run']);
+  assert.match(text.stdout, /^Would purge \d+/m);
+  assert.deepEqual(snapshot(dir), before);
+
+  const real = await cli(dir, ['cleanup', '--json']);
+  assert.equal(real.code, 0, real.stderr);
+  assert.equal(dry.json.dry_run, true);
+  assert.equal(real.json.dry_run, false);
+  for (const field of ['purged', 'abandoned', 'quarantined', 'skipped']) {
+    assert.deepEqual(ids(dry.json[field]), ids(real.json[field]), field);
+  }
+  assert.deepEqual(dry.json.purged.map((p) => [p.id, p.depth]).sort(), real.json.purged.map((p) => [p.id, p.depth]).sort());
+  assert.equal(dry.json.scanned, real.json.scanned);
+  assert.deepEqual(dry.json.orphans, real.json.orphans);
+  assert.deepEqual(dry.json.expired_trash, real.json.expired_trash);
+  assert.deepEqual(dry.json.swept.map((s) => s.path).sort(), real.json.swept.map((s) => s.path).sort());
+  assert.equal(dry.json.bytes_to_trash, real.json.bytes_to_trash);
+  assert.equal(dry.json.bytes_freed, real.json.bytes_freed);
+});
+
+test('a purge takes whole subtrees only: a running great-grandchild protects every ancestor', async (t) => {
+  const dir = tempDir(t);
+  const spec = treeSpec('t', 4, 2, DONE);
+  await build(dir, [...spec, { id: 'live', parent: 't-1-0-1', phase: 'planning' }]);
+  const res = await cli(dir, ['cleanup', '--json']);
+  assert.equal(res.code, 0, res.stderr);
+  const kept = ['t', 't-1', 't-1-0', 't-1-0-1', 'live'];
+  const live = liveIds(dir);
+  for (const id of kept) assert.ok(live.includes(id), `${id} should stay`);
+  assert.equal(live.length, kept.length);
+  // Every purge root's parent is live: no live session lost its parent.
+  for (const id of live) {
+    const parent = record(dir, id).parent_session_id;
+    if (parent) assert.ok(live.includes(parent), `${id} lost ${parent}`);
+  }
+});
+
+test('one cleanup at a time: a held cleanup lock makes the second exit 4 with a message; two at once never purge twice', async (t) => {
+  const dir = tempDir(t);
+  await build(dir, Array.from({ length: 40 }, (_, i) => ({ id: `s${i}`, ...DONE })));
+  // A live holder refreshes its lock; so does this test.
+  const lock = path.join(dir, '.locks', '.cleanup.lock');
+  mkdirSync(lock, { recursive: true });
+  const timer = setInterval(() => utimesSync(lock, new Date(), new Date()), 300);
+  const blocked = await cli(dir, ['cleanup', '--json']);
+  clearInterval(timer);
+  assert.equal(blocked.code, 4);
+  assert.match(blocked.stderr, /^agent-session: /);
+  assert.equal(liveIds(dir).length, 40);
+
+  const run = () =>
+    new Promise((resolve) => {
+      const child = spawn(process.execPath, [CLI, '--dir', dir, 'cleanup', '--json'], { env: cleanEnv() });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.on('close', (code) => resolve({ code, out }));
+    });
+  const results = await Promise.all([run(), run()]);
+  const purged = results.filter((r) => r.code === 0).flatMap((r) => JSON.parse(r.out).removed);
+  for (const r of results) assert.ok(r.code === 0 || r.code === 4, `exit ${r.code}`);
+  assert.equal(purged.length, 40);
+  assert.equal(new Set(purged).size, 40);
+  assert.deepEqual(liveIds(dir), []);
+});
+
+test('an empty or missing store: exit 0 with a zero report; a dry run does not create it', async (t) => {
+  const dir = path.join(tempDir(t), 'none');
+  const text = await cli(dir, ['cleanup', '--hours', '1', '--dry-run']);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /^Scanned 0 session/m);
+  assert.equal(existsSync(dir), false);
+  const res = await cli(dir, ['cleanup', '--json']);
+  assert.equal(res.code, 0, res.stderr);
+  assert.equal(res.json.scanned, 0);
+  assert.equal(res.json.bytes_freed, 0);
+  assert.deepEqual(res.json.purged, []);
+});
