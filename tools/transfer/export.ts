@@ -5,6 +5,7 @@ import type { SessionRecord } from '../record.js';
 import type { Sessions } from '../sessions.js';
 import { writeBundleFile } from '../store/bundle-file.js';
 import type { StoreProblem } from '../store/store.js';
+import { subtreeNodes } from '../trees/hierarchy.js';
 import { makeBundle, type Bundle } from './bundle.js';
 
 export interface ExportOptions {
@@ -28,17 +29,22 @@ export interface ExportResult {
 /** A portable bundle of a session and its descendants (or of the store): records and their audit entries. */
 export async function exportSessions(sessions: Sessions, options: ExportOptions): Promise<ExportResult> {
   if (Boolean(options.all) === (options.id !== undefined)) throw new SessionError('EINVALID', 'export needs a session id or --all (not both)');
-  const { records, problems } = sessions.store.scan();
   let chosen: SessionRecord[];
   let roots: string[];
+  let problems: StoreProblem[] = [];
   if (options.id !== undefined) {
     assertValidId(options.id);
-    const problem = problems.find((p) => p.id === options.id);
-    if (problem) throw new SessionError(problem.code === 'EVERSION' ? 'EVERSION' : 'ECORRUPT', problem.message, { details: { id: options.id } });
-    chosen = subtree(records, options.id);
-    if (chosen.length === 0) throw new SessionError('ENOTFOUND', `no session ${options.id}`, { details: { id: options.id } });
+    // The hierarchy's index finds the subtree without reading the whole store.
+    const nodes = await subtreeNodes(sessions, options.id);
+    const unreadable = nodes.find((n) => n.record === null);
+    // Reading it again throws its own ECORRUPT or EVERSION: a bundle never leaves part of a tree out.
+    if (unreadable) await sessions.store.read(unreadable.id);
+    chosen = nodes.map((n) => n.record!);
     roots = [options.id];
   } else {
+    const scan = sessions.store.scan();
+    const records = scan.records;
+    problems = scan.problems;
     const ids = new Set(records.map((r) => r.agent_id));
     roots = records.filter((r) => r.parent_session_id === null || !ids.has(r.parent_session_id)).map((r) => r.agent_id).sort();
     chosen = roots.flatMap((root) => subtree(records, root));
@@ -48,10 +54,10 @@ export async function exportSessions(sessions: Sessions, options: ExportOptions)
   const audit = entries.filter((e) => e.ids.some((id) => wanted.has(id)));
   const bundle = makeBundle({ exported_at: new Date(sessions.now()).toISOString(), roots, sessions: chosen, audit });
   if (options.file !== undefined) await writeBundleFile(options.file, `${JSON.stringify(bundle, null, 2)}\n`);
-  return { bundle, file: options.file ?? null, sessions: chosen.length, audit_entries: audit.length, problems: options.all ? problems : [] };
+  return { bundle, file: options.file ?? null, sessions: chosen.length, audit_entries: audit.length, problems };
 }
 
-/** `root` and its descendants, depth first, parents before children; empty when `root` is absent. */
+/** `root` and its descendants from a full scan (for `--all`), depth first, parents before children. */
 export function subtree(records: SessionRecord[], root: string): SessionRecord[] {
   const byId = new Map(records.map((r) => [r.agent_id, r]));
   const children = new Map<string, SessionRecord[]>();
