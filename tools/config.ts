@@ -16,6 +16,10 @@ export interface Settings {
   stuckFactor: number;
   auditMaxBytes: number;
   auditKeep: number;
+  resumePolicy: 'auto' | 'continue' | 'brief' | 'off';
+  promptFooter: boolean;
+  sweepIntervalMinutes: number;
+  abandonAfterHours: number;
 }
 
 type Kind = { number: { min: number } } | { boolean: true } | { oneOf: readonly string[] };
@@ -38,6 +42,10 @@ export const SETTING_SPECS: Record<keyof Settings, SettingSpec> = {
   stuckFactor: { env: 'AGENT_SESSION_STUCK_FACTOR', file: 'stuck_factor', default: 3, kind: { number: { min: 1 } } },
   auditMaxBytes: { env: 'AGENT_SESSION_AUDIT_MAX_BYTES', file: 'audit_max_bytes', default: 5 * 1024 * 1024, kind: { number: { min: 4096 } } },
   auditKeep: { env: 'AGENT_SESSION_AUDIT_KEEP', file: 'audit_keep', default: 5, kind: { number: { min: 1 } } },
+  resumePolicy: { env: 'AGENT_SESSION_RESUME_POLICY', file: 'resume_policy', default: 'auto', kind: { oneOf: ['auto', 'continue', 'brief', 'off'] } },
+  promptFooter: { env: 'AGENT_SESSION_PROMPT_FOOTER', file: 'prompt_footer', default: true, kind: { boolean: true } },
+  sweepIntervalMinutes: { env: 'AGENT_SESSION_SWEEP_INTERVAL_MINUTES', file: 'sweep_interval_minutes', default: 60, kind: { number: { min: 0 } } },
+  abandonAfterHours: { env: 'AGENT_SESSION_ABANDON_AFTER_HOURS', file: 'abandon_after_hours', default: 4, kind: { number: { min: 0 } } },
 };
 
 export interface SettingSources {

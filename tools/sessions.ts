@@ -33,6 +33,8 @@ export interface CreateInput {
   metadata?: JsonObject;
   parent?: string | null;
   id?: string;
+  /** Claude Code's ids (the hooks set it at creation). */
+  claude?: JsonObject;
 }
 
 export interface ShouldResumeResult extends ResumeDecision {
@@ -99,6 +101,7 @@ export class Sessions {
     const now = this.clock();
     const id = input.id ?? generateId(new Date(now));
     const record = newRecord({ ...input, id }, now);
+    if (input.claude) record.claude = input.claude;
     const audited = () => this.audit('create', [id], { agent_name: record.agent_name, parent: record.parent_session_id, purpose: record.purpose });
     // The index marker goes first: a crash leaves a stale marker (ignored), never an unindexed child.
     await new ChildrenIndex(this.store.dir).add(record.parent_session_id, id);

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import lockfile from 'proper-lockfile';
+import type Lockfile from 'proper-lockfile';
 import { SessionError, toSessionError } from '../errors.js';
 
 /**
@@ -32,7 +32,11 @@ export async function withLock<T>(lockPath: string, options: LockOptions, fn: (c
   }
 }
 
+// Loaded on first use: a hook run that takes no lock (most events) skips its start-up cost (graceful-fs).
+let lockfile: typeof Lockfile | undefined;
+
 async function acquire(lockPath: string, options: LockOptions, onCompromised: (err: Error) => void) {
+  lockfile ??= (await import('proper-lockfile')).default;
   const deadline = Date.now() + options.timeoutMs;
   let delay = 2;
   for (;;) {

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// Claude Code PreToolUse hook for the subagent tool (matcher "Agent|Task"), also callable by
+// orchestrators with the earlier tool's format. Fails open: on any problem it exits 0 with no
+// output (Claude Code proceeds as if the hook were absent) and logs one line to <store>/.hooks.log.
+import type { PreDelegateOutcome } from '../tools/claude/pre-delegate.js';
+
+// The kill switch is checked before the library is even evaluated (it is imported lazily).
+if (process.env.AGENT_SESSION_DISABLE !== '1') {
+  const { HookRun, readStdin, runPreDelegate } = await import('../tools/claude/pre-delegate.js');
+  const run = new HookRun('pre_delegate', process.env, process.cwd());
+  const output = await readStdin(process.stdin)
+    .then((stdin) => runPreDelegate(run, stdin))
+    .then(toProtocol)
+    .catch(async (err) => {
+      await run.problem(err);
+      return null;
+    });
+  if (output) process.stdout.write(`${JSON.stringify(output)}\n`);
+  if (run.diagnostics.length > 0) process.stderr.write(`${run.diagnostics.join('\n')}\n`);
+}
+
+/** The one place an outcome becomes stdout: null means print nothing (allow, untouched). */
+function toProtocol(outcome: PreDelegateOutcome): object | null {
+  switch (outcome.kind) {
+    case 'none':
+    case 'repeated':
+      return null;
+    case 'legacy':
+      return outcome.answer;
+    case 'created':
+      return outcome.input && allow(outcome.input, `agent-session: session ${outcome.session}`);
+    case 'brief':
+      return allow(outcome.input, `agent-session: resuming session ${outcome.session} with a brief (${outcome.reason})`);
+    case 'deny':
+      return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: outcome.reason } };
+    default:
+      return unreachable(outcome);
+  }
+}
+
+function allow(updatedInput: object, reason: string): object {
+  return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: reason, updatedInput } };
+}
+
+function unreachable(outcome: never): never {
+  throw new Error(`unhandled outcome ${JSON.stringify(outcome)}`);
+}

@@ -1,0 +1,45 @@
+import { SessionError } from '../errors.js';
+import type { SessionRecord } from '../record.js';
+import type { Sessions } from '../sessions.js';
+import type { ClaudeIndex } from '../store/claude-index.js';
+
+/** What the hook handlers work with; tests and the hooks build it with `openHookContext`. */
+export interface HookContext {
+  sessions: Sessions;
+  index: ClaudeIndex;
+  transcriptExists: (file: string) => boolean;
+}
+
+/** Reads a record, treating a missing, corrupt or too-new one as absent (hooks fail open per session). */
+export async function readOrNothing(ctx: HookContext, id: string): Promise<SessionRecord | undefined> {
+  try {
+    return await ctx.sessions.store.read(id);
+  } catch (err) {
+    if (err instanceof SessionError && ['ECORRUPT', 'EVERSION', 'EINVALID'].includes(err.code)) return undefined;
+    throw err;
+  }
+}
+
+/** Applies `change` under the session's lock; a session removed meanwhile is `undefined`, not an error. */
+export async function changeSession<T>(
+  ctx: HookContext,
+  id: string,
+  action: string,
+  change: (record: SessionRecord) => { record: SessionRecord; result: T },
+): Promise<T | undefined> {
+  let result: T | undefined;
+  try {
+    const before = { changed: false };
+    await ctx.sessions.store.update(id, (record) => {
+      const next = change(record);
+      result = next.result;
+      before.changed = next.record !== record;
+      return next.record;
+    });
+    if (before.changed) await ctx.sessions.audit(action, [id], { result: result as unknown });
+  } catch (err) {
+    if (err instanceof SessionError && err.code === 'ENOTFOUND') return undefined;
+    throw err;
+  }
+  return result;
+}

@@ -1,0 +1,71 @@
+import { SessionError } from '../errors.js';
+import type { JsonObject } from '../merge-patch.js';
+import type { HistoryEntry } from '../record.js';
+import type { Sessions } from '../sessions.js';
+import type { LegacyDelegate, LegacyStop } from './payload.js';
+
+/** The earlier tool's answer to an orchestrator, kept key for key. */
+export interface LegacyAnswer {
+  should_resume: boolean;
+  reason: 'no_existing_session' | 'session_resumable' | 'session_not_resumable' | 'invalid_json' | 'error';
+  agent_id: string | null;
+  resume_metadata: {
+    previous_phase: string;
+    created_at: string;
+    last_updated: string;
+    history: HistoryEntry[];
+    session_metadata: JsonObject;
+  } | null;
+  original_context: JsonObject | null;
+  /** Why a session is not resumable (the store's detail), or what went wrong. */
+  detail?: string;
+}
+
+export interface LegacyStopAnswer {
+  agent_id: string | null;
+  finalized: boolean;
+  outcome: string | null;
+  reason: 'finalized' | 'already_final' | 'not_found' | 'invalid_json' | 'error';
+  detail?: string;
+}
+
+/**
+ * An orchestrator asks before delegating: resume the named session if it may, else start one.
+ * A session that does not exist is created (under the given id when there is one).
+ */
+export async function legacyDelegate(sessions: Sessions, input: LegacyDelegate): Promise<LegacyAnswer> {
+  const context: JsonObject = { agent_name: input.agentName, agent_id: input.agentId, task_id: input.taskId, task_description: input.taskDescription, metadata: input.metadata };
+  const existing = input.agentId ? await sessions.shouldResume(input.agentId) : undefined;
+  if (!existing || existing.reason === 'not_found') {
+    const metadata = { ...(input.metadata ?? {}), ...(input.taskId ? { task_id: input.taskId } : {}) };
+    const created = await sessions.create({ agentName: input.agentName, purpose: input.taskDescription, metadata, ...(input.agentId ? { id: input.agentId } : {}) });
+    return { should_resume: false, reason: 'no_existing_session', agent_id: created.agent_id, resume_metadata: null, original_context: context };
+  }
+  const record = existing.session;
+  const metadata = record
+    ? { previous_phase: record.phase, created_at: record.created_at, last_updated: record.last_updated, history: record.history, session_metadata: record.metadata }
+    : null;
+  if (existing.resume) return { should_resume: true, reason: 'session_resumable', agent_id: input.agentId, resume_metadata: metadata, original_context: context };
+  return { should_resume: false, reason: 'session_not_resumable', agent_id: input.agentId, resume_metadata: metadata, original_context: context, detail: `${existing.reason}: ${existing.detail}` };
+}
+
+export function legacyFailure(reason: 'invalid_json' | 'error', detail: string): LegacyAnswer {
+  return { should_resume: false, reason, agent_id: null, resume_metadata: null, original_context: null, detail };
+}
+
+/** An orchestrator reports the end of an agent: exit code 0 is completed, anything else failed. */
+export async function legacyStop(sessions: Sessions, input: LegacyStop): Promise<LegacyStopAnswer> {
+  try {
+    await sessions.finalize(input.agentId, input.outcome, input.summary);
+    return { agent_id: input.agentId, finalized: true, outcome: input.outcome, reason: 'finalized' };
+  } catch (err) {
+    if (!(err instanceof SessionError)) throw err;
+    if (err.code === 'ENOTFOUND') return { agent_id: input.agentId, finalized: false, outcome: null, reason: 'not_found', detail: err.message };
+    if (err.code === 'EFINAL') return { agent_id: input.agentId, finalized: false, outcome: String(err.details.phase), reason: 'already_final', detail: err.message };
+    throw err;
+  }
+}
+
+export function legacyStopFailure(reason: 'invalid_json' | 'error', detail: string): LegacyStopAnswer {
+  return { agent_id: null, finalized: false, outcome: null, reason, detail };
+}

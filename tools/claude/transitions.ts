@@ -1,0 +1,121 @@
+import type { Json, JsonObject } from '../merge-patch.js';
+import { isFinalPhase, isResumablePhase } from '../phases.js';
+import { applyFinalize, applyUpdate } from '../policy/lifecycle.js';
+import type { SessionRecord } from '../record.js';
+import { formatTimestamp } from '../time.js';
+import type { Delegation } from './payload.js';
+import { parseStatusLine, truncate, withoutStatusLine } from './status-line.js';
+
+/** Longest summary or last message kept from a subagent's final message. */
+export const MESSAGE_LIMIT = 2000;
+
+export type StartChange = 'started' | 'resumed' | 'already_executing' | 'final';
+export type StopChange = 'paused' | 'kept_paused' | 'completed' | 'failed' | 'final';
+
+/** The `claude` object of a session created for a delegation. */
+export function claudeForDelegation(d: Delegation): JsonObject {
+  const claude: JsonObject = {
+    session_id: d.claudeSession,
+    tool_use_id: d.toolUseId,
+    tool_use_ids: [d.toolUseId],
+    agent_id: null,
+    agent_ids: [],
+    transcript_path: d.transcriptPath,
+    agent_transcript_path: null,
+    cwd: d.cwd,
+  };
+  if (d.caller) claude.caller_agent_id = d.caller;
+  return claude;
+}
+
+/** A further spawn (the `brief` policy) joins an existing session. */
+export function attachSpawn(record: SessionRecord, d: Delegation): SessionRecord {
+  const claude = record.claude ?? {};
+  const spawns = Array.isArray(claude.tool_use_ids) ? claude.tool_use_ids : [];
+  return withClaude(record, {
+    session_id: d.claudeSession,
+    tool_use_id: d.toolUseId,
+    tool_use_ids: [...spawns, d.toolUseId],
+    transcript_path: d.transcriptPath,
+    cwd: d.cwd,
+  });
+}
+
+export function attachAgent(record: SessionRecord, agentId: string): SessionRecord {
+  const claude = record.claude ?? {};
+  const ids = Array.isArray(claude.agent_ids) ? claude.agent_ids : [];
+  if (claude.agent_id === agentId && ids.includes(agentId)) return record;
+  return withClaude(record, { agent_id: agentId, agent_ids: ids.includes(agentId) ? ids : [...ids, agentId] });
+}
+
+/** SubagentStart, first or continued turn: the session is executing again. */
+export function recordStart(record: SessionRecord, agentId: string, now: number): { record: SessionRecord; change: StartChange } {
+  if (isFinalPhase(record.phase) || record.finalized_at) return { record, change: 'final' };
+  const attached = attachAgent(record, agentId);
+  if (record.phase === 'executing') return { record: attached, change: 'already_executing' };
+  const change = isResumablePhase(record.phase) ? 'resumed' : 'started';
+  const event = { event: change, claude_agent_id: agentId };
+  return { record: applyUpdate(attached, { phase: 'executing', event }, now), change };
+}
+
+export interface StopFacts {
+  agentId: string;
+  message: string | null;
+  agentTranscriptPath: string | null;
+}
+
+/** SubagentStop: the status line at the end of the last message decides what the session becomes. */
+export function recordStop(record: SessionRecord, stop: StopFacts, now: number): { record: SessionRecord; change: StopChange } {
+  if (isFinalPhase(record.phase) || record.finalized_at) return { record, change: 'final' };
+  const text = stop.message ? truncate(withoutStatusLine(stop.message), MESSAGE_LIMIT) : null;
+  const noted = withClaude(attachAgent(record, stop.agentId), {
+    last_message: text,
+    ...(stop.agentTranscriptPath ? { agent_transcript_path: stop.agentTranscriptPath } : {}),
+  });
+  const { phase } = parseStatusLine(stop.message);
+  const event = { event: 'stopped', claude_agent_id: stop.agentId };
+  switch (phase) {
+    case 'approval':
+    case 'investigating':
+    case 'planning':
+      return { record: applyUpdate(noted, { phase, event }, now), change: 'paused' };
+    case 'failed':
+      return { record: applyFinalize(noted, 'failed', text, now).record, change: 'failed' };
+    case 'completed':
+    case null:
+      // Start moved the session to executing; a resumable phase now was set through the CLI this turn.
+      if (phase === null && isResumablePhase(record.phase)) return { record: touch(noted, now), change: 'kept_paused' };
+      return { record: applyFinalize(noted, 'completed', text, now).record, change: 'completed' };
+  }
+}
+
+export interface DecisionEntry {
+  policy: string;
+  decision: 'deny' | 'brief' | 'record';
+  reason: string;
+  tool_use_id: string;
+  claude_session_id: string;
+}
+
+/**
+ * A resume decision goes into the history without a phase change. `last_updated` stays: recording
+ * a decision must not extend the resume window.
+ */
+export function recordDecision(record: SessionRecord, decision: DecisionEntry, now: number): SessionRecord {
+  const entry = { from_phase: record.phase, to_phase: record.phase, timestamp: formatTimestamp(now), event: 'resume_decision', ...decision };
+  return { ...record, history: [...record.history, entry] };
+}
+
+/** True when the latest history entry is a deny: the same candidate is never denied twice in a row. */
+export function lastDecisionWasDeny(record: SessionRecord): boolean {
+  const last = record.history[record.history.length - 1];
+  return last?.event === 'resume_decision' && last.decision === 'deny';
+}
+
+function withClaude(record: SessionRecord, fields: Record<string, Json>): SessionRecord {
+  return { ...record, claude: { ...(record.claude ?? {}), ...fields } };
+}
+
+function touch(record: SessionRecord, now: number): SessionRecord {
+  return { ...record, last_updated: formatTimestamp(now) };
+}

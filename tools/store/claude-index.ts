@@ -1,0 +1,123 @@
+/**
+ * One small index file per Claude Code session: `<store>/.claude-code/<claude session id>.json`.
+ * It maps spawns (tool_use_id) and agents (agent_id) to session ids, so a hook finds its session
+ * without scanning the store: the cost depends on one conversation, not on the number of sessions.
+ * It holds nothing that the session records do not (it can be rebuilt from their `claude` objects).
+ */
+import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { SessionError, toSessionError } from '../errors.js';
+import { assertValidId } from '../ids.js';
+import { isPlainObject } from '../merge-patch.js';
+import { writeFileAtomic } from './atomic.js';
+import { withLock } from './lock.js';
+
+export const CLAUDE_DIR = '.claude-code';
+
+export interface SpawnEntry {
+  session: string;
+  agent_type: string;
+  at: string;
+  agent_id?: string;
+}
+
+/** An event of an agent not yet bound to a session, kept until the binding is known. */
+export interface BufferedEvent {
+  kind: 'start' | 'stop';
+  at: string;
+  message?: string;
+  transcript?: string;
+}
+
+export interface AgentEntry {
+  agent_type: string;
+  session?: string;
+  /** How the binding was made: `exact` from PostToolUse, `sole` from the only waiting spawn of its type. */
+  bound?: 'exact' | 'sole';
+  last?: 'start' | 'stop';
+  buffered?: BufferedEvent[];
+}
+
+export interface ClaudeIndexData {
+  spawns: Record<string, SpawnEntry>;
+  agents: Record<string, AgentEntry>;
+}
+
+export function emptyIndex(): ClaudeIndexData {
+  return { spawns: {}, agents: {} };
+}
+
+export class ClaudeIndex {
+  readonly dir: string;
+  private readonly lockTimeoutMs: number;
+
+  constructor(storeDir: string, options: { lockTimeoutMs: number }) {
+    this.dir = path.join(path.resolve(storeDir), CLAUDE_DIR);
+    this.lockTimeoutMs = options.lockTimeoutMs;
+  }
+
+  /** Lock-free read; an absent file is an empty index. */
+  async read(claudeSession: string): Promise<ClaudeIndexData> {
+    const file = this.file(claudeSession);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return emptyIndex();
+      throw toSessionError(err, `reading ${file}`);
+    }
+    return parseIndex(text, file);
+  }
+
+  /** Lock, read, apply, write, unlock; `change` returns the same object for no write. */
+  async update<T>(claudeSession: string, change: (data: ClaudeIndexData) => Promise<{ data: ClaudeIndexData; result: T }>): Promise<T> {
+    const file = this.file(claudeSession);
+    const lockPath = path.join(this.dir, '.locks', `${claudeSession}.lock`);
+    await mkdir(path.dirname(lockPath), { recursive: true }).catch((err) => {
+      throw toSessionError(err, `creating ${path.dirname(lockPath)}`);
+    });
+    return withLock(lockPath, { timeoutMs: this.lockTimeoutMs, what: `Claude Code session ${claudeSession}` }, async (check) => {
+      const current = await this.read(claudeSession);
+      const { data, result } = await change(current);
+      if (data !== current) {
+        check();
+        await writeFileAtomic(file, `${JSON.stringify(data)}\n`).catch((err) => {
+          throw toSessionError(err, `writing ${file}`);
+        });
+      }
+      return result;
+    });
+  }
+
+  /** Removes the index files of conversations untouched for longer than `olderThanMs`; returns their ids. */
+  async prune(now: number, olderThanMs: number): Promise<string[]> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    const removed: string[] = [];
+    for (const name of names.filter((n) => n.endsWith('.json'))) {
+      const file = path.join(this.dir, name);
+      const info = await stat(file).catch(() => undefined);
+      if (!info || now - info.mtimeMs <= olderThanMs) continue;
+      await unlink(file).then(() => removed.push(name.slice(0, -'.json'.length)), () => undefined);
+    }
+    return removed;
+  }
+
+  private file(claudeSession: string): string {
+    assertValidId(claudeSession, 'Claude Code session id');
+    return path.join(this.dir, `${claudeSession}.json`);
+  }
+}
+
+function parseIndex(text: string, file: string): ClaudeIndexData {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new SessionError('ECORRUPT', `${file} is not valid JSON`, { cause: err });
+  }
+  if (!isPlainObject(raw) || !isPlainObject(raw.spawns) || !isPlainObject(raw.agents)) {
+    throw new SessionError('ECORRUPT', `${file} is not a Claude Code index`);
+  }
+  return raw as unknown as ClaudeIndexData;
+}

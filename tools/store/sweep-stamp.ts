@@ -1,0 +1,32 @@
+import { mkdir, stat, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { CLAUDE_DIR } from './claude-index.js';
+import { withLock } from './lock.js';
+
+/** `<store>/.claude-code/last-sweep`: its modification time is when the last sweep was claimed. */
+export function sweepStampPath(storeDir: string): string {
+  return path.join(path.resolve(storeDir), CLAUDE_DIR, 'last-sweep');
+}
+
+/**
+ * Whether this process should sweep now: true at most once per interval across processes.
+ * The common case is one stat. A store without a stamp starts the clock instead of sweeping.
+ */
+export async function claimSweep(storeDir: string, now: number, intervalMs: number): Promise<boolean> {
+  const file = sweepStampPath(storeDir);
+  const last = await stampTime(file);
+  if (last !== undefined && now - last < intervalMs) return false;
+  await mkdir(path.dirname(file), { recursive: true });
+  return withLock(`${file}.lock`, { timeoutMs: 500, what: 'the sweep stamp' }, async () => {
+    // Checked again under the lock: another hook may have claimed it since the stat.
+    const again = await stampTime(file);
+    if (again !== undefined && now - again < intervalMs) return false;
+    await writeFile(file, `${new Date(now).toISOString()}\n`);
+    await utimes(file, now / 1000, now / 1000);
+    return again !== undefined;
+  });
+}
+
+async function stampTime(file: string): Promise<number | undefined> {
+  return stat(file).then((info) => info.mtimeMs, () => undefined);
+}
