@@ -18,6 +18,8 @@ const MAX_BUFFERED = 8;
  * (a foreground agent starts and stops before PostToolUse fires) are replayed on its session now.
  */
 export async function handleSpawned(ctx: HookContext, e: Spawned): Promise<LifecycleResult> {
+  // Lock-free first look: a spawn we never recorded costs one read and writes nothing.
+  if (!(await ctx.index.read(e.claudeSession)).spawns[e.toolUseId]) return { kind: 'ignored', why: `no delegation ${e.toolUseId} was recorded` };
   return ctx.index.update<LifecycleResult>(e.claudeSession, async (data) => {
     const spawn = data.spawns[e.toolUseId];
     if (!spawn) return { data, result: { kind: 'ignored', why: `no delegation ${e.toolUseId} was recorded` } as const };
@@ -36,6 +38,9 @@ export async function handleSpawned(ctx: HookContext, e: Spawned): Promise<Lifec
 
 /** SubagentStart: bind the agent if it is not yet (the only waiting spawn of its type), then executing. */
 export async function handleStart(ctx: HookContext, e: AgentStart): Promise<LifecycleResult> {
+  // A conversation with no recorded delegation: the agent was not spawned through pre_delegate.
+  const peek = await ctx.index.read(e.claudeSession);
+  if (Object.keys(peek.spawns).length === 0) return { kind: 'ignored', why: 'no delegation was recorded in this Claude Code session' };
   return ctx.index.update<LifecycleResult>(e.claudeSession, async (data) => {
     const event: BufferedEvent = { kind: 'start', at: formatTimestamp(ctx.sessions.now()) };
     const known = data.agents[e.agentId];
