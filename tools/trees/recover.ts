@@ -25,7 +25,14 @@ export async function recoverTrash(sessions: Sessions, options: { dryRun?: boole
       done.push({ entry, status: '?', action: 'unreadable', ids: [], detail: manifest.message });
       continue;
     }
-    if (!manifest || manifest.status === 'complete' || manifest.status === 'restored') continue;
+    if (manifest === undefined) {
+      // Killed between creating the entry and writing its manifest: nothing was moved yet.
+      const empty = (await trash.present(entry)).length === 0;
+      if (!options.dryRun && empty) await trash.withEntryLock(entry, 3000, () => trash.destroy(entry)).catch(() => undefined);
+      if (!empty) done.push({ entry, status: '?', action: 'unreadable', ids: [], detail: 'no manifest.json' });
+      continue;
+    }
+    if (manifest.status === 'complete' || manifest.status === 'restored') continue;
     const ids = await trash.present(entry);
     if (options.dryRun) {
       done.push({ entry, status: manifest.status, action: 'would roll back', ids });
