@@ -1,4 +1,4 @@
-import { claimSweep } from '../store/sweep-stamp.js';
+import { claimSweep, writeSweepReport } from '../store/sweep-stamp.js';
 import type { HookRun } from './runtime.js';
 import { sweep, type SweepReport } from './sweep.js';
 
@@ -19,7 +19,9 @@ export async function claimSweepFor(run: HookRun): Promise<boolean> {
 
 export async function runSweep(run: HookRun): Promise<SweepReport> {
   const { sessions, index } = run.context();
-  return sweep(sessions, index);
+  const report = await sweep(sessions, index);
+  await writeSweepReport(sessions.store.dir, { finished_at: new Date(sessions.now()).toISOString(), ...report });
+  return report;
 }
 
 export { HookRun } from './runtime.js';

@@ -1,5 +1,6 @@
 import { mkdir, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic } from './atomic.js';
 import { CLAUDE_DIR } from './claude-index.js';
 import { withLock } from './lock.js';
 
@@ -29,4 +30,14 @@ export async function claimSweep(storeDir: string, now: number, intervalMs: numb
 
 async function stampTime(file: string): Promise<number | undefined> {
   return stat(file).then((info) => info.mtimeMs, () => undefined);
+}
+
+/** Where the last sweep leaves its report (`--sweep` also prints it). */
+export function sweepReportPath(storeDir: string): string {
+  return path.join(path.resolve(storeDir), CLAUDE_DIR, 'last-sweep.json');
+}
+
+export async function writeSweepReport(storeDir: string, report: unknown): Promise<void> {
+  await mkdir(path.dirname(sweepReportPath(storeDir)), { recursive: true });
+  await writeFileAtomic(sweepReportPath(storeDir), `${JSON.stringify(report, null, 2)}\n`);
 }

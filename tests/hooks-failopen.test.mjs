@@ -1,0 +1,210 @@
+// The hooks fail open: whatever goes wrong, exit 0 with nothing on stdout (Claude Code proceeds as if
+// the hook were absent) and one line in <store>/.hooks.log. SubagentStop never blocks (exit 2).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { fixture, flow, hookLog, life, onlySession, pre, project, sessionIds } from './helpers/hooks.mjs';
+import { DIST, tempDir } from './helpers/run.mjs';
+
+const HOOKS = { pre, life };
+
+function assertSilent(result, what) {
+  assert.equal(result.code, 0, `${what}: exit code (stderr: ${result.stderr})`);
+  assert.equal(result.stdout, '', `${what}: stdout`);
+}
+
+const BAD_INPUTS = [
+  ['malformed JSON', '{"hook_event_name": "PreToolUse", '],
+  ['empty stdin', ''],
+  ['a JSON array', '[1, 2]'],
+  ['tool_input of the wrong type', { ...fixture('pretooluse-task'), tool_input: 'Agent please' }],
+  ['a numeric session_id', { ...fixture('pretooluse-task'), session_id: 42 }],
+  ['a prompt of the wrong type', { ...fixture('pretooluse-task'), tool_input: { description: 'x', prompt: ['a'] } }],
+  ['a hostile session_id', { ...fixture('pretooluse-task'), session_id: '../../outside' }],
+  ['a hostile tool_use_id', { ...fixture('pretooluse-task'), tool_use_id: 'toolu/../../x' }],
+  ['a hostile caller agent_id', { ...fixture('pretooluse-task'), agent_id: '../x', agent_type: 'general-purpose' }],
+  ['a hostile agent_id on SubagentStart', { ...fixture('subagentstart'), agent_id: '../x' }],
+  ['a hostile agent_id on SubagentStop', { ...fixture('subagentstop'), agent_id: '../../x' }],
+  ['a last_assistant_message of the wrong type', { ...fixture('subagentstop'), last_assistant_message: 5 }],
+  ['a hostile agentId on PostToolUse', { ...fixture('posttooluse-task'), tool_response: { agentId: '/etc/passwd' } }],
+  ['a hook_event_name of the wrong type', { ...fixture('subagentstop'), hook_event_name: 7 }],
+];
+
+test('invalid payloads: exit 0, no output, one log line, nothing written outside the store', async (t) => {
+  for (const [what, payload] of BAD_INPUTS) {
+    for (const name of ['pre', 'life']) {
+      const proj = project(t);
+      const result = await HOOKS[name](proj, payload);
+      assertSilent(result, `${name} with ${what}`);
+      assert.deepEqual(sessionIds(proj.store), [], `${name} with ${what}: no session`);
+      assert.deepEqual(readdirSync(path.dirname(proj.dir)).filter((n) => n === 'outside' || n === 'x'), []);
+      // Events a hook does not handle are ignored without a log line; everything else logs EINVALID once.
+      const event = typeof payload === 'string' ? undefined : payload.hook_event_name;
+      const handled = typeof event !== 'string' || (name === 'pre') === (event === 'PreToolUse');
+      const lines = hookLog(proj.store).split('\n').filter(Boolean);
+      assert.equal(lines.length, handled ? 1 : 0, `${name} with ${what}: ${lines}`);
+      if (handled) assert.match(lines[0], /^\S+ (pre_delegate|subagent_stop) \S+ pid=\d+ EINVALID: .+$/, `${name} with ${what}`);
+    }
+  }
+});
+
+test('stdin over the 1 MiB cap is not parsed', async (t) => {
+  const proj = project(t);
+  const huge = JSON.stringify({ ...fixture('pretooluse-task'), tool_input: { description: 'x', prompt: 'p'.repeat(1024 * 1024) } });
+  for (const run of [pre, life]) assertSilent(await run(proj, huge), 'oversized');
+  assert.deepEqual(sessionIds(proj.store), []);
+  assert.equal(hookLog(proj.store).match(/over the 1048576-byte cap/g).length, 2);
+});
+
+test('a store that is a file, a broken config file, a corrupt index or record: fail open', async (t) => {
+  const proj = project(t);
+  const file = path.join(proj.dir, 'not-a-dir');
+  writeFileSync(file, 'x');
+  for (const run of [pre, life]) assertSilent(await run(proj, flow().pre, { AGENT_SESSION_DIR: file }), 'store is a file');
+  for (const run of [pre, life]) assertSilent(await run(proj, flow().start, { AGENT_SESSION_DIR: file }), 'store is a file');
+  assert.equal(readFileSync(file, 'utf8'), 'x');
+
+  writeFileSync(path.join(proj.dir, '.claude', 'agent-session.json'), '{ not json');
+  assertSilent(await pre(proj, flow().pre), 'broken config');
+  assert.match(hookLog(proj.store), /pre_delegate PreToolUse pid=\d+ EINVALID: config file/);
+  writeFileSync(path.join(proj.dir, '.claude', 'agent-session.json'), '{"resume_policy": "sometimes"}');
+  assertSilent(await pre(proj, flow().pre), 'invalid setting');
+
+  writeFileSync(path.join(proj.dir, '.claude', 'agent-session.json'), '{}');
+  const f = flow();
+  assert.equal((await pre(proj, f.pre)).json.hookSpecificOutput.permissionDecision, 'allow');
+  const id = onlySession(proj.store).agent_id;
+  writeFileSync(path.join(proj.store, id, 'state.json'), '{"half": ');
+  assertSilent(await life(proj, f.start), 'corrupt record');
+  assert.match(hookLog(proj.store), new RegExp(`subagent_stop SubagentStart pid=\\d+ ECORRUPT: session ${id}`));
+  // A corrupt candidate is skipped: the next delegation of that type still gets a new session.
+  const next = await pre(proj, flow({ toolUseId: 'toolu_2' }).pre);
+  assert.equal(next.json.hookSpecificOutput.permissionDecision, 'allow');
+  assert.equal(sessionIds(proj.store).length, 2);
+
+  writeFileSync(path.join(proj.store, '.claude-code', 'sess-1.json'), 'garbage');
+  assertSilent(await pre(proj, flow({ toolUseId: 'toolu_3' }).pre), 'corrupt index');
+  assertSilent(await life(proj, f.stop('done')), 'corrupt index');
+  assert.match(hookLog(proj.store), /ECORRUPT: .*sess-1\.json is not valid JSON/);
+});
+
+/** Holds the lock of a Claude Code session's index from another process until released. */
+async function holdIndexLock(store, claudeSession) {
+  const lockPath = path.join(store, '.claude-code', '.locks', `${claudeSession}.lock`);
+  mkdirSync(path.dirname(lockPath), { recursive: true });
+  const lockModule = pathToFileURL(path.join(DIST, 'tools', 'store', 'lock.js')).href;
+  const code = `const { withLock } = await import(${JSON.stringify(lockModule)});
+    await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 5000, what: 'test' }, () => new Promise((resolve) => {
+      process.stdout.write('held\\n'); process.stdin.once('data', resolve);
+    }));`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
+  await new Promise((resolve, reject) => {
+    child.stdout.once('data', resolve);
+    child.once('exit', () => reject(new Error('the lock holder exited')));
+  });
+  return async () => {
+    child.stdin.end('release\n');
+    await new Promise((resolve) => child.once('exit', resolve));
+  };
+}
+
+test('lock contention: a hook that cannot get the lock in time fails open with ELOCKED', async (t) => {
+  const proj = project(t);
+  const f = flow();
+  await pre(proj, f.pre);
+  const release = await holdIndexLock(proj.store, 'sess-1');
+  try {
+    const env = { AGENT_SESSION_LOCK_TIMEOUT_MS: '200' };
+    assertSilent(await pre(proj, flow({ toolUseId: 'toolu_2' }).pre, env), 'locked pre_delegate');
+    assertSilent(await life(proj, f.start, env), 'locked subagent_stop');
+  } finally {
+    await release();
+  }
+  assert.equal(hookLog(proj.store).match(/ELOCKED/g).length, 2);
+  assert.equal(sessionIds(proj.store).length, 1);
+  assert.equal(onlySession(proj.store).phase, 'initializing');
+});
+
+test('AGENT_SESSION_DISABLE=1 exits at once; AGENT_SESSION_DEBUG=1 explains on stderr only', async (t) => {
+  const proj = project(t);
+  for (const run of [pre, life]) assertSilent(await run(proj, flow().pre, { AGENT_SESSION_DISABLE: '1' }), 'disabled');
+  assert.equal(existsSync(proj.store), false);
+
+  const debug = await pre(proj, flow().pre, { AGENT_SESSION_DEBUG: '1' });
+  assert.equal(debug.json.hookSpecificOutput.permissionDecision, 'allow');
+  assert.match(debug.stderr, /^agent-session pre_delegate: toolu_1 \(general-purpose\): created session agent-/);
+  const failing = await life(proj, '{oops', { AGENT_SESSION_DEBUG: '1' });
+  assertSilent(failing, 'debug failure');
+  assert.match(failing.stderr, /agent-session subagent_stop: failing open: EINVALID: stdin is not valid JSON/);
+});
+
+test('the hook log is bounded: past 256 KiB it moves to .hooks.log.1', async (t) => {
+  const proj = project(t);
+  mkdirSync(proj.store, { recursive: true });
+  writeFileSync(path.join(proj.store, '.hooks.log'), 'old line\n'.repeat(30_000));
+  assertSilent(await life(proj, '{oops'), 'bad payload');
+  assert.ok(statSync(path.join(proj.store, '.hooks.log.1')).size > 256 * 1024);
+  assert.equal(hookLog(proj.store).split('\n').filter(Boolean).length, 1);
+});
+
+test('the sweep marks long-silent hook sessions abandoned and runs detached at most once per interval', async (t) => {
+  const proj = project(t);
+  const { Sessions } = await import(pathToFileURL(path.join(DIST, 'tools', 'index.js')).href);
+  const past = Date.now() - 10 * 3_600_000;
+  const old = Sessions.open({ dir: proj.store, now: () => past });
+  const stale = await old.create({ agentName: 'general-purpose', claude: { session_id: 'old', agent_id: 'a0' } });
+  await old.update(stale.agent_id, { phase: 'executing' });
+  const plain = await old.create({ agentName: 'script' });
+  await old.update(plain.agent_id, { phase: 'executing' });
+
+  // A stamp one interval old: the next stop that touches the store claims the sweep and starts it detached.
+  const f = flow();
+  await pre(proj, f.pre);
+  await life(proj, f.post);
+  const stamp = path.join(proj.store, '.claude-code', 'last-sweep');
+  writeFileSync(stamp, 'x');
+  const hourAgo = (Date.now() - 3_600_000 - 1000) / 1000;
+  const { utimesSync } = await import('node:fs');
+  utimesSync(stamp, hourAgo, hourAgo);
+  const env = { AGENT_SESSION_SWEEP_INTERVAL_MINUTES: '60' };
+  assertSilent(await life(proj, f.start, env), 'start');
+  assert.ok(Date.now() - statSync(stamp).mtimeMs < 60_000, 'the stamp was renewed');
+  // The detached sweep writes its report when it is done; wait for that (bounded) before looking.
+  const report = path.join(proj.store, '.claude-code', 'last-sweep.json');
+  const deadline = Date.now() + 20_000;
+  while (!existsSync(report) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual(JSON.parse(readFileSync(report, 'utf8')).abandoned, [stale.agent_id]);
+  const phaseOf = (id) => JSON.parse(readFileSync(path.join(proj.store, id, 'state.json'), 'utf8')).phase;
+  assert.equal(phaseOf(stale.agent_id), 'abandoned');
+  assert.equal(phaseOf(plain.agent_id), 'executing', 'only sessions the hooks created are judged by the hook sweep');
+  // Within the interval, a stop does not claim it again.
+  const mtime = statSync(stamp).mtimeMs;
+  assertSilent(await life(proj, f.stop('done'), env), 'stop');
+  assert.equal(statSync(stamp).mtimeMs, mtime);
+  assert.equal(onlySessionOf(proj, 'general-purpose', stale.agent_id).phase, 'completed');
+});
+
+function onlySessionOf(proj, agentName, except) {
+  const ids = sessionIds(proj.store).filter((id) => id !== except);
+  const records = ids.map((id) => JSON.parse(readFileSync(path.join(proj.store, id, 'state.json'), 'utf8'))).filter((r) => r.agent_name === agentName);
+  assert.equal(records.length, 1);
+  return records[0];
+}
+
+test('the sweep can be run by hand: --sweep prints its report', async (t) => {
+  const dir = tempDir(t);
+  const store = path.join(dir, 'store');
+  const { Sessions } = await import(pathToFileURL(path.join(DIST, 'tools', 'index.js')).href);
+  const old = Sessions.open({ dir: store, now: () => Date.now() - 5 * 3_600_000 });
+  const s = await old.create({ agentName: 'general-purpose', claude: { session_id: 'old' } });
+  const { runNode, cleanEnv, SUBAGENT_STOP } = await import('./helpers/run.mjs');
+  const result = await runNode(SUBAGENT_STOP, ['--sweep'], { cwd: dir, env: cleanEnv({ AGENT_SESSION_DIR: store }) });
+  assert.equal(result.code, 0, result.stderr);
+  const report = JSON.parse(result.stdout);
+  assert.deepEqual(report.abandoned, [s.agent_id]);
+  const withLongerLimit = await runNode(SUBAGENT_STOP, ['--sweep'], { cwd: dir, env: cleanEnv({ AGENT_SESSION_DIR: store, AGENT_SESSION_ABANDON_AFTER_HOURS: '6' }) });
+  assert.deepEqual(JSON.parse(withLongerLimit.stdout).abandoned, []);
+});
