@@ -6,7 +6,8 @@
  *   .quarantine/<id>-<UTC yyyymmdd-hhmmss>-<4 hex>/   a corrupt session directory, moved aside unchanged
  */
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { lstatSync, readdirSync, type Stats } from 'node:fs';
+import { lstat, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
@@ -25,20 +26,38 @@ export interface StrayFile {
 /** Temp files in session directories, stale lock directories and leftovers of `.removing/`. */
 export async function findStrays(storeDir: string, ids: string[], now: number, minAgeMs: number): Promise<StrayFile[]> {
   const found: StrayFile[] = [];
-  const consider = async (file: string, kind: StrayFile['kind']) => {
-    const info = await lstat(file).catch(() => undefined);
+  const consider = (file: string, kind: StrayFile['kind']) => {
+    const info = lstatIfAny(file);
     if (info && now - info.mtimeMs > minAgeMs) found.push({ path: file, kind, age_ms: Math.round(now - info.mtimeMs) });
   };
+  // Synchronous on purpose: one directory per session, and one thread-pool round trip per readdir
+  // made this most of a cleanup dry run's time.
   for (const id of ids) {
-    for (const name of await names(path.join(storeDir, id))) {
-      if (name.startsWith('state.json.') && name.endsWith(TEMP_SUFFIX)) await consider(path.join(storeDir, id, name), 'temp');
+    for (const name of namesSync(path.join(storeDir, id))) {
+      if (name.startsWith('state.json.') && name.endsWith(TEMP_SUFFIX)) consider(path.join(storeDir, id, name), 'temp');
     }
   }
-  for (const name of await names(path.join(storeDir, '.locks'))) {
-    if (name.endsWith('.lock')) await consider(path.join(storeDir, '.locks', name), 'lock');
+  for (const name of namesSync(path.join(storeDir, '.locks'))) {
+    if (name.endsWith('.lock')) consider(path.join(storeDir, '.locks', name), 'lock');
   }
-  for (const name of await names(path.join(storeDir, REMOVING_DIR))) await consider(path.join(storeDir, REMOVING_DIR, name), 'removing');
+  for (const name of namesSync(path.join(storeDir, REMOVING_DIR))) consider(path.join(storeDir, REMOVING_DIR, name), 'removing');
   return found;
+}
+
+function namesSync(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function lstatIfAny(file: string): Stats | undefined {
+  try {
+    return lstatSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Removes a stray if it is still as old as when it was found (a lock refreshed since is left alone). */
@@ -67,10 +86,3 @@ export async function quarantineSession(storeDir: string, id: string, now: numbe
   return target;
 }
 
-async function names(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir);
-  } catch {
-    return [];
-  }
-}
