@@ -8,7 +8,7 @@ import type { PreDelegateOutcome } from '../tools/claude/pre-delegate.js';
 if (process.env.AGENT_SESSION_DISABLE !== '1') {
   const { HookRun, readStdin, runPreDelegate } = await import('../tools/claude/pre-delegate.js');
   const run = new HookRun('pre_delegate', process.env, process.cwd());
-  const output = await readStdin(process.stdin)
+  const output = await readStdin(() => process.stdin)
     .then((stdin) => runPreDelegate(run, stdin))
     .then(toProtocol)
     .catch(async (err) => {

@@ -19,7 +19,7 @@ if (process.argv.includes('--sweep')) {
   // The kill switch is checked before the library is even evaluated (it is imported lazily).
   const { HookRun, readStdin, runLifecycle, claimSweepFor } = await import('../tools/claude/lifecycle.js');
   const run = new HookRun('subagent_stop', process.env, process.cwd());
-  const outcome = await readStdin(process.stdin)
+  const outcome = await readStdin(() => process.stdin)
     .then((stdin) => runLifecycle(run, stdin))
     .catch(async (err) => {
       await run.problem(err);

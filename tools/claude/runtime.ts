@@ -4,18 +4,22 @@ import { ClaudeIndex } from '../store/claude-index.js';
 import { appendHookLog } from '../store/hook-log.js';
 import { fileExists } from '../store/paths.js';
 import { resolveStoreDir } from '../store/project.js';
+import { readStdinSync, type StdinResult } from '../store/stdin.js';
 import type { HookContext } from './context.js';
+
+export type { StdinResult };
 
 /** Hook payloads are a few KiB; anything over 1 MiB is not one of them and is not parsed. */
 export const STDIN_MAX_BYTES = 1024 * 1024;
 
-export type StdinResult = { ok: true; text: string } | { ok: false; bytes: number };
-
-/** Reads the stream to its end, giving up (without buffering more) once it passes `max` bytes. */
-export async function readStdin(stream: AsyncIterable<Buffer | string>, max: number = STDIN_MAX_BYTES): Promise<StdinResult> {
+/** Reads stdin to its end, giving up (without buffering more) once it passes `max` bytes. */
+export async function readStdin(stream: () => AsyncIterable<Buffer | string>, max: number = STDIN_MAX_BYTES): Promise<StdinResult> {
+  // `process.stdin` is only touched (and Node's stream machinery loaded) when plain reads cannot be used.
+  const direct = readStdinSync(max);
+  if (direct) return direct;
   const chunks: Buffer[] = [];
   let bytes = 0;
-  for await (const chunk of stream) {
+  for await (const chunk of stream()) {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     bytes += buffer.length;
     if (bytes > max) return { ok: false, bytes };

@@ -1,0 +1,30 @@
+import { readSync } from 'node:fs';
+
+export type StdinResult = { ok: true; text: string } | { ok: false; bytes: number };
+
+/**
+ * Reads fd 0 to its end with plain reads, giving up once past `max` bytes. Cheaper at start-up than
+ * `process.stdin`, which loads Node's stream machinery. Undefined when stdin is non-blocking (EAGAIN):
+ * the caller then reads the stream instead.
+ */
+export function readStdinSync(max: number): StdinResult | undefined {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    let n: number;
+    try {
+      n = readSync(0, chunk, 0, chunk.length, null);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EOF') break;
+      if (code === 'EAGAIN' && bytes === 0) return undefined;
+      throw err;
+    }
+    if (n === 0) break;
+    bytes += n;
+    if (bytes > max) return { ok: false, bytes };
+    chunks.push(chunk.subarray(0, n));
+  }
+  return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
+}
