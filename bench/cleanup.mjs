@@ -1,5 +1,146 @@
+// Issue 4: cleanup (--dry-run and real) and tree over stores of trees of depth 4 at 1,000 and 10,000
+// sessions, and delete of a 1,000-session subtree; all as whole CLI processes.
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { loadSerializer, writeStore } from './lib/fixtures.mjs';
+import { interleave, median, round, runProcess, target } from './lib/measure.mjs';
+
 export const name = 'cleanup';
-export const title = 'Issue 4: cleanup';
-export async function run() {
-  return { skipped: 'placeholder' };
+export const title = 'Issue 4: cleanup, tree and delete over trees of depth 4 (whole processes)';
+
+const BARE = new URL('./lib/read-parse.mjs', import.meta.url).pathname;
+const HOUR = 3_600_000;
+
+export async function run({ dist, cli, tmp, quick, env }) {
+  const missing = await whatIsMissing(dist, cli, env);
+  if (missing) return { skipped: missing };
+  const lib = await import(pathToFileURL(path.join(dist, 'tools', 'index.js')).href);
+  const serialize = await loadSerializer(dist);
+  const notes = [];
+  const make = async (dir, parts) => {
+    for (const part of parts) writeStore(serialize, dir, part.count, { shape: 'trees', index: true, ...part });
+    notes.push(...(await checkIndex(lib, dir)));
+  };
+  const cli$ = (args, options) => runProcess([cli, ...args], { env, ...options });
+  const figures = [];
+  const targets = [];
+
+  const empty = path.join(tmp, 'empty');
+  mkdirSync(empty);
+  const fixed = await interleave(
+    {
+      dry: () => cli$(['cleanup', '--dry-run', '--json', '--dir', empty]).ms,
+      tree: () => cli$(['tree', '--json', '--dir', empty]).ms,
+      bare: () => runProcess([BARE, empty], { env }).ms,
+    },
+    { runs: quick ? 5 : 11 },
+  );
+  figures.push(
+    { label: 'cleanup --dry-run, empty store (start-up)', value: round(fixed.dry, 1), unit: 'ms' },
+    { label: 'tree, empty store (start-up)', value: round(fixed.tree, 1), unit: 'ms' },
+  );
+
+  const perSession = { dry: {}, tree: {}, real: {} };
+  for (const size of [1000, 10_000]) {
+    const dir = path.join(tmp, `trees-${size}`);
+    await make(dir, [{ count: size, prefix: 's' }]);
+    const dryReport = JSON.parse(cli$(['cleanup', '--dry-run', '--json', '--dir', dir]).stdout);
+    const rows = JSON.parse(cli$(['tree', '--json', '--dir', dir]).stdout).sessions;
+    if (dryReport.scanned !== size || rows.length !== size) throw new Error(`store of ${size}: dry run scanned ${dryReport.scanned}, tree showed ${rows.length}`);
+    const runs = quick ? 3 : size >= 10_000 ? 7 : 11;
+    const m = await interleave(
+      {
+        dry: () => cli$(['cleanup', '--dry-run', '--json', '--dir', dir]).ms,
+        tree: () => cli$(['tree', '--json', '--dir', dir]).ms,
+        bare: () => runProcess([BARE, dir], { env }).ms,
+      },
+      { runs },
+    );
+    perSession.dry[size] = ((m.dry - fixed.dry) / size) * 1000;
+    perSession.tree[size] = ((m.tree - fixed.tree) / size) * 1000;
+    figures.push(
+      { label: `bare read+parse, ${size} sessions`, value: round(m.bare, 1), unit: 'ms' },
+      { label: `cleanup --dry-run, ${size} sessions (${dryReport.purged.length} to purge)`, value: round(m.dry, 1), unit: 'ms' },
+      { label: `cleanup --dry-run / bare at ${size}`, value: round(m.dry / m.bare, 3), unit: '×' },
+      { label: `tree --json, ${size} sessions`, value: round(m.tree, 1), unit: 'ms' },
+    );
+    if (size === 10_000) targets.push(target('cleanup --dry-run / bare read+parse at 10,000 sessions', m.dry / m.bare, 2));
+
+    // Real cleanup changes the store: each run gets a fresh copy (the copy is not timed).
+    const realRuns = quick ? 1 : size >= 10_000 ? 3 : 5;
+    const times = [];
+    let purged;
+    for (let i = 0; i < realRuns; i++) {
+      const copy = `${dir}-copy`;
+      copyStore(dir, copy);
+      const result = cli$(['cleanup', '--json', '--dir', copy]);
+      times.push(result.ms);
+      purged = JSON.parse(result.stdout).purged.length;
+      rmSync(copy, { recursive: true, force: true });
+    }
+    // A few sessions cross the 24 h cutoff between the dry run and the real runs: counts may differ slightly.
+    if (Math.abs(purged - dryReport.purged.length) > size / 100) notes.push(`real cleanup at ${size} purged ${purged}, the dry run said ${dryReport.purged.length}`);
+    perSession.real[size] = median(times) / purged;
+    figures.push(
+      { label: `cleanup (real, to the trash), ${size} sessions, ${purged} purged`, value: round(median(times), 1), unit: 'ms' },
+      { label: `cleanup (real) per purged session at ${size}`, value: round(perSession.real[size] * 1000, 1), unit: 'µs' },
+    );
+    rmSync(dir, { recursive: true, force: true });
+  }
+  for (const [key, what] of [['dry', 'cleanup --dry-run'], ['tree', 'tree'], ['real', 'cleanup (real)']]) {
+    const growth = perSession[key][10_000] / perSession[key][1000];
+    if (key !== 'real') figures.push({ label: `${what} per-session cost at 1,000 / 10,000 (minus start-up)`, value: `${round(perSession[key][1000], 1)} / ${round(perSession[key][10_000], 1)}`, unit: 'µs' });
+    targets.push(target(`${what}: per-session cost 10,000 / 1,000 (linear growth)`, growth, 1.3));
+  }
+
+  // Delete: a 1,000-session tree (1 + 9 + 90 + 900, finished hours ago) in a store of 10,000.
+  const dir = path.join(tmp, 'delete');
+  const recentDone = (i) => ({ phase: 'completed', ageHours: 2 + (i % 1000) / 100 });
+  await make(dir, [{ count: 9000, prefix: 's' }, { count: 1000, prefix: 'd', branching: [9, 10, 10], kind: recentDone }]);
+  const root = JSON.parse(cli$(['tree', '--json', '--dir', dir]).stdout).sessions.find((r) => r.depth === 0 && r.agent_id.includes('-d'))?.agent_id;
+  const preview = JSON.parse(cli$(['delete', root, '--dry-run', '--json', '--dir', dir]).stdout);
+  if (preview.total !== 1000 || preview.blocked.length > 0) throw new Error(`delete preview: ${preview.total} sessions, ${preview.blocked.length} blocked`);
+  const dryDelete = (await interleave({ dry: () => cli$(['delete', root, '--dry-run', '--json', '--dir', dir]).ms }, { runs: quick ? 3 : 7 })).dry;
+  const deleteTimes = [];
+  for (let i = 0; i < (quick ? 1 : 3); i++) {
+    const copy = `${dir}-copy`;
+    copyStore(dir, copy);
+    const { ms, stdout } = cli$(['delete', root, '--json', '--dir', copy]);
+    const removed = JSON.parse(stdout).total;
+    if (removed !== 1000) throw new Error(`delete removed ${removed} sessions`);
+    deleteTimes.push(ms);
+    rmSync(copy, { recursive: true, force: true });
+  }
+  figures.push(
+    { label: 'delete --dry-run of a 1,000-session subtree (store of 10,000)', value: round(dryDelete, 1), unit: 'ms' },
+    { label: 'delete of a 1,000-session subtree, to the trash (store of 10,000)', value: round(median(deleteTimes), 1), unit: 'ms' },
+  );
+  return { figures, targets, notes };
+}
+
+/** Which of the issue-4 pieces this build lacks, or undefined when all are there. */
+async function whatIsMissing(dist, cli, env) {
+  const help = runProcess([cli, '--help'], { env, expectCode: undefined }).stdout;
+  const commands = ['cleanup', 'tree', 'delete'].filter((c) => !new RegExp(`agent-session ${c}\\b`).test(help));
+  if (commands.length) return `the CLI has no ${commands.join(', ')} command(s)`;
+  const lib = await import(pathToFileURL(path.join(dist, 'tools', 'index.js')).href);
+  if (typeof lib.checkIndex !== 'function' || typeof lib.rebuildIndex !== 'function') return 'the library has no checkIndex/rebuildIndex';
+  return undefined;
+}
+
+/** The fixture writes the children index itself; if the library disagrees, it rebuilds it. */
+async function checkIndex(lib, dir) {
+  const sessions = lib.Sessions.open({ dir, cwd: dir, env: {} });
+  const check = await lib.checkIndex(sessions);
+  if (check.missing.length + check.stale.length + check.unindexed.length === 0) return [];
+  await lib.rebuildIndex(sessions);
+  return [`the fixture's children index did not match the library's (${check.missing.length} missing, ${check.stale.length} stale, ${check.unindexed.length} unindexed): rebuilt with rebuildIndex`];
+}
+
+function copyStore(from, to) {
+  rmSync(to, { recursive: true, force: true });
+  const result = spawnSync('cp', ['-a', from, to]);
+  if (result.status !== 0) cpSync(from, to, { recursive: true });
 }

@@ -1,5 +1,105 @@
+// Issue 3: the two hooks as whole processes, on real payloads, with a store of 10,000 sessions,
+// against `node -e ''`: median wall time and peak memory, hook and baseline runs interleaved.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadSerializer, writeStore } from './lib/fixtures.mjs';
+import { interleave, peakRss, round, rssMethod, runProcess, target } from './lib/measure.mjs';
+
 export const name = 'hooks';
-export const title = 'Issue 3: hooks as whole processes';
-export async function run() {
-  return { skipped: 'placeholder' };
+export const title = 'Issue 3: hooks as whole processes (store of 10,000 sessions)';
+
+const FIXTURES = '/work/shared/claude-code/fixtures';
+const STORE_SIZE = 10_000;
+
+export async function run({ dist, tmp, quick, env, root }) {
+  const preDelegate = path.join(dist, 'hooks', 'pre_delegate.js');
+  const subagentStop = path.join(dist, 'hooks', 'subagent_stop.js');
+  const missing = [preDelegate, subagentStop].filter((f) => !existsSync(f)).map((f) => path.relative(root, f));
+  if (missing.length) return { skipped: `no ${missing.join(', ')} in the build` };
+  const payloads = loadPayloads(root);
+  if (!payloads) return { skipped: `no PreToolUse/SubagentStart/SubagentStop fixtures in tests/fixtures or ${FIXTURES}` };
+
+  // A project whose store (<project>/.claude/session) holds 10,000 sessions, as Claude Code runs hooks: cwd and CLAUDE_PROJECT_DIR.
+  const project = path.join(tmp, 'project');
+  const store = path.join(project, '.claude', 'session');
+  writeStore(await loadSerializer(dist), store, STORE_SIZE, { shape: 'trees', index: true });
+  const transcript = path.join(project, 'transcript.jsonl');
+  writeFileSync(transcript, '{}\n');
+  const hookEnv = { ...env, CLAUDE_PROJECT_DIR: project, CLAUDECODE: '1' };
+  const hook = (script, payload) => ({ args: [script], options: { env: hookEnv, cwd: project, input: JSON.stringify(payload) } });
+  const fill = (payload, fields) => ({ ...payload, cwd: project, transcript_path: transcript, ...fields });
+
+  // pre_delegate: each run is a new delegation (its own tool_use_id) in one Claude Code session.
+  const pre = (round) => hook(preDelegate, fill(payloads.pre, { session_id: 'bench-pre', tool_use_id: `toolu_bench_pre_${round}_${Math.random().toString(36).slice(2)}` }));
+  // subagent_stop: each run stops an agent whose delegation and start went through the hooks first (untimed).
+  let flows = 0;
+  const stop = () => {
+    const n = ++flows;
+    const agentId = `a${n.toString(16).padStart(16, '0')}`;
+    const sessionId = 'bench-stop';
+    const spawn = hook(preDelegate, fill(payloads.pre, { session_id: sessionId, tool_use_id: `toolu_bench_stop_${n}` }));
+    runProcess(spawn.args, spawn.options);
+    const start = hook(subagentStop, fill(payloads.start, { session_id: sessionId, agent_id: agentId }));
+    runProcess(start.args, start.options);
+    return hook(subagentStop, fill(payloads.stop, { session_id: sessionId, agent_id: agentId }));
+  };
+  const bare = () => ({ args: ['-e', ''], options: { env, cwd: project, input: JSON.stringify(payloads.pre) } });
+  verify({ pre, stop, hookEnv, project, dist });
+
+  const runs = quick ? 7 : 21;
+  const timed = (make) => (round) => {
+    const { args, options } = make(round);
+    return runProcess(args, options).ms;
+  };
+  const time = await interleave({ pre: timed(pre), stop: timed(stop), bare: timed(bare) }, { runs, warmup: 2 });
+  const measured = (make) => (round) => {
+    const { args, options } = make(round);
+    return peakRss(args, options);
+  };
+  const rss = await interleave({ pre: measured(pre), stop: measured(stop), bare: measured(bare) }, { runs: quick ? 5 : 11 });
+
+  return {
+    figures: [
+      { label: "node -e '' (median)", value: round(time.bare, 1), unit: 'ms' },
+      { label: 'pre_delegate, PreToolUse(Agent) creating a session (median)', value: round(time.pre, 1), unit: 'ms' },
+      { label: 'subagent_stop, SubagentStop finalizing a session (median)', value: round(time.stop, 1), unit: 'ms' },
+      { label: `node -e '' peak RSS (median, ${rssMethod()})`, value: rss.bare, unit: 'KiB' },
+      { label: 'pre_delegate peak RSS (median)', value: rss.pre, unit: 'KiB' },
+      { label: 'subagent_stop peak RSS (median)', value: rss.stop, unit: 'KiB' },
+    ],
+    targets: [
+      target("pre_delegate time / node -e ''", time.pre / time.bare, 1.15),
+      target("subagent_stop time / node -e ''", time.stop / time.bare, 1.15),
+      target("pre_delegate peak RSS / node -e ''", rss.pre / rss.bare, 1.25),
+      target("subagent_stop peak RSS / node -e ''", rss.stop / rss.bare, 1.25),
+    ],
+    notes: [`store: ${STORE_SIZE} sessions; ${flows} stop flows (delegation + start untimed, stop timed)`],
+  };
+}
+
+/** Real payloads: the copies in tests/fixtures when present, else the shared captures. */
+function loadPayloads(root) {
+  const read = (file) => {
+    for (const dir of [path.join(root, 'tests', 'fixtures'), FIXTURES]) {
+      const candidate = path.join(dir, file);
+      if (existsSync(candidate)) return JSON.parse(readFileSync(candidate, 'utf8'));
+    }
+    return undefined;
+  };
+  const payloads = { pre: read('pretooluse-task.json'), start: read('subagentstart.json'), stop: read('subagentstop.json') };
+  return Object.values(payloads).every(Boolean) ? payloads : undefined;
+}
+
+/** Once, untimed: a delegation creates a session, and a stop after its start finalizes that session. */
+function verify({ pre, stop, hookEnv, project, dist }) {
+  const first = pre('check');
+  const answer = JSON.parse(runProcess(first.args, first.options).stdout || 'null');
+  const reason = answer?.hookSpecificOutput?.permissionDecisionReason ?? '';
+  if (!/session agent-/.test(reason)) throw new Error(`pre_delegate did not create a session: ${JSON.stringify(answer)}`);
+  const flow = stop();
+  runProcess(flow.args, flow.options);
+  const cli = path.join(dist, 'bin', 'agent-session.js');
+  const listing = JSON.parse(runProcess([cli, 'list', '--json', '--phase', 'completed', '--agent', 'general-purpose', '--limit', '1'], { env: hookEnv, cwd: project }).stdout);
+  const newest = listing.sessions[0];
+  if (!newest || Date.now() - Date.parse(newest.last_updated) > 60_000) throw new Error('subagent_stop did not finalize the session its start had bound');
 }

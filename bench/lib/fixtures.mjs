@@ -16,16 +16,20 @@ export async function loadSerializer(dist) {
 
 /**
  * Writes `count` sessions into `dir` and returns their ids. Shape `flat`: all roots. Shape `trees`:
- * trees of depth 4 (levels 0-3) with `branching` children per node. `kind(i, depth)` may pick
+ * trees of depth 4 (levels 0-3) with `branching` children per node (or `branching[depth]`, e.g.
+ * [9, 10, 10] for one tree of 1 + 9 + 90 + 900 = 1,000). `kind(i, depth)` may pick
  * {phase, ageHours}; by default a deterministic mix of phases and ages spread over three days.
  */
-export function writeStore(serialize, dir, count, { now = Date.now(), shape = 'flat', branching = 3, kind = defaultKind, prefix = 's' } = {}) {
+export function writeStore(serialize, dir, count, { now = Date.now(), shape = 'flat', branching = 3, kind = defaultKind, prefix = 's', index = false } = {}) {
   mkdirSync(dir, { recursive: true });
+  if (index) mkdirSync(path.join(dir, '.index', 'ids'), { recursive: true });
+  if (index) mkdirSync(path.join(dir, '.index', 'children'), { recursive: true });
   const ids = [];
   const put = (parent, depth) => {
     const i = ids.length;
     const { phase, ageHours } = kind(i, depth);
     const record = makeRecord({ i, prefix, parent, phase, updated: now - ageHours * HOUR });
+    if (index) writeIndexMarkers(dir, parent, record.agent_id);
     mkdirSync(path.join(dir, record.agent_id));
     writeFileSync(path.join(dir, record.agent_id, 'state.json'), serialize(record));
     ids.push(record.agent_id);
@@ -33,13 +37,27 @@ export function writeStore(serialize, dir, count, { now = Date.now(), shape = 'f
   };
   const grow = (parent, depth) => {
     const id = put(parent, depth);
-    if (depth < 3) for (let c = 0; c < branching && ids.length < count; c++) grow(id, depth + 1);
+    const fanOut = Array.isArray(branching) ? branching[depth] ?? 0 : depth < 3 ? branching : 0;
+    for (let c = 0; c < fanOut && ids.length < count; c++) grow(id, depth + 1);
   };
   while (ids.length < count) {
     if (shape === 'trees') grow(null, 0);
     else put(null, 0);
   }
   return ids;
+}
+
+/**
+ * The children index as the store keeps it (tools/store/children-index.ts): an empty file
+ * .index/children/<parent>/<child> per link and .index/ids/<id> per indexed session. The bench checks
+ * the result with the library's checkIndex and rebuilds it through the library if the layout has changed.
+ */
+function writeIndexMarkers(dir, parent, id) {
+  if (parent) {
+    mkdirSync(path.join(dir, '.index', 'children', parent), { recursive: true });
+    writeFileSync(path.join(dir, '.index', 'children', parent, id), '');
+  }
+  writeFileSync(path.join(dir, '.index', 'ids', id), '');
 }
 
 /** Two thirds older than a day (cleanup material); a mix of final, paused and running phases. */
