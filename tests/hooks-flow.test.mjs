@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fixture, flow, life, onlySession, pre, project, readSession, sessionIds } from './helpers/hooks.mjs';
-import { runCli, tempDir } from './helpers/run.mjs';
+import { loadLibrary, runCli, tempDir } from './helpers/run.mjs';
 
 /** One delegation run to its end; `message` is the subagent's final message. Returns the session. */
 async function delegate(proj, f, message, { env, transcript } = {}) {
@@ -249,4 +249,37 @@ test('internal stops (empty agent_type) and the footer switch', async (t) => {
   const internal = await life(proj, { ...f.stop('compacted'), agent_type: '' });
   assert.deepEqual([internal.code, internal.stdout], [0, '']);
   assert.equal(onlySession(proj.store).phase, 'executing');
+});
+
+test('the same PreToolUse twice (hook installed twice) gets the same answer and one session', async (t) => {
+  const proj = project(t);
+  const f = flow();
+  const first = await pre(proj, f.pre);
+  const second = await pre(proj, f.pre);
+  assert.equal(second.stdout, first.stdout);
+  assert.equal(sessionIds(proj.store).length, 1);
+  await life(proj, f.post);
+  await life(proj, f.start);
+  await life(proj, f.stop('session-phase: approval', { agent_transcript_path: transcriptFile(t) }));
+  const next = flow({ toolUseId: 'toolu_2', agentId: 'a2' }).pre;
+  const deny = await pre(proj, next);
+  assert.equal(deny.json.hookSpecificOutput.permissionDecision, 'deny');
+  assert.equal((await pre(proj, next)).stdout, deny.stdout, 'a repeat is not "the second attempt"');
+  assert.deepEqual(onlySession(proj.store).history.filter((h) => h.event === 'resume_decision').map((h) => h.decision), ['deny']);
+});
+
+test('a lost index is rebuilt from the records: the next stop still finds its session', async (t) => {
+  const proj = project(t);
+  const f = flow();
+  await pre(proj, f.pre);
+  await life(proj, f.post);
+  await life(proj, f.start);
+  const { rmSync } = await import('node:fs');
+  rmSync(path.join(proj.store, '.claude-code', 'sess-1.json'));
+  await life(proj, f.stop('lost?'));
+  assert.equal(onlySession(proj.store).phase, 'executing', 'without the index the stop cannot be placed');
+  const { Sessions, rebuildClaudeIndexes } = await loadLibrary();
+  assert.deepEqual(await rebuildClaudeIndexes(Sessions.open({ dir: proj.store })), ['sess-1']);
+  await life(proj, f.stop('found.'));
+  assert.deepEqual([onlySession(proj.store).phase, onlySession(proj.store).summary], ['completed', 'found.']);
 });

@@ -23,25 +23,64 @@ export type DelegationResult =
  */
 export async function handleDelegation(ctx: HookContext, d: Delegation): Promise<DelegationResult> {
   return ctx.index.update<DelegationResult>(d.claudeSession, async (data) => {
+    // The same PreToolUse twice (the hook installed both for the user and the project): the same answer.
+    const answered = data.answers?.[d.toolUseId];
+    if (answered) return { data, result: await answerAgain(ctx, d, answered) };
     const known = data.spawns[d.toolUseId];
     if (known) return { data, result: { kind: 'repeated', session: known.session } as const };
-    const candidate = await findCandidate(ctx, d, data);
-    const plan = candidate ? planDelegation({ candidate, policy: ctx.sessions.settings.resumePolicy, claudeSession: d.claudeSession, transcriptExists: ctx.transcriptExists }) : undefined;
-    if (candidate && plan) {
-      await record(ctx, candidate.agent_id, d, plan);
-      if (plan.action === 'continue') {
-        return { data, result: { kind: 'deny', session: candidate.agent_id, agentId: plan.agentId, reason: continueReason(candidate, plan.agentId) } as const };
-      }
-      if (plan.action === 'brief') {
-        await changeSession(ctx, candidate.agent_id, 'hook.attach', (r) => ({ record: attachSpawn(r, d), result: null }));
-        const prompt = appendFooter(`${buildResumeBrief(candidate)}\n\n${d.prompt}`, buildFooter(candidate.agent_id));
-        return { data: withSpawn(data, d, candidate.agent_id, ctx.sessions.now()), result: { kind: 'brief', session: candidate.agent_id, input: { ...d.input, prompt }, reason: plan.reason } as const };
-      }
-    }
-    const session = await createSession(ctx, d, data);
-    const input = ctx.sessions.settings.promptFooter ? { ...d.input, prompt: appendFooter(d.prompt, buildFooter(session)) } : null;
-    return { data: withSpawn(data, d, session, ctx.sessions.now()), result: { kind: 'created', session, input } as const };
+    const { data: next, result } = await decide(ctx, d, data);
+    return { data: remember(next, d.toolUseId, result), result };
   });
+}
+
+async function decide(ctx: HookContext, d: Delegation, data: ClaudeIndexData): Promise<{ data: ClaudeIndexData; result: DelegationResult }> {
+  const candidate = await findCandidate(ctx, d, data);
+  const plan = candidate ? planDelegation({ candidate, policy: ctx.sessions.settings.resumePolicy, claudeSession: d.claudeSession, transcriptExists: ctx.transcriptExists }) : undefined;
+  if (candidate && plan) {
+    await record(ctx, candidate.agent_id, d, plan);
+    if (plan.action === 'continue') {
+      return { data, result: { kind: 'deny', session: candidate.agent_id, agentId: plan.agentId, reason: continueReason(candidate, plan.agentId) } as const };
+    }
+    if (plan.action === 'brief') {
+      await changeSession(ctx, candidate.agent_id, 'hook.attach', (r) => ({ record: attachSpawn(r, d), result: null }));
+      const prompt = appendFooter(`${buildResumeBrief(candidate)}\n\n${d.prompt}`, buildFooter(candidate.agent_id));
+      return { data: withSpawn(data, d, candidate.agent_id, ctx.sessions.now()), result: { kind: 'brief', session: candidate.agent_id, input: { ...d.input, prompt }, reason: plan.reason } as const };
+    }
+  }
+  const session = await createSession(ctx, d, data);
+  return { data: withSpawn(data, d, session, ctx.sessions.now()), result: { kind: 'created', session, input: footed(ctx, d, session) } as const };
+}
+
+/** Answers are kept for the latest delegations only, so the index stays small. */
+const ANSWERS_KEPT = 16;
+
+/** Kept without the rewritten prompt (it can be long); `answerAgain` rebuilds it. */
+function remember(data: ClaudeIndexData, toolUseId: string, result: DelegationResult): ClaudeIndexData {
+  const { input: _input, ...compact } = result as DelegationResult & { input?: unknown };
+  const answers = Object.entries({ ...(data.answers ?? {}), [toolUseId]: compact as JsonObject }).slice(-ANSWERS_KEPT);
+  return { ...data, answers: Object.fromEntries(answers) };
+}
+
+async function answerAgain(ctx: HookContext, d: Delegation, answer: JsonObject): Promise<DelegationResult> {
+  const session = String(answer.session);
+  switch (answer.kind) {
+    case 'deny':
+      return { kind: 'deny', session, agentId: String(answer.agentId), reason: String(answer.reason) };
+    case 'brief': {
+      const record = await readOrNothing(ctx, session);
+      if (!record) return { kind: 'repeated', session };
+      const prompt = appendFooter(`${buildResumeBrief(record)}\n\n${d.prompt}`, buildFooter(session));
+      return { kind: 'brief', session, input: { ...d.input, prompt }, reason: String(answer.reason) };
+    }
+    case 'created':
+      return { kind: 'created', session, input: footed(ctx, d, session) };
+    default:
+      return { kind: 'repeated', session };
+  }
+}
+
+function footed(ctx: HookContext, d: Delegation, session: string): JsonObject | null {
+  return ctx.sessions.settings.promptFooter ? { ...d.input, prompt: appendFooter(d.prompt, buildFooter(session)) } : null;
 }
 
 /** Sessions the prompt names explicitly; otherwise this conversation's sessions of the same agent type. */

@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
-import { isPlainObject } from '../merge-patch.js';
+import { isPlainObject, type JsonObject } from '../merge-patch.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
 
@@ -41,6 +41,8 @@ export interface AgentEntry {
 export interface ClaudeIndexData {
   spawns: Record<string, SpawnEntry>;
   agents: Record<string, AgentEntry>;
+  /** pre_delegate's latest answers by tool_use_id, so a repeated PreToolUse gets the same one. */
+  answers?: Record<string, JsonObject>;
 }
 
 export function emptyIndex(): ClaudeIndexData {
