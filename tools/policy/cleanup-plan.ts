@@ -74,7 +74,8 @@ export function planCleanup(records: SessionRecord[], unreadable: string[], now:
   const present = new Set([...byId.keys(), ...unreadable]);
   const kids = new Map<string, string[]>();
   for (const r of records) {
-    if (r.parent_session_id && byId.has(r.parent_session_id)) kids.set(r.parent_session_id, [...(kids.get(r.parent_session_id) ?? []), r.agent_id]);
+    const parent = r.parent_session_id;
+    if (parent && byId.has(parent)) kids.get(parent)?.push(r.agent_id) ?? kids.set(parent, [r.agent_id]);
   }
   const verdicts = new Map(records.map((r) => [r.agent_id, judgeSession(r, now, rules)]));
   const blocker = new Map<string, string | null>();

@@ -204,7 +204,7 @@ export async function diskBytes(dir: string): Promise<number> {
 
 // Synchronous on purpose: cleanup and delete size thousands of small session directories, and one
 // thread-pool round trip per lstat/readdir made that most of a dry run's time.
-function diskBytesSync(file: string): number {
+export function diskBytesSync(file: string): number {
   let info;
   try {
     info = lstatSync(file);

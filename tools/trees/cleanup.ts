@@ -4,7 +4,8 @@ import { applyFinalize } from '../policy/lifecycle.js';
 import type { TreeNode } from '../policy/tree-guard.js';
 import type { Sessions } from '../sessions.js';
 import { withAreaLock, withSessionLocks } from '../store/subtree-locks.js';
-import { findStrays, quarantineSession, removeStray } from '../store/sweep.js';
+import { census } from '../store/census.js';
+import { findStrays, quarantineSession, removeStray, type StrayFile } from '../store/sweep.js';
 import { diskBytes, Trash } from '../store/trash.js';
 import { reconcileIndex } from './hierarchy.js';
 import { recoverTrash, type Recovery } from './recover.js';
@@ -63,7 +64,8 @@ async function run(sessions: Sessions, hours: number, options: CleanupOptions): 
   const now = sessions.now();
   const rules = cleanupRules(sessions, hours);
   const recovered = await recoverTrash(sessions, { dryRun: dry });
-  const { records, problems } = sessions.store.scan();
+  const found = census(sessions.store.dir, sessions.store.ids(), Date.now(), STRAY_AGE_MS);
+  const { records, problems } = found;
   const plan = planCleanup(records, problems.map((p) => p.id), now, rules);
   const report: CleanupReport = {
     dry_run: dry,
@@ -97,11 +99,11 @@ async function run(sessions: Sessions, hours: number, options: CleanupOptions): 
   const links = dry ? undefined : await reconcileIndex(sessions, true);
   const trash = new Trash(sessions.store.dir);
   for (const root of plan.purge) {
-    await purge(sessions, root, rules, dry, options.backup ?? true, links, report, trash);
+    await purge(sessions, root, rules, dry, options.backup ?? true, links, report, found.bytes);
     tick();
   }
   await expireTrash(sessions, trash, dry, report);
-  await sweep(sessions, dry, report);
+  await sweep(sessions, found.temps, dry, report);
   report.removed = report.purged.map((p) => p.id);
   if (!dry && (report.purged.length > 0 || report.expired_trash.length > 0 || report.swept.length > 0)) {
     await sessions.audit('cleanup', report.removed, {
@@ -169,11 +171,11 @@ async function purge(
   backup: boolean,
   links: Awaited<ReturnType<typeof reconcileIndex>> | undefined,
   report: CleanupReport,
-  trash: Trash,
+  sizes: Map<string, number>,
 ): Promise<void> {
   if (dry) {
     root.ids.forEach((id, i) => report.purged.push({ id, root: root.id, depth: root.depths[i] ?? 0, reason: i === 0 ? root.reason : `with ${root.id}` }));
-    for (const id of root.ids) report.bytes_to_trash += await diskBytes(trash.sessionDir(id));
+    for (const id of root.ids) report.bytes_to_trash += sizes.get(id) ?? 0;
     return;
   }
   const accept = (nodes: TreeNode[]) => {
@@ -216,9 +218,10 @@ async function expireTrash(sessions: Sessions, trash: Trash, dry: boolean, repor
   }
 }
 
-async function sweep(sessions: Sessions, dry: boolean, report: CleanupReport): Promise<void> {
+async function sweep(sessions: Sessions, temps: StrayFile[], dry: boolean, report: CleanupReport): Promise<void> {
   const now = Date.now();
-  for (const stray of await findStrays(sessions.store.dir, sessions.store.ids(), now, STRAY_AGE_MS)) {
+  // Temp files were found by the census; locks and `.removing/` leftovers are looked for here.
+  for (const stray of [...temps, ...(await findStrays(sessions.store.dir, [], now, STRAY_AGE_MS))]) {
     const bytes = await diskBytes(stray.path);
     if (!dry && !(await removeStray(stray, now, STRAY_AGE_MS))) continue;
     report.swept.push({ path: stray.path, kind: stray.kind });

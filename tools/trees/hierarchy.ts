@@ -23,7 +23,7 @@ export async function reconcileIndex(sessions: Sessions, persist: boolean): Prom
     const record = await sessions.store.read(id).catch(() => undefined);
     if (!record) continue;
     const parent = record.parent_session_id;
-    if (parent) extra.set(parent, [...(extra.get(parent) ?? []), id]);
+    if (parent) extra.get(parent)?.push(id) ?? extra.set(parent, [id]);
     if (persist) await index.add(parent, id);
   }
   return extra;
@@ -107,7 +107,8 @@ export function forest(records: SessionRecord[], present: Set<string>): TreeRow[
   const kids = new Map<string, SessionRecord[]>();
   const byId = new Map(records.map((r) => [r.agent_id, r]));
   for (const r of records) {
-    if (r.parent_session_id && byId.has(r.parent_session_id)) kids.set(r.parent_session_id, [...(kids.get(r.parent_session_id) ?? []), r]);
+    const parent = r.parent_session_id;
+    if (parent && byId.has(parent)) kids.get(parent)?.push(r) ?? kids.set(parent, [r]);
   }
   const rows: TreeRow[] = [];
   const seen = new Set<string>();

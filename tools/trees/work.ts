@@ -22,7 +22,7 @@ export async function findUnsavedWork(nodes: TreeNode[]): Promise<UnsavedWork[]>
   const byDir = new Map<string, string[]>();
   for (const node of nodes) {
     const dir = node.record ? workDir(node.record) : null;
-    if (dir) byDir.set(dir, [...(byDir.get(dir) ?? []), node.id]);
+    if (dir) byDir.get(dir)?.push(node.id) ?? byDir.set(dir, [node.id]);
   }
   const found: UnsavedWork[] = [];
   for (const [dir, sessions] of byDir) {
