@@ -283,3 +283,18 @@ test('a lost index is rebuilt from the records: the next stop still finds its se
   await life(proj, f.stop('found.'));
   assert.deepEqual([onlySession(proj.store).phase, onlySession(proj.store).summary], ['completed', 'found.']);
 });
+
+test('hooks of one conversation running at the same time serialize on its index', async (t) => {
+  const proj = project(t);
+  const flows = [1, 2, 3, 4].map((i) => flow({ toolUseId: `toolu_${i}`, agentId: `a${i}`, prompt: `task ${i}` }));
+  await Promise.all(flows.map((f) => pre(proj, f.pre)));
+  await Promise.all(flows.map((f) => life(proj, f.post)));
+  await Promise.all(flows.map((f) => life(proj, f.start)));
+  await Promise.all(flows.map((f, i) => life(proj, f.stop(`done ${i + 1}`))));
+  const records = sessionIds(proj.store).map((id) => readSession(proj.store, id));
+  assert.equal(records.length, 4);
+  for (const r of records) {
+    const n = r.claude.tool_use_id.slice('toolu_'.length);
+    assert.deepEqual([r.claude.agent_id, r.phase, r.summary], [`a${n}`, 'completed', `done ${n}`]);
+  }
+});
