@@ -14,13 +14,15 @@ import * as exportCommand from './commands/export.js';
 import * as finalize from './commands/finalize.js';
 import * as get from './commands/get.js';
 import * as importCommand from './commands/import.js';
+import * as install from './commands/install.js';
 import * as list from './commands/list.js';
 import * as shouldResume from './commands/should-resume.js';
 import * as show from './commands/show.js';
+import * as uninstall from './commands/uninstall.js';
 import * as update from './commands/update.js';
 import type { Context } from './context.js';
 
-export const COMMANDS = [create, update, shouldResume, get, show, list, finalize, children, tree, deleteCommand, restore, trash, cleanup, audit, exportCommand, importCommand, doctorCommand, demo];
+export const COMMANDS = [create, update, shouldResume, get, show, list, finalize, children, tree, deleteCommand, restore, trash, cleanup, audit, exportCommand, importCommand, doctorCommand, install, uninstall, demo];
 
 /** A configured yargs instance; nothing runs until it is parsed. */
 export function buildCli(argv: string[], ctx: Context) {

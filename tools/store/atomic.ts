@@ -4,10 +4,10 @@ import { open, rename, unlink } from 'node:fs/promises';
 let counter = 0;
 
 /** A unique temp name in the same directory, fsync, rename: readers see the old file or the new one. */
-export async function writeFileAtomic(file: string, data: string): Promise<void> {
+export async function writeFileAtomic(file: string, data: string, mode = 0o644): Promise<void> {
   const temp = `${file}.${process.pid}.${++counter}.${randomBytes(3).toString('hex')}.tmp`;
   try {
-    const handle = await open(temp, 'wx', 0o644);
+    const handle = await open(temp, 'wx', mode);
     try {
       await handle.writeFile(data, 'utf8');
       await handle.sync();

@@ -1,0 +1,306 @@
+// `agent-session install` / `uninstall`, the plugin's hooks/hooks.json and the repository's own
+// .claude/settings.json: the built CLI run on temp projects with a temp HOME, files checked on disk.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { sessionIds } from './helpers/hooks.mjs';
+import { CLI, cleanEnv, DIST, FIXTURES, loadLibrary, ROOT, runCli, runNode, tempDir } from './helpers/run.mjs';
+
+const lib = await loadLibrary();
+const HOOK_FILE = { pre_delegate: path.join(DIST, 'hooks', 'pre_delegate.js'), subagent_stop: path.join(DIST, 'hooks', 'subagent_stop.js') };
+
+/** A temp project (no .claude/ yet) and a temp HOME beside it. */
+function setup(t) {
+  const base = tempDir(t, 'agent-session-install-');
+  const dir = path.join(base, 'project');
+  const home = path.join(base, 'home');
+  mkdirSync(dir);
+  mkdirSync(home);
+  const settings = path.join(dir, '.claude', 'settings.json');
+  return { dir, home, settings, run: (...args) => runCli(args, { cwd: dir, env: cleanEnv({ HOME: home }) }) };
+}
+
+const read = (file) => readFileSync(file, 'utf8');
+const backups = (file) => readdirSync(path.dirname(file)).filter((f) => f.startsWith(`${path.basename(file)}.bak-`));
+
+/** A settings file with everything an installer must leave alone, ours-looking hooks included. */
+function richSettings() {
+  return {
+    permissions: { allow: ['Bash(npm test:*)'], deny: ['Read(./.env)'] },
+    env: { FOO: 'bar' },
+    model: 'opus',
+    hooks: {
+      PreToolUse: [
+        { matcher: 'Bash', hooks: [{ type: 'command', command: 'echo bash-guard', timeout: 5 }] },
+        { matcher: 'Agent|Task', hooks: [{ type: 'command', command: 'node /opt/other-tool/hooks/audit_delegate.js' }] },
+        { matcher: 'Agent|Task', hooks: [{ type: 'command', command: 'python3 /opt/legacy/hooks/pre_delegate.py' }] },
+      ],
+      SubagentStop: [{ hooks: [{ type: 'command', command: 'notify-send stopped' }] }],
+      Stop: [{ hooks: [{ type: 'prompt', prompt: 'Are we done?' }] }],
+      Notification: [],
+    },
+    statusLine: { type: 'command', command: 'echo hi' },
+  };
+}
+
+/** The groups we expect after an install, as the library's one list of registrations says. */
+function expectedGroups(command = (name) => `node ${HOOK_FILE[name]}`) {
+  return lib.HOOK_REGISTRATIONS.map((r) => ({
+    event: r.event,
+    group: { ...(r.matcher === undefined ? {} : { matcher: r.matcher }), hooks: [{ type: 'command', command: command(r.hook), timeout: lib.HOOK_TIMEOUT_SECONDS }] },
+  }));
+}
+
+function sh(command, { env, input = '' }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', command], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    child.stderr.resume();
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout }));
+    // The command may exit without reading stdin (nothing built yet).
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+  });
+}
+
+test('a fresh install writes one group per registration, run as node <absolute path of a built hook>', async (t) => {
+  const p = setup(t);
+  const r = await p.run('install', '--json');
+  assert.equal(r.code, 0, r.stderr);
+  const report = JSON.parse(r.stdout);
+  assert.equal(report.changed, true);
+  assert.equal(report.backup, null);
+  assert.equal(report.file, p.settings);
+  const written = JSON.parse(read(p.settings));
+  const expected = {};
+  for (const { event, group } of expectedGroups()) (expected[event] ??= []).push(group);
+  assert.deepEqual(written, { hooks: expected });
+  assert.equal(report.added.length, lib.HOOK_REGISTRATIONS.length);
+  for (const groups of Object.values(written.hooks)) {
+    const file = groups[0].hooks[0].command.replace(/^node /, '');
+    assert.ok(path.isAbsolute(file) && existsSync(file), file);
+    assert.doesNotMatch(groups[0].hooks[0].command, /npx/);
+  }
+  assert.equal(read(path.join(p.dir, '.gitignore')), '.claude/session/\n');
+});
+
+test('the installed commands really run the built hooks', async (t) => {
+  const p = setup(t);
+  assert.equal((await p.run('install')).code, 0);
+  const command = JSON.parse(read(p.settings)).hooks.PreToolUse[0].hooks[0].command;
+  const payload = read(path.join(FIXTURES, 'claude', 'pretooluse-task.json'));
+  const r = await sh(command, { env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: p.dir }), input: payload });
+  assert.equal(r.code, 0);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.hookSpecificOutput.permissionDecision, 'allow');
+  assert.equal(sessionIds(path.join(p.dir, '.claude', 'session')).length, 1);
+});
+
+test('install keeps every other setting and group, backs up, and a second install changes nothing', async (t) => {
+  const p = setup(t);
+  mkdirSync(path.dirname(p.settings));
+  const original = richSettings();
+  // Four-space indentation: a rewrite keeps the file's own style.
+  const originalText = `${JSON.stringify(original, null, 4)}\n`;
+  writeFileSync(p.settings, originalText);
+
+  const first = await p.run('install', '--json');
+  assert.equal(first.code, 0, first.stderr);
+  const report = JSON.parse(first.stdout);
+  assert.equal(read(report.backup), originalText);
+  assert.deepEqual(backups(p.settings), [path.basename(report.backup)]);
+
+  const expected = structuredClone(original);
+  for (const { event, group } of expectedGroups()) (expected.hooks[event] ??= []).push(group);
+  const installedText = read(p.settings);
+  assert.equal(installedText, `${JSON.stringify(expected, null, 4)}\n`);
+
+  const second = await p.run('install', '--json');
+  assert.equal(second.code, 0);
+  assert.equal(JSON.parse(second.stdout).changed, false);
+  assert.deepEqual(JSON.parse(second.stdout).added, []);
+  assert.equal(read(p.settings), installedText);
+  assert.equal(backups(p.settings).length, 1);
+
+  const removed = await p.run('uninstall', '--json');
+  assert.equal(removed.code, 0);
+  assert.equal(JSON.parse(removed.stdout).removed.length, lib.HOOK_REGISTRATIONS.length);
+  assert.deepEqual(JSON.parse(read(p.settings)), original);
+  assert.equal(read(JSON.parse(removed.stdout).backup), installedText);
+  const again = await p.run('uninstall', '--json');
+  assert.equal(JSON.parse(again.stdout).changed, false);
+});
+
+test('entries of ours from elsewhere are replaced in place by install and removed by uninstall; look-alikes stay', async (t) => {
+  const p = setup(t);
+  mkdirSync(path.dirname(p.settings));
+  const lookAlikes = [
+    { type: 'command', command: 'node /home/me/tools/my_pre_delegate.js' },
+    { type: 'command', command: 'python3 /opt/legacy/hooks/subagent_stop.py' },
+  ];
+  const old = {
+    hooks: {
+      PreToolUse: [
+        { matcher: 'Agent|Task', hooks: [{ type: 'command', command: 'node /old/node_modules/agent-session/dist/hooks/pre_delegate.js', timeout: 10 }, ...lookAlikes] },
+        { matcher: 'Task', hooks: [{ type: 'command', command: 'npx agent-session-pre-delegate' }] },
+      ],
+      SubagentStop: [{ hooks: [{ type: 'command', command: 'npx -y agent-session-subagent-stop' }] }],
+    },
+  };
+  writeFileSync(p.settings, JSON.stringify(old));
+  const r = await p.run('install', '--json');
+  assert.equal(r.code, 0, r.stderr);
+  const report = JSON.parse(r.stdout);
+  assert.deepEqual(report.removed.map((e) => e.command).sort(), ['node /old/node_modules/agent-session/dist/hooks/pre_delegate.js', 'npx -y agent-session-subagent-stop', 'npx agent-session-pre-delegate'].sort());
+  const hooks = JSON.parse(read(p.settings)).hooks;
+  // Updated where it was, next to the look-alikes; the group emptied of the npx entry is gone.
+  assert.deepEqual(hooks.PreToolUse, [{ matcher: 'Agent|Task', hooks: [{ type: 'command', command: `node ${HOOK_FILE.pre_delegate}`, timeout: lib.HOOK_TIMEOUT_SECONDS }, ...lookAlikes] }]);
+  assert.equal(hooks.SubagentStop.length, 1);
+  assert.equal(hooks.SubagentStop[0].hooks[0].command, `node ${HOOK_FILE.subagent_stop}`);
+
+  assert.equal((await p.run('uninstall')).code, 0);
+  assert.deepEqual(JSON.parse(read(p.settings)), { hooks: { PreToolUse: [{ matcher: 'Agent|Task', hooks: lookAlikes }] } });
+});
+
+test('a file that is not valid JSON, or not an object, is refused with exit 2 and left as it was', async (t) => {
+  const p = setup(t);
+  mkdirSync(path.dirname(p.settings));
+  for (const text of ['{"hooks": {', '[]', '{"hooks": []}', '{"hooks": {"PreToolUse": {}}}']) {
+    writeFileSync(p.settings, text);
+    for (const command of ['install', 'uninstall']) {
+      const r = await p.run(command);
+      assert.equal(r.code, 2, `${command} on ${text}`);
+      assert.match(r.stderr, /^agent-session: /);
+      assert.equal(read(p.settings), text);
+    }
+  }
+  assert.deepEqual(backups(p.settings), []);
+  assert.equal(existsSync(path.join(p.dir, '.gitignore')), false);
+  const json = await p.run('install', '--json');
+  assert.equal(json.code, 2);
+  assert.equal(json.stdout, '');
+});
+
+test('--dry-run prints the resulting file and changes nothing', async (t) => {
+  const p = setup(t);
+  const dry = await p.run('install', '--dry-run');
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.equal(existsSync(path.join(p.dir, '.claude')), false);
+  assert.equal(existsSync(path.join(p.dir, '.gitignore')), false);
+  assert.equal((await p.run('install')).code, 0);
+  assert.equal(dry.stdout, read(p.settings));
+
+  const installed = read(p.settings);
+  const dryUninstall = await p.run('uninstall', '--dry-run', '--json');
+  const report = JSON.parse(dryUninstall.stdout);
+  assert.equal(report.dry_run, true);
+  assert.equal(report.changed, true);
+  assert.equal(report.backup, null);
+  assert.deepEqual(JSON.parse(report.content), {});
+  assert.equal(read(p.settings), installed);
+  assert.deepEqual(backups(p.settings), []);
+});
+
+test('--user installs into $HOME/.claude/settings.json and leaves the project alone', async (t) => {
+  const p = setup(t);
+  const userFile = path.join(p.home, '.claude', 'settings.json');
+  const r = await p.run('install', '--user', '--json');
+  assert.equal(r.code, 0, r.stderr);
+  const report = JSON.parse(r.stdout);
+  assert.equal(report.file, userFile);
+  assert.equal(report.scope, 'user');
+  assert.equal(report.gitignore, null);
+  assert.equal(JSON.parse(read(userFile)).hooks.PreToolUse[0].hooks[0].command, `node ${HOOK_FILE.pre_delegate}`);
+  assert.equal(existsSync(path.join(p.dir, '.claude')), false);
+  assert.equal(existsSync(path.join(p.dir, '.gitignore')), false);
+  assert.equal((await p.run('uninstall', '--user')).code, 0);
+  assert.deepEqual(JSON.parse(read(userFile)), {});
+});
+
+test("a project without .claude/ below a HOME that has one installs into the project, not into the user's settings", async (t) => {
+  const p = setup(t);
+  const project = path.join(p.home, 'code', 'app');
+  mkdirSync(project, { recursive: true });
+  mkdirSync(path.join(p.home, '.claude'));
+  const r = await runCli(['install', '--json'], { cwd: project, env: cleanEnv({ HOME: p.home }) });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).file, path.join(project, '.claude', 'settings.json'));
+  assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
+  assert.equal(existsSync(path.join(p.home, '.gitignore')), false);
+});
+
+test('.gitignore gets the store once, appended after the last line', async (t) => {
+  const p = setup(t);
+  const file = path.join(p.dir, '.gitignore');
+  writeFileSync(file, 'node_modules/\n*.log');
+  assert.equal((await p.run('install')).code, 0);
+  assert.equal(read(file), 'node_modules/\n*.log\n.claude/session/\n');
+  assert.equal((await p.run('uninstall')).code, 0);
+  assert.equal((await p.run('install')).code, 0);
+  assert.equal(read(file), 'node_modules/\n*.log\n.claude/session/\n');
+
+  const q = setup(t);
+  const covered = path.join(q.dir, '.gitignore');
+  writeFileSync(covered, 'dist\n/.claude/session\n');
+  const r = await q.run('install', '--json');
+  assert.equal(JSON.parse(r.stdout).gitignore.changed, false);
+  assert.equal(read(covered), 'dist\n/.claude/session\n');
+});
+
+test('install refuses with a clear error when the built hooks are not next to the CLI', async (t) => {
+  const p = setup(t);
+  const lonely = path.join(p.home, 'pkg', 'dist', 'bin', 'agent-session.js');
+  mkdirSync(path.dirname(lonely), { recursive: true });
+  copyFileSync(CLI, lonely);
+  const r = await runNode(lonely, ['install'], { cwd: p.dir, env: cleanEnv({ HOME: p.home }) });
+  assert.equal(r.code, 4);
+  assert.match(r.stderr, /^agent-session: /);
+  assert.equal(existsSync(path.join(p.dir, '.claude')), false);
+});
+
+test('the plugin: hooks/hooks.json registers the same events and matchers through ${CLAUDE_PLUGIN_ROOT}', () => {
+  const file = JSON.parse(read(path.join(ROOT, 'hooks', 'hooks.json')));
+  assert.deepEqual(file, lib.pluginHooksFile());
+  const registered = [];
+  for (const [event, groups] of Object.entries(file.hooks)) {
+    for (const group of groups) {
+      for (const entry of group.hooks) {
+        assert.match(entry.command, /^node "\$\{CLAUDE_PLUGIN_ROOT\}\/dist\/hooks\/(pre_delegate|subagent_stop)\.js"$/);
+        assert.equal(entry.timeout, lib.HOOK_TIMEOUT_SECONDS);
+        registered.push({ event, matcher: group.matcher, hook: lib.ourHook(entry) });
+      }
+    }
+  }
+  assert.deepEqual(registered, lib.HOOK_REGISTRATIONS.map((r) => ({ event: r.event, matcher: r.matcher, hook: r.hook })));
+  const manifest = JSON.parse(read(path.join(ROOT, '.claude-plugin', 'plugin.json')));
+  const pkg = JSON.parse(read(path.join(ROOT, 'package.json')));
+  assert.equal(manifest.name, pkg.name);
+  assert.equal(manifest.version, pkg.version);
+  assert.ok(pkg.files.includes('hooks/hooks.json') && pkg.files.includes('.claude-plugin/'));
+});
+
+test("the repository's own .claude/settings.json runs the project's built hooks, and nothing before they are built", async (t) => {
+  const settings = JSON.parse(read(path.join(ROOT, '.claude', 'settings.json')));
+  assert.deepEqual(settings.hooks, lib.repositoryHooks());
+  const events = Object.entries(settings.hooks).map(([event, groups]) => [event, groups.map((g) => g.matcher)]);
+  assert.deepEqual(events, lib.HOOK_REGISTRATIONS.map((r) => [r.event, [r.matcher]]));
+  // Uninstall would recognise them as ours.
+  assert.deepEqual(lib.planUninstall(settings).settings, {});
+
+  const command = settings.hooks.PreToolUse[0].hooks[0].command;
+  const payload = read(path.join(FIXTURES, 'claude', 'pretooluse-task.json'));
+  const unbuilt = tempDir(t);
+  const none = await sh(command, { env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: unbuilt }), input: payload });
+  assert.deepEqual(none, { code: 0, stdout: '' });
+  assert.deepEqual(readdirSync(unbuilt), []);
+
+  const built = tempDir(t);
+  symlinkSync(DIST, path.join(built, 'dist'));
+  const ran = await sh(command, { env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: built }), input: payload });
+  assert.equal(ran.code, 0);
+  assert.equal(JSON.parse(ran.stdout).hookSpecificOutput.permissionDecision, 'allow');
+});

@@ -1,0 +1,19 @@
+import type { Argv as Yargs } from 'yargs';
+import { uninstallHooks } from '../../install/install.js';
+import type { Argv } from '../context.js';
+import { printReport, type InstallArgs } from './install.js';
+
+export const command = 'uninstall';
+export const describe = "Remove the agent-session hooks from the project's .claude/settings.json (or ~/.claude/settings.json with --user)";
+
+export function builder(yargs: Yargs) {
+  return yargs
+    .option('user', { type: 'boolean', describe: 'Uninstall from ~/.claude/settings.json instead of the project' })
+    .option('dry-run', { type: 'boolean', describe: 'Print the resulting settings file; change nothing' });
+}
+
+export async function handler(argv: Argv<InstallArgs>) {
+  const { ctx } = argv;
+  const report = await uninstallHooks({ user: argv.user, dryRun: argv.dryRun, cwd: ctx.io.cwd, env: ctx.io.env, now: ctx.io.now?.() });
+  printReport(ctx, report, argv.json === true);
+}
