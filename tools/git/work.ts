@@ -2,7 +2,6 @@
  * Reads the state of a git work tree through the `git` executable (an external process, kept apart
  * from the store). Used by delete to refuse destroying the only pointer to unsaved work.
  */
-import { execFile } from 'node:child_process';
 
 export interface WorkState {
   dir: string;
@@ -55,7 +54,9 @@ function text(out: Buffer | undefined): string | null {
 }
 
 /** stdout of a successful git command, undefined on any failure (not a repo, no upstream, no git). */
-function git(dir: string, args: string[]): Promise<Buffer | undefined> {
+async function git(dir: string, args: string[]): Promise<Buffer | undefined> {
+  // Loaded on first use: child_process (with net and dgram) costs every hook and command ~3 ms of start-up otherwise.
+  const { execFile } = await import('node:child_process');
   return new Promise((resolve) => {
     execFile(
       'git',
