@@ -10,7 +10,7 @@ import { selectSessions, type ListFilter, type SessionSummary } from './policy/s
 import type { SessionRecord } from './record.js';
 import { configFilePath, readConfigFile, resolveStoreDir } from './store/project.js';
 import { ChildrenIndex } from './store/children-index.js';
-import { cleanup, type CleanupOptions, type CleanupReport } from './trees/cleanup.js';
+import type { CleanupOptions, CleanupReport } from './trees/cleanup.js';
 import { notFound, SessionStore, type StoreProblem } from './store/store.js';
 
 export interface SessionsOptions {
@@ -171,6 +171,8 @@ export class Sessions {
 
   /** Scan then purge (see trees/cleanup.ts); kept here for callers of the first release. */
   async cleanup(options: CleanupOptions = {}): Promise<CleanupReport> {
+    // Loaded on use: the hooks open Sessions on every event; only their detached sweep cleans up.
+    const { cleanup } = await import('./trees/cleanup.js');
     return cleanup(this, options);
   }
 }
