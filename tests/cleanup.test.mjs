@@ -52,6 +52,8 @@ test('cleanup finds and handles each category, and reports it', async (t) => {
 
   const res = await cli(dir, ['cleanup', '--json']);
   assert.equal(res.code, 0, res.stderr);
+  // Not a terminal: no progress bar, nothing on stderr.
+  assert.equal(res.stderr, '');
   const r = res.json;
   assert.equal(r.scanned, 12);
   assert.deepEqual(ids(r.purged), ['done', 'done-c', 'orph', 'paused']);
@@ -170,4 +172,15 @@ test('an empty or missing store: exit 0 with a zero report; a dry run does not c
   assert.equal(res.json.scanned, 0);
   assert.equal(res.json.bytes_freed, 0);
   assert.deepEqual(res.json.purged, []);
+});
+
+test('progress: the library reports each step of a large cleanup', async (t) => {
+  const dir = tempDir(t);
+  await build(dir, Array.from({ length: 30 }, (_, i) => ({ id: `p${i}`, ...DONE })));
+  const { Sessions, cleanup } = await loadLibrary();
+  const seen = [];
+  const report = await cleanup(Sessions.open({ dir, env: {} }), { onProgress: (p) => seen.push(p) });
+  assert.equal(report.purged.length, 30);
+  assert.equal(seen.length, 30);
+  assert.deepEqual(seen.at(-1), { done: 30, total: 30, scanned: 30 });
 });

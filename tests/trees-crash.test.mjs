@@ -55,7 +55,7 @@ test('SIGKILL during delete and cleanup of large trees never leaves a half-delet
   for (const [id, parent] of parentOf) if (parent) kids.set(parent, [...(kids.get(parent) ?? []), id]);
   const script = path.join(base, 'worker.mjs');
   writeFileSync(script, WORKER);
-  const { Sessions, recoverTrash, restoreSession } = await loadLibrary();
+  const { Sessions, doctor, recoverTrash, restoreSession } = await loadLibrary();
 
   let interrupted = 0;
   let rolledBack = 0;
@@ -69,6 +69,10 @@ test('SIGKILL during delete and cleanup of large trees never leaves a half-delet
     const sessions = Sessions.open({ dir, env: {} });
     const recovered = await recoverTrash(sessions);
     rolledBack += recovered.filter((r) => r.action === 'rolled back').length;
+    // doctor agrees: no interrupted trash entry, no broken parent link, no child missing from the index.
+    const health = await doctor(sessions);
+    const errors = health.findings.filter((f) => f.severity === 'error' && ['trash', 'parent', 'index'].includes(f.check));
+    assert.deepEqual(errors, [], `${mode} #${i}`);
     const entries = trashEntries(dir);
     assert.deepEqual(entries.filter((e) => e.manifest.status !== 'complete').map((e) => e.entry), [], 'an incomplete entry survived recovery');
     const live = new Set(liveIds(dir));
