@@ -29,14 +29,19 @@ export async function run({ dist, tmp, quick, env, root }) {
   const hook = (script, payload) => ({ args: [script], options: { env: hookEnv, cwd: project, input: JSON.stringify(payload) } });
   const fill = (payload, fields) => ({ ...payload, cwd: project, transcript_path: transcript, ...fields });
 
-  // pre_delegate: each run is a new delegation (its own tool_use_id) in one Claude Code session.
-  const pre = (round) => hook(preDelegate, fill(payloads.pre, { session_id: 'bench-pre', tool_use_id: `toolu_bench_pre_${round}_${Math.random().toString(36).slice(2)}` }));
+  // pre_delegate: each run is a new delegation (its own tool_use_id). Each in its own Claude Code
+  // session: delegations piling up in one session would make later runs read more candidates.
+  let delegations = 0;
+  const pre = () => {
+    const n = ++delegations;
+    return hook(preDelegate, fill(payloads.pre, { session_id: `bench-pre-${n}`, tool_use_id: `toolu_bench_pre_${n}` }));
+  };
   // subagent_stop: each run stops an agent whose delegation and start went through the hooks first (untimed).
   let flows = 0;
   const stop = () => {
     const n = ++flows;
     const agentId = `a${n.toString(16).padStart(16, '0')}`;
-    const sessionId = 'bench-stop';
+    const sessionId = `bench-stop-${n}`;
     const spawn = hook(preDelegate, fill(payloads.pre, { session_id: sessionId, tool_use_id: `toolu_bench_stop_${n}` }));
     runProcess(spawn.args, spawn.options);
     const start = hook(subagentStop, fill(payloads.start, { session_id: sessionId, agent_id: agentId }));
@@ -73,7 +78,10 @@ export async function run({ dist, tmp, quick, env, root }) {
       target("pre_delegate peak RSS / node -e ''", rss.pre / rss.bare, 1.25),
       target("subagent_stop peak RSS / node -e ''", rss.stop / rss.bare, 1.25),
     ],
-    notes: [`store: ${STORE_SIZE} sessions; ${flows} stop flows (delegation + start untimed, stop timed)`],
+    notes: [
+      `store: ${STORE_SIZE} sessions; each pre_delegate run is the first delegation of its Claude Code session;`,
+      `each subagent_stop run follows its own delegation and SubagentStart (untimed), in its own Claude Code session (${flows} flows)`,
+    ],
   };
 }
 
@@ -92,7 +100,7 @@ function loadPayloads(root) {
 
 /** Once, untimed: a delegation creates a session, and a stop after its start finalizes that session. */
 function verify({ pre, stop, hookEnv, project, dist }) {
-  const first = pre('check');
+  const first = pre();
   const answer = JSON.parse(runProcess(first.args, first.options).stdout || 'null');
   const reason = answer?.hookSpecificOutput?.permissionDecisionReason ?? '';
   if (!/session agent-/.test(reason)) throw new Error(`pre_delegate did not create a session: ${JSON.stringify(answer)}`);
