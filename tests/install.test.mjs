@@ -2,7 +2,7 @@
 // .claude/settings.json: the built CLI run on temp projects with a temp HOME, files checked on disk.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { sessionIds } from './helpers/hooks.mjs';
@@ -164,6 +164,51 @@ test('entries of ours from elsewhere are replaced in place by install and remove
 
   assert.equal((await p.run('uninstall')).code, 0);
   assert.deepEqual(JSON.parse(read(p.settings)), { hooks: { PreToolUse: [{ matcher: 'Agent|Task', hooks: lookAlikes }] } });
+});
+
+test('a file that already has our hooks in its own layout is not rewritten; mode and symlinks are kept', async (t) => {
+  const p = setup(t);
+  mkdirSync(path.dirname(p.settings));
+  const hooks = {};
+  for (const { event, group } of expectedGroups()) (hooks[event] ??= []).push(group);
+  const compact = JSON.stringify({ model: 'opus', hooks });
+  writeFileSync(p.settings, compact);
+  const r = await p.run('install', '--json');
+  assert.equal(JSON.parse(r.stdout).changed, false);
+  assert.equal(read(p.settings), compact);
+  assert.deepEqual(backups(p.settings), []);
+
+  // A dotfiles-style symlink to a private file: written through, still a link, still 0600.
+  const q = setup(t);
+  const target = path.join(q.home, 'dotfiles', 'claude-settings.json');
+  mkdirSync(path.dirname(target));
+  writeFileSync(target, '{"model": "opus"}');
+  chmodSync(target, 0o600);
+  mkdirSync(path.dirname(q.settings));
+  symlinkSync(target, q.settings);
+  assert.equal((await q.run('install')).code, 0);
+  assert.ok(lstatSync(q.settings).isSymbolicLink());
+  assert.equal(statSync(target).mode & 0o777, 0o600);
+  assert.equal(JSON.parse(read(target)).hooks.SubagentStop[0].hooks[0].command, `node ${HOOK_FILE.subagent_stop}`);
+  assert.equal(read(path.join(path.dirname(q.settings), backups(q.settings)[0])), '{"model": "opus"}');
+});
+
+test('the plans: only groups and events emptied by uninstall go; a "*" or empty matcher counts as none', () => {
+  const commands = { pre_delegate: 'node /a/dist/hooks/pre_delegate.js', subagent_stop: 'node /a/dist/hooks/subagent_stop.js' };
+  const old = {
+    hooks: {
+      SubagentStart: [{ matcher: '*', hooks: [{ type: 'command', command: 'node /b/dist/hooks/subagent_stop.js' }] }],
+      SubagentStop: [{ hooks: [] }, { matcher: '', hooks: [{ type: 'command', command: 'echo mine' }] }],
+    },
+  };
+  const installed = lib.planInstall(old, commands, 15).settings;
+  // The stale entry was replaced where it stood, in the group with the "*" matcher.
+  assert.deepEqual(installed.hooks.SubagentStart, [{ matcher: '*', hooks: [{ type: 'command', command: commands.subagent_stop, timeout: 15 }] }]);
+  assert.deepEqual(installed.hooks.SubagentStop.slice(0, 2), old.hooks.SubagentStop);
+  assert.equal(lib.planInstall(installed, commands, 15).changed, false);
+  const removed = lib.planUninstall(installed).settings;
+  assert.deepEqual(removed, { hooks: { SubagentStop: [{ hooks: [] }, { matcher: '', hooks: [{ type: 'command', command: 'echo mine' }] }] } });
+  assert.deepEqual(old.hooks.SubagentStart[0].hooks[0].command, 'node /b/dist/hooks/subagent_stop.js', 'the input is not mutated');
 });
 
 test('a file that is not valid JSON, or not an object, is refused with exit 2 and left as it was', async (t) => {
