@@ -1,7 +1,7 @@
 // cleanup: every finding category, a dry run that computes the same report and changes nothing,
 // one cleanup at a time.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -183,4 +183,24 @@ test('progress: the library reports each step of a large cleanup', async (t) => 
   assert.equal(report.purged.length, 30);
   assert.equal(seen.length, 30);
   assert.deepEqual(seen.at(-1), { done: 30, total: 30, scanned: 30 });
+});
+
+test('on a terminal, a large cleanup draws a progress bar on stderr and keeps stdout clean', async (t) => {
+  const script = spawnSync('script', ['--version'], { encoding: 'utf8' });
+  if (script.status !== 0) return t.skip('no util-linux script(1) to provide a terminal');
+  const dir = tempDir(t);
+  // 600 finished sessions written directly (creating them one by one would dominate the test).
+  const at = new Date(Date.now() - 48 * HOUR).toISOString();
+  for (let i = 0; i < 600; i++) {
+    const id = `bulk-${i}`;
+    mkdirSync(path.join(dir, id));
+    const rec = { schema_version: 1, agent_id: id, agent_name: 'w', purpose: null, created_at: at, last_updated: at, phase: 'completed', metadata: {}, resume_ready: false, history: [], error_count: 0, last_error: null, parent_session_id: null, finalized_at: at, outcome: 'completed' };
+    writeFileSync(path.join(dir, id, 'state.json'), `${JSON.stringify(rec, null, 2)}\n`);
+  }
+  const out = path.join(tempDir(t), 'out.json');
+  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} --dir ${JSON.stringify(dir)} cleanup --dry-run --json > ${JSON.stringify(out)}`;
+  const tty = spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], { encoding: 'utf8', env: cleanEnv() });
+  assert.equal(tty.status, 0, tty.stderr);
+  assert.match(tty.stdout, /\[#+\] 600\/600/);
+  assert.equal(JSON.parse(readFileSync(out, 'utf8')).purged.length, 600);
 });
