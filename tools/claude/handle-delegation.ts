@@ -35,16 +35,19 @@ export async function handleDelegation(ctx: HookContext, d: Delegation): Promise
 
 async function decide(ctx: HookContext, d: Delegation, data: ClaudeIndexData): Promise<{ data: ClaudeIndexData; result: DelegationResult }> {
   const candidate = await findCandidate(ctx, d, data);
-  const plan = candidate ? planDelegation({ candidate, policy: ctx.sessions.settings.resumePolicy, claudeSession: d.claudeSession, transcriptExists: ctx.transcriptExists }) : undefined;
-  if (candidate && plan) {
-    await record(ctx, candidate.agent_id, d, plan);
+  if (candidate) {
+    const policy = ctx.sessions.settings.resumePolicy;
+    const plan = planDelegation({ candidate, policy, claudeSession: d.claudeSession, transcriptExists: ctx.transcriptExists });
+    const session = candidate.agent_id;
+    await record(ctx, session, d, plan);
     if (plan.action === 'continue') {
-      return { data, result: { kind: 'deny', session: candidate.agent_id, agentId: plan.agentId, reason: continueReason(candidate, plan.agentId) } as const };
+      return { data, result: { kind: 'deny', session, agentId: plan.agentId, reason: continueReason(candidate, plan.agentId) } };
     }
     if (plan.action === 'brief') {
-      await changeSession(ctx, candidate.agent_id, 'hook.attach', (r) => ({ record: attachSpawn(r, d), result: null }));
-      const prompt = appendFooter(`${buildResumeBrief(candidate)}\n\n${d.prompt}`, buildFooter(candidate.agent_id));
-      return { data: withSpawn(data, d, candidate.agent_id, ctx.sessions.now()), result: { kind: 'brief', session: candidate.agent_id, input: { ...d.input, prompt }, reason: plan.reason } as const };
+      await changeSession(ctx, session, 'hook.attach', (r) => ({ record: attachSpawn(r, d), result: null }));
+      const prompt = appendFooter(`${buildResumeBrief(candidate)}\n\n${d.prompt}`, buildFooter(session));
+      const result: DelegationResult = { kind: 'brief', session, input: { ...d.input, prompt }, reason: plan.reason };
+      return { data: withSpawn(data, d, session, ctx.sessions.now()), result };
     }
   }
   const session = await createSession(ctx, d, data);
@@ -93,7 +96,13 @@ async function findCandidate(ctx: HookContext, d: Delegation, data: ClaudeIndexD
 
 async function record(ctx: HookContext, id: string, d: Delegation, plan: DelegationPlan): Promise<void> {
   const decision = { continue: 'deny', brief: 'brief', record: 'record' } as const;
-  const entry = { policy: ctx.sessions.settings.resumePolicy, decision: decision[plan.action], reason: plan.reason, tool_use_id: d.toolUseId, claude_session_id: d.claudeSession };
+  const entry = {
+    policy: ctx.sessions.settings.resumePolicy,
+    decision: decision[plan.action],
+    reason: plan.reason,
+    tool_use_id: d.toolUseId,
+    claude_session_id: d.claudeSession,
+  };
   await changeSession(ctx, id, 'hook.resume_decision', (r) => ({ record: recordDecision(r, entry, ctx.sessions.now()), result: null }));
 }
 

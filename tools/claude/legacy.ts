@@ -34,19 +34,25 @@ export interface LegacyStopAnswer {
  * A session that does not exist is created (under the given id when there is one).
  */
 export async function legacyDelegate(sessions: Sessions, input: LegacyDelegate): Promise<LegacyAnswer> {
-  const context: JsonObject = { agent_name: input.agentName, agent_id: input.agentId, task_id: input.taskId, task_description: input.taskDescription, metadata: input.metadata };
+  const context: JsonObject = {
+    agent_name: input.agentName,
+    agent_id: input.agentId,
+    task_id: input.taskId,
+    task_description: input.taskDescription,
+    metadata: input.metadata,
+  };
   const existing = input.agentId ? await sessions.shouldResume(input.agentId) : undefined;
   if (!existing || existing.reason === 'not_found') {
     const metadata = { ...(input.metadata ?? {}), ...(input.taskId ? { task_id: input.taskId } : {}) };
-    const created = await sessions.create({ agentName: input.agentName, purpose: input.taskDescription, metadata, ...(input.agentId ? { id: input.agentId } : {}) });
+    const id = input.agentId ?? undefined;
+    const created = await sessions.create({ agentName: input.agentName, purpose: input.taskDescription, metadata, id });
     return { should_resume: false, reason: 'no_existing_session', agent_id: created.agent_id, resume_metadata: null, original_context: context };
   }
-  const record = existing.session;
-  const metadata = record
-    ? { previous_phase: record.phase, created_at: record.created_at, last_updated: record.last_updated, history: record.history, session_metadata: record.metadata }
-    : null;
-  if (existing.resume) return { should_resume: true, reason: 'session_resumable', agent_id: input.agentId, resume_metadata: metadata, original_context: context };
-  return { should_resume: false, reason: 'session_not_resumable', agent_id: input.agentId, resume_metadata: metadata, original_context: context, detail: `${existing.reason}: ${existing.detail}` };
+  const r = existing.session;
+  const metadata = r && { previous_phase: r.phase, created_at: r.created_at, last_updated: r.last_updated, history: r.history, session_metadata: r.metadata };
+  const answer = { agent_id: input.agentId, resume_metadata: metadata, original_context: context };
+  if (existing.resume) return { should_resume: true, reason: 'session_resumable', ...answer };
+  return { should_resume: false, reason: 'session_not_resumable', ...answer, detail: `${existing.reason}: ${existing.detail}` };
 }
 
 export function legacyFailure(reason: 'invalid_json' | 'error', detail: string): LegacyAnswer {
