@@ -190,10 +190,12 @@ function follow(dir, args, env) {
   return { child, entries, until, exited };
 }
 
-test('audit --follow streams entries written by another process, across a rotation, and stops on SIGINT', async (t) => {
+// The timeout turns a follower that misses an entry into a failure instead of a hang.
+test('audit --follow streams entries written by another process, across a rotation, and stops on SIGINT', { timeout: 30_000 }, async (t) => {
   const { Sessions } = await loadLibrary();
   const dir = tempDir(t);
-  const env = { AGENT_SESSION_AUDIT_MAX_BYTES: '4096' };
+  // Enough rotated files kept that none is deleted before a slow follower reads it.
+  const env = { AGENT_SESSION_AUDIT_MAX_BYTES: '4096', AGENT_SESSION_AUDIT_KEEP: '20' };
   const seed = await Sessions.open({ dir }).create({ agentName: 'seed' });
   const f = follow(dir, ['--since', '1h'], env);
   t.after(() => f.child.kill('SIGKILL'));
