@@ -154,34 +154,3 @@ function byCreatedAt(a: SessionRecord, b: SessionRecord): number {
 function byCreation(a: TreeNode, b: TreeNode): number {
   return (a.record?.created_at ?? '').localeCompare(b.record?.created_at ?? '') || a.id.localeCompare(b.id);
 }
-
-export interface IndexCheck {
-  /** Parent links in the records that the index lacks (while it claims to cover the child). */
-  missing: { parent: string; child: string }[];
-  /** Markers whose child is absent or names another parent (harmless; removed by a rebuild). */
-  stale: { parent: string; child: string }[];
-  /** Sessions the index does not cover yet (found by every lookup; indexed by the next change). */
-  unindexed: string[];
-}
-
-/** Compares the children index with the records (for doctor). Reads every record once. */
-export async function checkIndex(sessions: Sessions): Promise<IndexCheck> {
-  const index = new ChildrenIndex(sessions.store.dir);
-  const { records } = sessions.store.scan();
-  const links = new Set((await index.allLinks()).map(([p, c]) => `${p}/${c}`));
-  const unindexed = new Set(await index.unindexed(sessions.store.ids()));
-  const truth = new Set(records.filter((r) => r.parent_session_id).map((r) => `${r.parent_session_id}/${r.agent_id}`));
-  const split = (key: string) => ({ parent: key.slice(0, key.indexOf('/')), child: key.slice(key.indexOf('/') + 1) });
-  return {
-    missing: [...truth].filter((k) => !links.has(k) && !unindexed.has(split(k).child)).map(split),
-    stale: [...links].filter((k) => !truth.has(k)).map(split),
-    unindexed: [...unindexed],
-  };
-}
-
-/** Drops the children index and writes it again from the records (doctor --repair). */
-export async function rebuildIndex(sessions: Sessions): Promise<{ indexed: number }> {
-  await new ChildrenIndex(sessions.store.dir).clear();
-  await reconcileIndex(sessions, true);
-  return { indexed: (await new ChildrenIndex(sessions.store.dir).indexedIds()).length };
-}

@@ -1,0 +1,90 @@
+import { isSessionError, SessionError } from '../errors.js';
+import { judgeSession, type CleanupRules } from '../policy/cleanup-plan.js';
+import { applyFinalize } from '../policy/lifecycle.js';
+import type { Sessions } from '../sessions.js';
+import { withSessionLocks } from '../store/subtree-locks.js';
+import { findStrays, quarantineSession, removeStray, type StrayFile } from '../store/sweep.js';
+import { diskBytes, type Trash } from '../store/trash.js';
+import type { CleanupReport } from './cleanup.js';
+
+/** Leftovers younger than this may belong to a process still at work. */
+export const STRAY_AGE_MS = 10 * 60_000;
+
+// The steps of cleanup besides purging (see cleanup.ts); each adds what it did to the report.
+
+export async function abandon(sessions: Sessions, id: string, rules: CleanupRules, dry: boolean, report: CleanupReport): Promise<void> {
+  const record = await sessions.store.read(id).catch(() => undefined);
+  const verdict = record ? judgeSession(record, sessions.now(), rules) : undefined;
+  if (!verdict || verdict.kind !== 'abandon') return void report.skipped.push({ id, reason: 'changed since the scan' });
+  if (dry) return void report.abandoned.push({ id, reason: verdict.reason });
+  let reason: string | undefined;
+  try {
+    await sessions.store.update(id, (current) => {
+      // Decided again under the lock: a hook that updated it since the scan keeps it running.
+      const fresh = judgeSession(current, sessions.now(), rules);
+      if (fresh.kind !== 'abandon') return current;
+      reason = fresh.reason;
+      return applyFinalize(current, 'abandoned', `abandoned by cleanup: ${fresh.reason}`, sessions.now()).record;
+    });
+  } catch (err) {
+    return void report.skipped.push({ id, reason: describe(err) });
+  }
+  if (reason === undefined) return void report.skipped.push({ id, reason: 'updated since the scan' });
+  report.abandoned.push({ id, reason });
+  await sessions.audit('abandon', [id], { reason, by: 'cleanup' });
+}
+
+export async function quarantine(sessions: Sessions, problem: { id: string; code: string; message: string }, dry: boolean, report: CleanupReport): Promise<void> {
+  if (problem.code !== 'ECORRUPT') return void report.skipped.push({ id: problem.id, reason: `${problem.code}: ${problem.message}` });
+  if (dry) return void report.quarantined.push({ id: problem.id, reason: problem.message, path: null });
+  try {
+    const where = await withSessionLocks(sessions.store.dir, [problem.id], sessions.settings.lockTimeoutMs, async (check) => {
+      // Still corrupt under the lock? A writer may have replaced it since the scan.
+      const still = await sessions.store.read(problem.id).then(() => false, (err) => isSessionError(err, 'ECORRUPT'));
+      if (!still) return null;
+      check();
+      return quarantineSession(sessions.store.dir, problem.id, sessions.now());
+    });
+    if (where === null) return void report.skipped.push({ id: problem.id, reason: 'no longer corrupt' });
+    report.quarantined.push({ id: problem.id, reason: problem.message, path: where });
+    await sessions.audit('quarantine', [problem.id], { reason: problem.message, path: where });
+  } catch (err) {
+    report.skipped.push({ id: problem.id, reason: describe(err) });
+  }
+}
+
+export async function expireTrash(sessions: Sessions, trash: Trash, dry: boolean, report: CleanupReport): Promise<void> {
+  const retentionMs = sessions.settings.trashRetentionDays * 86_400_000;
+  for (const entry of await trash.entries()) {
+    if (report.backups.includes(entry)) continue;
+    const manifest = await trash.read(entry).catch(() => undefined);
+    if (!manifest || (manifest.status !== 'complete' && manifest.status !== 'restored')) continue;
+    if (!(sessions.now() - Date.parse(manifest.deleted_at) > retentionMs)) continue;
+    const bytes = await diskBytes(trash.entryDir(entry));
+    if (!dry) {
+      const gone = await trash.withEntryLock(entry, 1000, () => trash.destroy(entry)).then(() => true, () => false);
+      if (!gone) {
+        report.skipped.push({ id: entry, reason: 'trash entry in use' });
+        continue;
+      }
+    }
+    report.expired_trash.push({ entry, bytes });
+    report.bytes_freed += bytes;
+  }
+}
+
+export async function sweep(sessions: Sessions, temps: StrayFile[], dry: boolean, report: CleanupReport): Promise<void> {
+  const now = Date.now();
+  // Temp files were found by the census; locks and `.removing/` leftovers are looked for here.
+  for (const stray of [...temps, ...(await findStrays(sessions.store.dir, [], now, STRAY_AGE_MS))]) {
+    const bytes = await diskBytes(stray.path);
+    if (!dry && !(await removeStray(stray, now, STRAY_AGE_MS))) continue;
+    report.swept.push({ path: stray.path, kind: stray.kind });
+    report.bytes_freed += bytes;
+  }
+}
+
+export function describe(err: unknown): string {
+  if (err instanceof SessionError) return `${err.code}: ${err.message}`;
+  throw err;
+}
