@@ -1,10 +1,10 @@
 import { isSessionError } from '../errors.js';
 import type { SessionRecord } from '../record.js';
 import type { Sessions } from '../sessions.js';
-import { ChildrenIndex } from '../store/children-index.js';
 import type { StoreProblem } from '../store/store.js';
 import { quarantineSession, findStrays, removeStray } from '../store/sweep.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
+import { checkIndex as checkIndexHealth, rebuildIndex } from '../trees/index-health.js';
 
 export type CheckName = 'record' | 'parent' | 'index' | 'temp' | 'lock' | 'removing' | 'audit' | 'trash' | 'import';
 
@@ -82,48 +82,17 @@ export function checkParents(snap: StoreSnapshot): Found[] {
   return found;
 }
 
-/** The children index (tools/store/children-index.ts) against the records, which are the truth. */
-export async function checkIndex(sessions: Sessions, snap: StoreSnapshot): Promise<Found[]> {
-  const index = new ChildrenIndex(sessions.store.dir);
-  const found: Found[] = [];
-  const links = new Set((await index.allLinks()).map(([p, c]) => `${p}/${c}`));
-  const indexed = new Set(index.present() ? await index.indexedIds() : []);
-  const byId = new Map(snap.records.map((r) => [r.agent_id, r]));
-  for (const r of snap.records) {
-    const id = r.agent_id;
-    const parent = r.parent_session_id;
-    const add = async () => {
-      await index.add(parent, id);
-      return `indexed ${id}`;
-    };
-    if (!indexed.has(id)) {
-      found.push({ check: 'index', severity: 'warning', subject: id, message: 'not in the children index (found by a slower full read)', repair: 'index it', fix: add });
-    } else if (parent !== null && !links.has(`${parent}/${id}`)) {
-      found.push({ check: 'index', severity: 'error', subject: id, message: `the index does not list it under its parent ${parent}`, repair: 'index it', fix: add });
-    }
-  }
-  const dirs = new Set(snap.dirs);
-  for (const link of links) {
-    const [parent, child] = link.split('/') as [string, string];
-    const record = byId.get(child);
-    if (record?.parent_session_id === parent) continue;
-    if (dirs.has(child)) {
-      // Readers check every marker against the record, so this one is ignored: harmless.
-      found.push({ check: 'index', severity: 'warning', subject: child, message: `a stale index marker under ${parent} (its record names another parent)`, repair: null });
-      continue;
-    }
-    found.push({
-      check: 'index',
-      severity: 'warning',
-      subject: child,
-      message: `a stale index marker under ${parent} (no such session)`,
-      repair: 'remove the marker',
-      fix: async () => {
-        // Removing markers is always safe: a session created meanwhile is only unindexed again.
-        await index.remove(parent, child);
-        return `removed the stale index marker ${parent}/${child}`;
-      },
-    });
+/** The children index against the records, which are the truth (trees/index-health.ts); one rebuild repairs all. */
+export async function checkIndex(sessions: Sessions): Promise<Found[]> {
+  const { missing, stale, unindexed } = await checkIndexHealth(sessions);
+  const repair = 'rebuild the index from the records';
+  const found: Found[] = [
+    ...missing.map(({ parent, child }) => ({ check: 'index' as const, severity: 'error' as const, subject: child, message: `the index does not list it under its parent ${parent}`, repair })),
+    ...stale.map(({ parent, child }) => ({ check: 'index' as const, severity: 'warning' as const, subject: child, message: `a stale index marker under ${parent} (readers ignore it)`, repair })),
+    ...unindexed.map((id) => ({ check: 'index' as const, severity: 'warning' as const, subject: id, message: 'not in the children index yet (found by a slower full read)', repair })),
+  ];
+  if (found.length > 0) {
+    found[0]!.fix = async () => `rebuilt the children index (${(await rebuildIndex(sessions)).indexed} sessions)`;
   }
   return found;
 }

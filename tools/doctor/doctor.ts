@@ -59,7 +59,7 @@ async function examine(sessions: Sessions): Promise<{ found: Found[]; checked: D
     ...trash.found,
     ...checkRecords(sessions, snap),
     ...checkParents(snap),
-    ...(await checkIndex(sessions, snap)),
+    ...(await checkIndex(sessions)),
     ...(await checkStrays(sessions, snap)),
   ];
   return { found, checked: { sessions: records.length + problems.length, audit_entries: audit.entries, trash_entries: trash.entries } };
