@@ -48,6 +48,9 @@ export async function exportSessions(sessions: Sessions, options: ExportOptions)
     const ids = new Set(records.map((r) => r.agent_id));
     roots = records.filter((r) => r.parent_session_id === null || !ids.has(r.parent_session_id)).map((r) => r.agent_id).sort();
     chosen = roots.flatMap((root) => subtree(records, root));
+    // Sessions caught in a parent-link cycle have no root above them: export them as they are.
+    const reached = new Set(chosen.map((r) => r.agent_id));
+    chosen.push(...records.filter((r) => !reached.has(r.agent_id)));
   }
   const wanted = new Set(chosen.map((r) => r.agent_id));
   const { entries } = await readAudit(sessions);
