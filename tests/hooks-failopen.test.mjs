@@ -34,20 +34,25 @@ const BAD_INPUTS = [
 ];
 
 test('invalid payloads: exit 0, no output, one log line, nothing written outside the store', async (t) => {
-  for (const [what, payload] of BAD_INPUTS) {
-    for (const name of ['pre', 'life']) {
-      const proj = project(t);
-      const result = await HOOKS[name](proj, payload);
-      assertSilent(result, `${name} with ${what}`);
-      assert.deepEqual(sessionIds(proj.store), [], `${name} with ${what}: no session`);
-      assert.deepEqual(readdirSync(path.dirname(proj.dir)).filter((n) => n === 'outside' || n === 'x'), []);
-      // Events a hook does not handle are ignored without a log line; everything else logs EINVALID once.
-      const event = typeof payload === 'string' ? undefined : payload.hook_event_name;
-      const handled = typeof event !== 'string' || (name === 'pre') === (event === 'PreToolUse');
-      const lines = hookLog(proj.store).split('\n').filter(Boolean);
-      assert.equal(lines.length, handled ? 1 : 0, `${name} with ${what}: ${lines}`);
-      if (handled) assert.match(lines[0], /^\S+ (pre_delegate|subagent_stop) \S+ pid=\d+ EINVALID: .+$/, `${name} with ${what}`);
-    }
+  const cases = BAD_INPUTS.flatMap(([what, payload]) => ['pre', 'life'].map((name) => ({ what, payload, name, proj: project(t) })));
+  // Independent projects: run a few at a time to keep the file quick.
+  const results = [];
+  for (let i = 0; i < cases.length; i += 4) {
+    results.push(...(await Promise.all(cases.slice(i, i + 4).map((c) => HOOKS[c.name](c.proj, c.payload)))));
+  }
+  for (const [i, { what, payload, name, proj }] of cases.entries()) {
+    const result = results[i];
+    assertSilent(result, `${name} with ${what}`);
+    assert.deepEqual(sessionIds(proj.store), [], `${name} with ${what}: no session`);
+    // Nothing next to the store (a hostile id would have made a path outside it).
+    assert.deepEqual(readdirSync(proj.dir), ['.claude'], `${name} with ${what}`);
+    assert.deepEqual(readdirSync(path.join(proj.dir, '.claude')).filter((n) => n !== 'session'), [], `${name} with ${what}`);
+    // Events a hook does not handle are ignored without a log line; everything else logs EINVALID once.
+    const event = typeof payload === 'string' ? undefined : payload.hook_event_name;
+    const handled = typeof event !== 'string' || (name === 'pre') === (event === 'PreToolUse');
+    const lines = hookLog(proj.store).split('\n').filter(Boolean);
+    assert.equal(lines.length, handled ? 1 : 0, `${name} with ${what}: ${lines}`);
+    if (handled) assert.match(lines[0], /^\S+ (pre_delegate|subagent_stop) \S+ pid=\d+ EINVALID: .+$/, `${name} with ${what}`);
   }
 });
 
