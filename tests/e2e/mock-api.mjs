@@ -9,8 +9,13 @@
 // a reply: { text } | { toolUse: { name, input, id? } } | { content: [block, ...] }
 // where a block is { type: 'text', text } or { type: 'tool_use', name, input, id? }.
 // Optional: stopReason, or { error: { status, type, message } } to answer with an API error.
-// Side requests (title generation, quota checks, ... with no tools) get a short text
-// without reaching the script unless `scriptSideRequests: true`.
+// Each request passed to the script (and kept in `requests`) is
+//   { seq, at, method, url, pathname, query, headers, body, agentId, kind }
+// with kind 'main' | 'subagent' | 'side'; the helpers below read it.
+// Side requests (anything that is neither a main-agent nor a subagent turn, e.g. a title
+// generation or quota probe without tools) get a short text without reaching the script
+// unless `scriptSideRequests: true`. With CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
+// Claude Code 2.1.330 sent none in our runs (see NOTES.md).
 import { createServer } from 'node:http';
 
 let idCounter = 0;
@@ -84,6 +89,15 @@ export function toolUsesInHistory(req) {
 
 /** The tool_use (from history) that a given tool_result answers. */
 export const toolUseFor = (req, result) => toolUsesInHistory(req).find((u) => u.id === result?.toolUseId) ?? null;
+
+/**
+ * The subagent id in the text of an Agent tool_result as the main agent sees it:
+ * "...agentId: a1b2c3d4e5f6a7b8c (use SendMessage with to: '...' ...)". Null if absent.
+ */
+export const agentIdInText = (text) => /agentId: ([\w-]+)/.exec(text ?? '')?.[1] ?? null;
+
+/** A main-agent turn triggered by a background task finishing (<task-notification> prompt). */
+export const isTaskNotification = (req) => lastUserText(req).includes('<task-notification>');
 
 /** Every text of the conversation (system + all messages), for marker searches. */
 export function allText(req) {
@@ -197,6 +211,8 @@ function decide(req, script, scriptSideRequests, sideReply) {
 }
 
 function route(req, res, options) {
+  // Connectivity probe; only sent when CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC is unset.
+  if (req.pathname === '/api/hello') return sendJson(res, 200, {});
   if (req.pathname === '/v1/messages/count_tokens') {
     return sendJson(res, 200, { input_tokens: 100 });
   }
@@ -223,7 +239,7 @@ export async function startMockApi({ script, scriptSideRequests = false, sideRep
   const options = { script, scriptSideRequests, sideReply, log };
 
   const server = createServer(async (httpReq, res) => {
-    const raw = await readBody(httpReq);
+    const raw = await readBody(httpReq).catch(() => '');
     const url = new URL(httpReq.url, 'http://127.0.0.1');
     const req = {
       seq: requests.length,
