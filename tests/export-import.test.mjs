@@ -1,11 +1,12 @@
 // export / import: checksummed bundles, refusals (tampered, newer, collisions), --rename, --overwrite,
 // and all-or-nothing imports (validation failures and a failure in the middle of the commit).
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { cleanEnv, loadLibrary, runCli, tempDir } from './helpers/run.mjs';
+import { CLI, cleanEnv, loadLibrary, runCli, tempDir } from './helpers/run.mjs';
 
 async function cli(dir, args) {
   return runCli(['--dir', dir, ...args], { env: cleanEnv() });
@@ -201,3 +202,44 @@ test('an import interrupted mid-commit is rolled back by the next import', async
   assert.deepEqual(sessionDirs(to), [other]);
   assert.ok(!existsSync(opDir));
 });
+
+/** Runs the CLI and kills it with SIGKILL after `ms` (the crash); resolves whether it finished first. */
+function runAndKill(args, ms) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(), stdio: 'ignore' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve(code === 0);
+    });
+  });
+}
+
+test('imports killed at random moments leave, after recovery, all of the bundle or none of it', { timeout: 120_000 }, async (t) => {
+  const { Sessions, doctor } = await loadLibrary();
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  const sessions = Sessions.open({ dir: from });
+  const root = await sessions.create({ agentName: 'root' });
+  for (let i = 0; i < 20; i++) {
+    const child = await sessions.create({ agentName: 'child', parent: root.agent_id });
+    for (let j = 0; j < 4; j++) await sessions.create({ agentName: 'grandchild', parent: child.agent_id });
+  }
+  const ids = sessionDirs(from);
+  const file = path.join(tmp, 'bundle.json');
+  assert.equal((await cli(from, ['export', root.agent_id, '-o', file])).code, 0);
+  const original = snapshotAll(from, ids);
+  for (let i = 0; i < 4; i++) {
+    const to = path.join(tmp, `run${i}`);
+    await runAndKill(['--dir', to, 'import', file], 100 + Math.floor(Math.random() * 1000));
+    const report = await doctor(Sessions.open({ dir: to }), { repair: true });
+    assert.equal(report.healthy, true, JSON.stringify(report.remaining));
+    const present = sessionDirs(to);
+    if (present.length > 0) assert.deepEqual(snapshotAll(to, present), original, `run ${i}: a partial import survived`);
+    assert.deepEqual(existsSync(path.join(to, '.importing')) ? readdirSync(path.join(to, '.importing')) : [], []);
+  }
+});
+
+function snapshotAll(dir, ids) {
+  return Object.fromEntries(ids.map((id) => [id, state(dir, id)]));
+}

@@ -78,7 +78,7 @@ async function checkImports(sessions: Sessions): Promise<Found[]> {
   const staging = new ImportStaging(sessions.store.dir);
   const found: Found[] = [];
   for (const op of await staging.ops()) {
-    if (staging.isRunning(op)) continue;
+    if (await staging.isRunning(op)) continue;
     // recoverImports handles every interrupted import at once: the first finding carries the fix.
     const fix = async () => `recovered import(s) ${(await recoverImports(sessions)).join(', ') || 'none (already done)'}`;
     found.push({ check: 'import', severity: 'error', subject: staging.opPath(op), message: 'an import that was interrupted', repair: 'roll it back (or finish it if it had committed)', ...(found.length === 0 ? { fix } : {}) });

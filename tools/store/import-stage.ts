@@ -32,6 +32,8 @@ export interface ImportManifest {
   ids: string[];
   replaced: string[];
   status: ImportStatus;
+  /** The importing process: a dead one's import is recovered without waiting for its lock to go stale. */
+  pid: number;
 }
 
 export class ImportStaging {
@@ -126,9 +128,11 @@ export class ImportStaging {
     }
   }
 
-  /** Whether the importing process still holds the import's lock (refreshed within the staleness period). */
-  isRunning(op: string): boolean {
-    return areaLockIsHeld(this.storeDir, `import-${op}`);
+  /** Whether the import is still running: its lock is fresh and its process alive. */
+  async isRunning(op: string): Promise<boolean> {
+    if (!areaLockIsHeld(this.storeDir, `import-${op}`)) return false;
+    const pid = (await this.readManifest(op))?.pid;
+    return typeof pid !== 'number' || processIsAlive(pid);
   }
 
   opPath(op: string): string {
@@ -164,5 +168,15 @@ export class ImportStaging {
     } catch (err) {
       throw toSessionError(err, doing);
     }
+  }
+}
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

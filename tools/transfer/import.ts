@@ -7,6 +7,7 @@ import type { Sessions } from '../sessions.js';
 import { readBundleFile } from '../store/bundle-file.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { ImportStaging, type ImportManifest } from '../store/import-stage.js';
+import { LOCK_STALE_MS } from '../store/lock.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
 import { parseBundleText, verifyBundle, type Bundle } from './bundle.js';
 
@@ -46,7 +47,7 @@ export async function importSessions(sessions: Sessions, source: ImportSource, o
   const ids = plan.records.map((r) => r.agent_id);
   const staging = new ImportStaging(store.dir);
   const op = ImportStaging.newOp(sessions.now());
-  const manifest: ImportManifest = { op, ids, replaced: plan.replaced, status: 'staged' };
+  const manifest: ImportManifest = { op, ids, replaced: plan.replaced, status: 'staged', pid: process.pid };
   const timeoutMs = sessions.settings.lockTimeoutMs + ids.length * 10;
   const backup = await staging.withOpLock(op, sessions.settings.lockTimeoutMs, async () => {
     try {
@@ -139,8 +140,10 @@ export async function recoverImports(sessions: Sessions): Promise<string[]> {
   const staging = new ImportStaging(sessions.store.dir);
   const recovered: string[] = [];
   for (const op of await staging.ops()) {
+    if (await staging.isRunning(op)) continue;
     try {
-      await staging.withOpLock(op, 100, async () => {
+      // A dead importer's lock is taken over once stale (LOCK_STALE_MS): wait a little longer than that.
+      await staging.withOpLock(op, LOCK_STALE_MS + 1000, async () => {
         const manifest = await staging.readManifest(op);
         if (manifest?.status === 'done') await staging.finish(op);
         else if (manifest?.status === 'committing') {
