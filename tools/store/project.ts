@@ -1,5 +1,5 @@
 import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { SessionError } from '../errors.js';
 
@@ -13,8 +13,10 @@ export interface Locate {
 export function findProjectDir({ cwd, env }: Locate): string {
   if (env.CLAUDE_PROJECT_DIR) return path.resolve(env.CLAUDE_PROJECT_DIR);
   const start = path.resolve(cwd);
+  // ~/.claude is Claude Code's user settings, not a project: it only counts when we start at home.
+  const home = path.resolve(env.HOME || homedir());
   for (let dir = start; ; dir = path.dirname(dir)) {
-    if (isDirectory(path.join(dir, '.claude'))) return dir;
+    if ((dir !== home || dir === start) && isDirectory(path.join(dir, '.claude'))) return dir;
     if (path.dirname(dir) === dir) return start;
   }
 }

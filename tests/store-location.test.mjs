@@ -1,0 +1,56 @@
+// Where the store is found (SESSION_README.md, "Where sessions live"), through the built CLI.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { cleanEnv, runCli, tempDir } from './helpers/run.mjs';
+
+async function createIn(cwd, env, id = 's1') {
+  const result = await runCli(['create', '--agent', 'a', '--id', id, '--json'], { cwd, env: cleanEnv(env) });
+  assert.equal(result.code, 0, result.stderr);
+}
+
+test('the nearest ancestor with .claude/ is the project, but ~/.claude is not a project marker', async (t) => {
+  const home = tempDir(t);
+  mkdirSync(path.join(home, '.claude'));
+  const work = path.join(home, 'code', 'app', 'src');
+  mkdirSync(work, { recursive: true });
+  await createIn(work, { HOME: home });
+  assert.ok(existsSync(path.join(work, '.claude', 'session', 's1', 'state.json')), 'no project above: the working directory');
+  assert.ok(!existsSync(path.join(home, '.claude', 'session')), 'never the user settings directory');
+
+  mkdirSync(path.join(home, 'code', 'app', '.claude'));
+  const sibling = path.join(home, 'code', 'app', 'lib');
+  mkdirSync(sibling);
+  await createIn(sibling, { HOME: home }, 's2');
+  assert.ok(existsSync(path.join(home, 'code', 'app', '.claude', 'session', 's2', 'state.json')), 'the nearest ancestor with .claude/');
+});
+
+test('in the home directory itself, ~/.claude is its project', async (t) => {
+  const home = tempDir(t);
+  mkdirSync(path.join(home, '.claude'));
+  await createIn(home, { HOME: home });
+  assert.ok(existsSync(path.join(home, '.claude', 'session', 's1', 'state.json')));
+});
+
+test('--dir beats AGENT_SESSION_DIR, which beats CLAUDE_PROJECT_DIR', async (t) => {
+  const root = tempDir(t);
+  const env = { HOME: root, AGENT_SESSION_DIR: path.join(root, 'from-env'), CLAUDE_PROJECT_DIR: path.join(root, 'proj') };
+  const viaDir = await runCli(['create', '--agent', 'a', '--id', 'd1', '--dir', 'from-flag'], { cwd: root, env: cleanEnv(env) });
+  assert.equal(viaDir.code, 0, viaDir.stderr);
+  assert.ok(existsSync(path.join(root, 'from-flag', 'd1', 'state.json')));
+  await createIn(root, env);
+  assert.ok(existsSync(path.join(root, 'from-env', 's1', 'state.json')));
+  await createIn(root, { HOME: root, CLAUDE_PROJECT_DIR: path.join(root, 'proj') });
+  assert.ok(existsSync(path.join(root, 'proj', '.claude', 'session', 's1', 'state.json')));
+});
+
+test('read-only commands never create the store', async (t) => {
+  const root = tempDir(t);
+  const env = cleanEnv({ HOME: root });
+  for (const args of [['list'], ['get', 'x'], ['show', 'x'], ['should-resume', 'x'], ['cleanup', '--dry-run']]) {
+    const result = await runCli([...args, '--json'], { cwd: root, env });
+    assert.notEqual(result.code, 2, `${args}: ${result.stderr}`);
+  }
+  assert.ok(!existsSync(path.join(root, '.claude')), 'a read created directories');
+});
