@@ -31,8 +31,8 @@ async function messyStore(dir) {
   const { Sessions, deleteSession } = await loadLibrary();
   // 'gone' vanishes behind the store's back (its children become orphans); two trash entries, one past retention.
   rmSync(path.join(dir, 'gone'), { recursive: true });
-  await deleteSession(Sessions.open({ dir, env: {}, now: () => Date.now() - 8 * 24 * HOUR }), 'old-trash');
-  await deleteSession(Sessions.open({ dir, env: {} }), 'new-trash');
+  await deleteSession(Sessions.open({ dir, cwd: dir, env: {}, now: () => Date.now() - 8 * 24 * HOUR }), 'old-trash');
+  await deleteSession(Sessions.open({ dir, cwd: dir, env: {} }), 'new-trash');
   mkdirSync(path.join(dir, 'bad'));
   writeFileSync(path.join(dir, 'bad', 'state.json'), '{ "agent_id": "bad", torn');
   const hourAgo = new Date(Date.now() - HOUR);
@@ -85,7 +85,7 @@ test('cleanup finds and handles each category, and reports it', async (t) => {
   const again = await cli(dir, ['cleanup', '--json']);
   assert.deepEqual(again.json.purged, []);
   assert.deepEqual(again.json.abandoned, []);
-  const later = await loadLibrary().then(({ Sessions, cleanup }) => cleanup(Sessions.open({ dir, env: {}, now: () => Date.now() + 25 * HOUR })));
+  const later = await loadLibrary().then(({ Sessions, cleanup }) => cleanup(Sessions.open({ dir, cwd: dir, env: {}, now: () => Date.now() + 25 * HOUR })));
   assert.ok(later.removed.includes('stuck'));
 });
 
@@ -148,7 +148,7 @@ test('one cleanup at a time: a held cleanup lock makes the second exit 4 with a 
 
   const run = () =>
     new Promise((resolve) => {
-      const child = spawn(process.execPath, [CLI, '--dir', dir, 'cleanup', '--json'], { env: cleanEnv() });
+      const child = spawn(process.execPath, [CLI, '--dir', dir, 'cleanup', '--json'], { cwd: dir, env: cleanEnv() });
       let out = '';
       child.stdout.on('data', (d) => (out += d));
       child.on('close', (code) => resolve({ code, out }));
@@ -179,7 +179,7 @@ test('progress: the library reports each step of a large cleanup', async (t) => 
   await build(dir, Array.from({ length: 30 }, (_, i) => ({ id: `p${i}`, ...DONE })));
   const { Sessions, cleanup } = await loadLibrary();
   const seen = [];
-  const report = await cleanup(Sessions.open({ dir, env: {} }), { onProgress: (p) => seen.push(p) });
+  const report = await cleanup(Sessions.open({ dir, cwd: dir, env: {} }), { onProgress: (p) => seen.push(p) });
   assert.equal(report.purged.length, 30);
   assert.equal(seen.length, 30);
   assert.deepEqual(seen.at(-1), { done: 30, total: 30, scanned: 30 });
@@ -199,7 +199,7 @@ test('on a terminal, a large cleanup draws a progress bar on stderr and keeps st
   }
   const out = path.join(tempDir(t), 'out.json');
   const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} --dir ${JSON.stringify(dir)} cleanup --dry-run --json > ${JSON.stringify(out)}`;
-  const tty = spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], { encoding: 'utf8', env: cleanEnv() });
+  const tty = spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], { cwd: dir, encoding: 'utf8', env: cleanEnv() });
   assert.equal(tty.status, 0, tty.stderr);
   assert.match(tty.stdout, /\[#+\] 600\/600/);
   assert.equal(JSON.parse(readFileSync(out, 'utf8')).purged.length, 600);

@@ -48,7 +48,7 @@ test('the guard: a running grandchild blocks the delete (exit 3, EREFUSED, liste
   assert.deepEqual(sessionFiles(dir), Object.fromEntries(Object.entries(before).filter(([k]) => !k.startsWith('.') && !k.startsWith('audit'))));
 
   const { Sessions, deleteSession } = await loadLibrary();
-  const sessions = Sessions.open({ dir, env: {} });
+  const sessions = Sessions.open({ dir, cwd: dir, env: {} });
   await assert.rejects(deleteSession(sessions, 'p'), (err) => {
     assert.equal(err.code, 'EREFUSED');
     assert.deepEqual(err.details.blocked.map((b) => b.id).sort(), ['g', 'q']);

@@ -15,7 +15,7 @@ const RUN_MS = 2500;
 const UPDATER = `
 import * as lib from ${JSON.stringify(pathToFileURL(path.join(DIST, 'tools', 'index.js')).href)};
 const [dir, k, ...ids] = process.argv.slice(2);
-const sessions = lib.Sessions.open({ dir, env: {}, actor: 'hook' });
+const sessions = lib.Sessions.open({ dir, cwd: dir, env: {}, actor: 'hook' });
 const end = Date.now() + ${RUN_MS};
 const lines = [];
 for (let n = 1; Date.now() < end; n++) {

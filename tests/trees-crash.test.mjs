@@ -16,7 +16,7 @@ const ITERATIONS = 5;
 const WORKER = `
 import * as lib from ${JSON.stringify(pathToFileURL(path.join(DIST, 'tools', 'index.js')).href)};
 const [dir, mode, ...roots] = process.argv.slice(2);
-const sessions = lib.Sessions.open({ dir, env: {} });
+const sessions = lib.Sessions.open({ dir, cwd: dir, env: {} });
 process.stdout.write('ready\\n');
 if (mode === 'delete') for (const root of roots) await lib.deleteSession(sessions, root, { force: true });
 else await lib.cleanup(sessions, { olderThanHours: 1 });
@@ -66,7 +66,7 @@ test('SIGKILL during delete and cleanup of large trees never leaves a half-delet
     const finished = await runAndKill(script, [dir, mode, ...ROOTS], Math.floor(Math.random() * 400));
     if (!finished) interrupted++;
 
-    const sessions = Sessions.open({ dir, env: {} });
+    const sessions = Sessions.open({ dir, cwd: dir, env: {} });
     const recovered = await recoverTrash(sessions);
     rolledBack += recovered.filter((r) => r.action === 'rolled back').length;
     // doctor agrees: no interrupted trash entry, no broken parent link, no child missing from the index.
@@ -101,7 +101,7 @@ test('recovery rolls an interrupted delete back and finishes an interrupted rest
   await build(dir, [...treeSpec('r', 4, 2, { outcome: 'completed', hoursAgo: 48 }), { id: 'x', outcome: 'completed' }]);
   const original = sessionFiles(dir);
   const { Sessions, deleteSession, recoverTrash } = await loadLibrary();
-  const sessions = Sessions.open({ dir, env: {} });
+  const sessions = Sessions.open({ dir, cwd: dir, env: {} });
   for (const [status, moved] of [['moving', 0], ['moving', 6], ['moving', 15], ['restoring', 3], ['restoring', 14]]) {
     const { backup } = await deleteSession(sessions, 'r');
     const manifestFile = path.join(backup.path, 'manifest.json');

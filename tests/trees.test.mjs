@@ -41,7 +41,7 @@ test('library: children, descendants (depth-first with depth), countChildren', a
   const dir = tempDir(t);
   await build(dir, SPEC);
   const { Sessions, children, descendants, countChildren } = await loadLibrary();
-  const sessions = Sessions.open({ dir, env: {} });
+  const sessions = Sessions.open({ dir, cwd: dir, env: {} });
   assert.deepEqual((await children(sessions, 'a')).map((s) => s.agent_id), ['a1']);
   assert.deepEqual((await descendants(sessions, 'root')).map((s) => [s.agent_id, s.depth]), [['a', 1], ['a1', 2], ['a1x', 3], ['b', 1]]);
   assert.equal(await countChildren(sessions, 'root'), 2);
@@ -71,7 +71,7 @@ test('the index: a missing index, hand-written records and stale markers never l
   const dir = tempDir(t);
   await build(dir, SPEC);
   const { Sessions, children } = await loadLibrary();
-  const sessions = Sessions.open({ dir, env: {} });
+  const sessions = Sessions.open({ dir, cwd: dir, env: {} });
   // A record written by hand (no index marker), as an older version or a copy would leave it.
   const copy = { ...record(dir, 'a1x'), agent_id: 'handmade', parent_session_id: 'b' };
   mkdirSync(path.join(dir, 'handmade'));
@@ -110,7 +110,7 @@ test('a corrupt child is still part of its parent subtree (found by its marker)'
   await build(dir, SPEC);
   writeFileSync(path.join(dir, 'a1', 'state.json'), '{ torn');
   const { Sessions, tree, children } = await loadLibrary();
-  const sessions = Sessions.open({ dir, env: {} });
+  const sessions = Sessions.open({ dir, cwd: dir, env: {} });
   // Listed summaries skip what cannot be read, but the grandchild under it is still reached.
   assert.deepEqual((await tree(sessions, 'a')).map((r) => r.agent_id), ['a', 'a1x']);
   assert.deepEqual(await children(sessions, 'a'), []);

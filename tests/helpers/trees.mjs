@@ -37,7 +37,7 @@ export async function build(dir, spec, now = Date.now()) {
   const { Sessions } = await loadLibrary();
   for (const s of spec) {
     const at = now - (s.hoursAgo ?? 0) * HOUR;
-    const sessions = Sessions.open({ dir, env: {}, now: () => at });
+    const sessions = Sessions.open({ dir, cwd: dir, env: {}, now: () => at });
     await sessions.create({ agentName: s.agent ?? 'worker', id: s.id, parent: s.parent ?? null, metadata: s.metadata });
     if (s.phase) await sessions.update(s.id, { phase: s.phase });
     if (s.outcome) await sessions.finalize(s.id, s.outcome, 'done');
@@ -64,7 +64,8 @@ export function treeSpec(root, depth, fanout, extra = {}) {
 
 /** Runs the CLI on a store; resolves {code, stdout, stderr, json} (json when stdout parses). */
 export async function cli(dir, args, options = {}) {
-  const result = await runCli(['--dir', dir, ...args], options);
+  // Run from the store's parent: no project config of this repository applies.
+  const result = await runCli(['--dir', dir, ...args], { cwd: path.dirname(dir), ...options });
   let json;
   try {
     json = JSON.parse(result.stdout);
