@@ -87,16 +87,7 @@ async function moveToTrash(
   const order: TrashSession[] = [];
   for (const node of plan.order) order.push(await describe(trash, node));
   const bytes = order.reduce((sum, s) => sum + s.bytes, 0);
-  const work: PreservedWork[] = unsaved.map((w, i) => ({
-    dir: w.dir,
-    sessions: w.sessions,
-    head: w.state.head,
-    branch: w.state.branch,
-    upstream: w.state.upstream,
-    unpushed: w.state.unpushed,
-    untracked: w.state.untracked,
-    patch: w.state.changed.length > 0 ? `${i + 1}.patch` : null,
-  }));
+  const work = unsaved.map(preserved);
   const manifest: TrashManifest = {
     format: TRASH_FORMAT,
     entry,
@@ -127,6 +118,11 @@ async function moveToTrash(
   for (const session of order) await index.remove(session.parent, session.id);
   if (!options.backup) await trash.destroy(entry);
   return { nodes, plan, bytes, entry: options.backup ? entry : null, work };
+}
+
+function preserved(w: UnsavedWork, i: number): PreservedWork {
+  const { head, branch, upstream, unpushed, untracked, changed } = w.state;
+  return { dir: w.dir, sessions: w.sessions, head, branch, upstream, unpushed, untracked, patch: changed.length > 0 ? `${i + 1}.patch` : null };
 }
 
 async function describe(trash: Trash, node: TreeNode): Promise<TrashSession> {
