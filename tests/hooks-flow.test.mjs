@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { test } from 'node:test';
+import { describe, it } from 'node:test';
 import { fixture, flow, life, onlySession, pre, project, readSession, sessionIds } from './helpers/hooks.mjs';
 import { loadLibrary, runCli, tempDir } from './helpers/run.mjs';
 
@@ -26,275 +26,278 @@ function transcriptFile(t) {
   return file;
 }
 
-test('foreground: start and stop arrive before PostToolUse; the session ends completed with the agent id', async (t) => {
-  const proj = project(t);
-  const f = flow({ background: false });
-  await pre(proj, f.pre);
-  await life(proj, f.start);
-  assert.equal(onlySession(proj.store).phase, 'executing');
-  await life(proj, f.stop('All done.'));
-  await life(proj, f.post);
-  const s = onlySession(proj.store);
-  assert.equal(s.phase, 'completed');
-  assert.equal(s.summary, 'All done.');
-  assert.deepEqual(s.claude.agent_ids, ['a1']);
-});
-
-test('background: PostToolUse first; a status line pauses, `failed` fails, and a repeated stop changes nothing', async (t) => {
-  const proj = project(t);
-  const f = flow();
-  await delegate(proj, f, 'I need a decision on the schema.\nsession-phase: approval');
-  const paused = onlySession(proj.store);
-  assert.equal(paused.phase, 'approval');
-  assert.equal(paused.resume_ready, true);
-  assert.equal(paused.claude.last_message, 'I need a decision on the schema.');
-  const file = path.join(proj.store, paused.agent_id, 'state.json');
-  const before = readFileSync(file, 'utf8');
-  const again = await life(proj, f.stop('session-phase: failed'));
-  assert.deepEqual([again.code, again.stdout], [0, '']);
-  assert.equal(readFileSync(file, 'utf8'), before, 'the repeated stop was ignored');
-
-  const g = flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'tester' });
-  await delegate(proj, g, 'Could not build.\n**session-phase: failed**');
-  const failed = sessionIds(proj.store).map((id) => readSession(proj.store, id)).find((s) => s.agent_name === 'tester');
-  assert.equal(failed.phase, 'failed');
-  assert.equal(failed.summary, 'Could not build.');
-});
-
-test('a phase recorded through the CLI during the turn keeps the session paused when the message has no status line', async (t) => {
-  const proj = project(t);
-  const f = flow();
-  await pre(proj, f.pre);
-  await life(proj, f.post);
-  await life(proj, f.start);
-  const id = onlySession(proj.store).agent_id;
-  const cli = await runCli(['update', id, '--phase', 'investigating', '--dir', proj.store]);
-  assert.equal(cli.code, 0, cli.stderr);
-  await life(proj, f.stop('Half way through the logs.'));
-  const s = onlySession(proj.store);
-  assert.equal(s.phase, 'investigating');
-  assert.equal(s.resume_ready, true);
-});
-
-test('continue policy: the next delegation is denied with the SendMessage instruction; the continuation updates the same session', async (t) => {
-  const proj = project(t);
-  const transcript = transcriptFile(t);
-  await delegate(proj, flow(), 'Plan ready.\nsession-phase: approval', { transcript });
-  const id = onlySession(proj.store).agent_id;
-
-  const second = flow({ toolUseId: 'toolu_2', agentId: 'a2', prompt: 'Approved, go on' });
-  const denied = await pre(proj, second.pre);
-  assert.equal(denied.code, 0);
-  const out = denied.json.hookSpecificOutput;
-  assert.equal(out.permissionDecision, 'deny');
-  assert.match(out.permissionDecisionReason, /SendMessage/);
-  assert.ok(out.permissionDecisionReason.includes('to: "a1"'), out.permissionDecisionReason);
-  assert.ok(out.permissionDecisionReason.includes(id));
-  assert.match(out.permissionDecisionReason, /phase approval/);
-  assert.deepEqual(sessionIds(proj.store), [id], 'no new session');
-  const decision = onlySession(proj.store).history.at(-1);
-  assert.deepEqual([decision.event, decision.decision, decision.policy, decision.tool_use_id], ['resume_decision', 'deny', 'auto', 'toolu_2']);
-
-  // The model obeys: SendMessage to a1, then a1 starts and stops again (same agent id).
-  const send = await pre(proj, fixture('pretooluse-sendmessage', { session_id: 'sess-1' }));
-  assert.deepEqual([send.code, send.stdout], [0, '']);
-  await life(proj, fixture('subagentstart-continued', { session_id: 'sess-1', agent_id: 'a1' }));
-  let s = onlySession(proj.store);
-  assert.equal(s.phase, 'executing');
-  assert.equal(s.history.at(-1).event, 'resumed');
-  await life(proj, fixture('subagentstop-continued', { session_id: 'sess-1', agent_id: 'a1', last_assistant_message: 'Migrated.' }));
-  s = onlySession(proj.store);
-  assert.equal(s.phase, 'completed');
-  assert.equal(s.summary, 'Migrated.');
-});
-
-test('never denied twice in a row: a second delegation instead of SendMessage goes through with a brief', async (t) => {
-  const proj = project(t);
-  await delegate(proj, flow({ description: 'Schema migration' }), 'Which column type?\nsession-phase: approval', { transcript: transcriptFile(t) });
-  const id = onlySession(proj.store).agent_id;
-  const second = flow({ toolUseId: 'toolu_2', agentId: 'a2', prompt: 'Use text.' });
-  assert.equal((await pre(proj, second.pre)).json.hookSpecificOutput.permissionDecision, 'deny');
-  const third = flow({ toolUseId: 'toolu_3', agentId: 'a3', prompt: 'Use text.' });
-  const out = (await pre(proj, third.pre)).json.hookSpecificOutput;
-  assert.equal(out.permissionDecision, 'allow');
-  assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${id}`));
-  assert.match(out.updatedInput.prompt, /Which column type\?/);
-  assert.match(out.updatedInput.prompt, /Use text\.\n\n\[agent-session\] Your session/);
-  assert.deepEqual(sessionIds(proj.store), [id]);
-  assert.deepEqual(onlySession(proj.store).history.filter((h) => h.event === 'resume_decision').map((h) => h.decision), ['deny', 'brief']);
-  // The new agent joins the same session.
-  await life(proj, third.post);
-  await life(proj, third.start);
-  const s = onlySession(proj.store);
-  assert.equal(s.phase, 'executing');
-  assert.deepEqual(s.claude.agent_ids, ['a1', 'a3']);
-  assert.equal(s.history.at(-1).event, 'resumed');
-});
-
-test('brief policy: the prompt carries a deterministic, bounded brief of the session', async (t) => {
-  const proj = project(t);
-  const env = { AGENT_SESSION_RESUME_POLICY: 'brief' };
-  const long = `${'x'.repeat(20_000)}\nsession-phase: investigating`;
-  await delegate(proj, flow({ description: 'Find the leak' }), long, { env, transcript: transcriptFile(t) });
-  const id = onlySession(proj.store).agent_id;
-  assert.equal((await runCli(['update', id, '--metadata', '{"ticket":"OPS-7"}', '--error', 'heap dump failed', '--dir', proj.store])).code, 0);
-  const briefs = [];
-  for (const [toolUseId, agentId] of [['toolu_2', 'a2'], ['toolu_3', 'a3']]) {
-    // Each delegation attaches to the session and starts it, so it is paused again before the next one.
-    const next = flow({ toolUseId, agentId, prompt: 'Keep going' });
-    const out = (await pre(proj, next.pre, env)).json.hookSpecificOutput;
-    assert.equal(out.permissionDecision, 'allow');
-    briefs.push(out.updatedInput.prompt);
-    await life(proj, next.post, env);
-    await life(proj, next.start, env);
-    assert.equal((await runCli(['update', id, '--phase', 'investigating', '--dir', proj.store])).code, 0);
-  }
-  const prompt = briefs[0];
-  for (const part of [id, 'Purpose: Find the leak', 'Phase when it stopped: investigating', '"ticket":"OPS-7"', 'heap dump failed', 'executing -> investigating', 'Keep going']) {
-    assert.ok(prompt.includes(part), `brief lacks ${part}`);
-  }
-  assert.ok(prompt.length < 6000, `brief is bounded (${prompt.length} characters)`);
-  assert.deepEqual(sessionIds(proj.store), [id]);
-  assert.deepEqual(onlySession(proj.store).history.filter((h) => h.event === 'resume_decision').map((h) => [h.policy, h.decision]), [['brief', 'brief'], ['brief', 'brief']]);
-});
-
-test('the transcript gone: policy auto falls back to a brief', async (t) => {
-  const proj = project(t);
-  await delegate(proj, flow(), 'session-phase: planning', { transcript: '/nonexistent/agent-a1.jsonl' });
-  const out = (await pre(proj, flow({ toolUseId: 'toolu_2' }).pre)).json.hookSpecificOutput;
-  assert.equal(out.permissionDecision, 'allow');
-  assert.match(out.updatedInput.prompt, /resuming session/);
-  assert.match(onlySession(proj.store).history.at(-1).reason, /transcript/);
-});
-
-test('off policy: a new session is created and the decision is only recorded on the paused one', async (t) => {
-  const proj = project(t);
-  const env = { AGENT_SESSION_RESUME_POLICY: 'off' };
-  await delegate(proj, flow(), 'session-phase: approval', { env, transcript: transcriptFile(t) });
-  const [paused] = sessionIds(proj.store);
-  const out = await pre(proj, flow({ toolUseId: 'toolu_2' }).pre, env);
-  assert.equal(out.json.hookSpecificOutput.permissionDecision, 'allow');
-  assert.doesNotMatch(out.json.hookSpecificOutput.updatedInput.prompt, /resuming session/);
-  assert.equal(sessionIds(proj.store).length, 2);
-  const old = readSession(proj.store, paused);
-  assert.equal(old.phase, 'approval');
-  assert.deepEqual([old.history.at(-1).decision, old.history.at(-1).policy], ['record', 'off']);
-});
-
-test('a paused session named in the prompt is resumed even from another Claude Code session, with a brief', async (t) => {
-  const proj = project(t);
-  await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', { transcript: transcriptFile(t) });
-  const id = onlySession(proj.store).agent_id;
-  const other = flow({ session: 'sess-2', toolUseId: 'toolu_9', type: 'general-purpose', prompt: `Continue session ${id} please` });
-  const out = (await pre(proj, other.pre)).json.hookSpecificOutput;
-  assert.equal(out.permissionDecision, 'allow');
-  assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${id}`));
-  assert.equal(onlySession(proj.store).claude.session_id, 'sess-2');
-});
-
-test('nested delegation: a PreToolUse carrying the caller agent_id creates a child session', async (t) => {
-  const proj = project(t);
-  const parent = flow();
-  await pre(proj, parent.pre);
-  await life(proj, parent.post);
-  await life(proj, parent.start);
-  const parentId = onlySession(proj.store).agent_id;
-  const child = flow({ toolUseId: 'toolu_c', agentId: 'c1', type: 'Explore', caller: 'a1' });
-  await pre(proj, child.pre);
-  await life(proj, child.post);
-  await life(proj, child.start);
-  await life(proj, child.stop('Found it.'));
-  const kid = sessionIds(proj.store).map((id) => readSession(proj.store, id)).find((s) => s.agent_id !== parentId);
-  assert.equal(kid.parent_session_id, parentId);
-  assert.equal(kid.agent_name, 'Explore');
-  assert.equal(kid.claude.caller_agent_id, 'a1');
-  assert.equal(kid.phase, 'completed');
-  assert.equal(readSession(proj.store, parentId).phase, 'executing');
-});
-
-test('two agents of one type in one turn bind exactly, in foreground and in background order', async (t) => {
-  for (const background of [false, true]) {
+// Independent temp projects: a few flows run at once to keep the file quick.
+describe('delegation flows', { concurrency: 3 }, () => {
+  it('foreground: start and stop arrive before PostToolUse; the session ends completed with the agent id', async (t) => {
     const proj = project(t);
-    const one = flow({ toolUseId: 'toolu_1', agentId: 'a1', background, prompt: 'first' });
-    const two = flow({ toolUseId: 'toolu_2', agentId: 'a2', background, prompt: 'second' });
-    await pre(proj, one.pre);
-    await pre(proj, two.pre);
-    if (background) {
-      await life(proj, two.post);
-      await life(proj, one.post);
+    const f = flow({ background: false });
+    await pre(proj, f.pre);
+    await life(proj, f.start);
+    assert.equal(onlySession(proj.store).phase, 'executing');
+    await life(proj, f.stop('All done.'));
+    await life(proj, f.post);
+    const s = onlySession(proj.store);
+    assert.equal(s.phase, 'completed');
+    assert.equal(s.summary, 'All done.');
+    assert.deepEqual(s.claude.agent_ids, ['a1']);
+  });
+
+  it('background: PostToolUse first; a status line pauses, `failed` fails, and a repeated stop changes nothing', async (t) => {
+    const proj = project(t);
+    const f = flow();
+    await delegate(proj, f, 'I need a decision on the schema.\nsession-phase: approval');
+    const paused = onlySession(proj.store);
+    assert.equal(paused.phase, 'approval');
+    assert.equal(paused.resume_ready, true);
+    assert.equal(paused.claude.last_message, 'I need a decision on the schema.');
+    const file = path.join(proj.store, paused.agent_id, 'state.json');
+    const before = readFileSync(file, 'utf8');
+    const again = await life(proj, f.stop('session-phase: failed'));
+    assert.deepEqual([again.code, again.stdout], [0, '']);
+    assert.equal(readFileSync(file, 'utf8'), before, 'the repeated stop was ignored');
+
+    const g = flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'tester' });
+    await delegate(proj, g, 'Could not build.\n**session-phase: failed**');
+    const failed = sessionIds(proj.store).map((id) => readSession(proj.store, id)).find((s) => s.agent_name === 'tester');
+    assert.equal(failed.phase, 'failed');
+    assert.equal(failed.summary, 'Could not build.');
+  });
+
+  it('a phase recorded through the CLI during the turn keeps the session paused when the message has no status line', async (t) => {
+    const proj = project(t);
+    const f = flow();
+    await pre(proj, f.pre);
+    await life(proj, f.post);
+    await life(proj, f.start);
+    const id = onlySession(proj.store).agent_id;
+    const cli = await runCli(['update', id, '--phase', 'investigating', '--dir', proj.store]);
+    assert.equal(cli.code, 0, cli.stderr);
+    await life(proj, f.stop('Half way through the logs.'));
+    const s = onlySession(proj.store);
+    assert.equal(s.phase, 'investigating');
+    assert.equal(s.resume_ready, true);
+  });
+
+  it('continue policy: the next delegation is denied with the SendMessage instruction; the continuation updates the same session', async (t) => {
+    const proj = project(t);
+    const transcript = transcriptFile(t);
+    await delegate(proj, flow(), 'Plan ready.\nsession-phase: approval', { transcript });
+    const id = onlySession(proj.store).agent_id;
+
+    const second = flow({ toolUseId: 'toolu_2', agentId: 'a2', prompt: 'Approved, go on' });
+    const denied = await pre(proj, second.pre);
+    assert.equal(denied.code, 0);
+    const out = denied.json.hookSpecificOutput;
+    assert.equal(out.permissionDecision, 'deny');
+    assert.match(out.permissionDecisionReason, /SendMessage/);
+    assert.ok(out.permissionDecisionReason.includes('to: "a1"'), out.permissionDecisionReason);
+    assert.ok(out.permissionDecisionReason.includes(id));
+    assert.match(out.permissionDecisionReason, /phase approval/);
+    assert.deepEqual(sessionIds(proj.store), [id], 'no new session');
+    const decision = onlySession(proj.store).history.at(-1);
+    assert.deepEqual([decision.event, decision.decision, decision.policy, decision.tool_use_id], ['resume_decision', 'deny', 'auto', 'toolu_2']);
+
+    // The model obeys: SendMessage to a1, then a1 starts and stops again (same agent id).
+    const send = await pre(proj, fixture('pretooluse-sendmessage', { session_id: 'sess-1' }));
+    assert.deepEqual([send.code, send.stdout], [0, '']);
+    await life(proj, fixture('subagentstart-continued', { session_id: 'sess-1', agent_id: 'a1' }));
+    let s = onlySession(proj.store);
+    assert.equal(s.phase, 'executing');
+    assert.equal(s.history.at(-1).event, 'resumed');
+    await life(proj, fixture('subagentstop-continued', { session_id: 'sess-1', agent_id: 'a1', last_assistant_message: 'Migrated.' }));
+    s = onlySession(proj.store);
+    assert.equal(s.phase, 'completed');
+    assert.equal(s.summary, 'Migrated.');
+  });
+
+  it('never denied twice in a row: a second delegation instead of SendMessage goes through with a brief', async (t) => {
+    const proj = project(t);
+    await delegate(proj, flow({ description: 'Schema migration' }), 'Which column type?\nsession-phase: approval', { transcript: transcriptFile(t) });
+    const id = onlySession(proj.store).agent_id;
+    const second = flow({ toolUseId: 'toolu_2', agentId: 'a2', prompt: 'Use text.' });
+    assert.equal((await pre(proj, second.pre)).json.hookSpecificOutput.permissionDecision, 'deny');
+    const third = flow({ toolUseId: 'toolu_3', agentId: 'a3', prompt: 'Use text.' });
+    const out = (await pre(proj, third.pre)).json.hookSpecificOutput;
+    assert.equal(out.permissionDecision, 'allow');
+    assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${id}`));
+    assert.match(out.updatedInput.prompt, /Which column type\?/);
+    assert.match(out.updatedInput.prompt, /Use text\.\n\n\[agent-session\] Your session/);
+    assert.deepEqual(sessionIds(proj.store), [id]);
+    assert.deepEqual(onlySession(proj.store).history.filter((h) => h.event === 'resume_decision').map((h) => h.decision), ['deny', 'brief']);
+    // The new agent joins the same session.
+    await life(proj, third.post);
+    await life(proj, third.start);
+    const s = onlySession(proj.store);
+    assert.equal(s.phase, 'executing');
+    assert.deepEqual(s.claude.agent_ids, ['a1', 'a3']);
+    assert.equal(s.history.at(-1).event, 'resumed');
+  });
+
+  it('brief policy: the prompt carries a deterministic, bounded brief of the session', async (t) => {
+    const proj = project(t);
+    const env = { AGENT_SESSION_RESUME_POLICY: 'brief' };
+    const long = `${'x'.repeat(20_000)}\nsession-phase: investigating`;
+    await delegate(proj, flow({ description: 'Find the leak' }), long, { env, transcript: transcriptFile(t) });
+    const id = onlySession(proj.store).agent_id;
+    assert.equal((await runCli(['update', id, '--metadata', '{"ticket":"OPS-7"}', '--error', 'heap dump failed', '--dir', proj.store])).code, 0);
+    const briefs = [];
+    for (const [toolUseId, agentId] of [['toolu_2', 'a2'], ['toolu_3', 'a3']]) {
+      // Each delegation attaches to the session and starts it, so it is paused again before the next one.
+      const next = flow({ toolUseId, agentId, prompt: 'Keep going' });
+      const out = (await pre(proj, next.pre, env)).json.hookSpecificOutput;
+      assert.equal(out.permissionDecision, 'allow');
+      briefs.push(out.updatedInput.prompt);
+      await life(proj, next.post, env);
+      await life(proj, next.start, env);
+      assert.equal((await runCli(['update', id, '--phase', 'investigating', '--dir', proj.store])).code, 0);
     }
-    // The second agent starts first and the first one stops first.
-    await life(proj, two.start);
-    await life(proj, one.start);
-    await life(proj, one.stop('Need approval.\nsession-phase: approval'));
-    await life(proj, two.stop('Finished second.'));
-    if (!background) {
-      await life(proj, two.post);
-      await life(proj, one.post);
+    const prompt = briefs[0];
+    for (const part of [id, 'Purpose: Find the leak', 'Phase when it stopped: investigating', '"ticket":"OPS-7"', 'heap dump failed', 'executing -> investigating', 'Keep going']) {
+      assert.ok(prompt.includes(part), `brief lacks ${part}`);
     }
-    const byPrompt = Object.fromEntries(sessionIds(proj.store).map((id) => readSession(proj.store, id)).map((s) => [s.claude.tool_use_id, s]));
-    assert.deepEqual([byPrompt.toolu_1.claude.agent_id, byPrompt.toolu_1.phase], ['a1', 'approval'], `background=${background}`);
-    assert.deepEqual([byPrompt.toolu_2.claude.agent_id, byPrompt.toolu_2.phase, byPrompt.toolu_2.summary], ['a2', 'completed', 'Finished second.']);
-  }
-});
+    assert.ok(prompt.length < 6000, `brief is bounded (${prompt.length} characters)`);
+    assert.deepEqual(sessionIds(proj.store), [id]);
+    assert.deepEqual(onlySession(proj.store).history.filter((h) => h.event === 'resume_decision').map((h) => [h.policy, h.decision]), [['brief', 'brief'], ['brief', 'brief']]);
+  });
 
-test('internal stops (empty agent_type) and the footer switch', async (t) => {
-  const proj = project(t);
-  const f = flow();
-  const quiet = await pre(proj, f.pre, { AGENT_SESSION_PROMPT_FOOTER: '0' });
-  assert.deepEqual([quiet.code, quiet.stdout], [0, ''], 'no footer: nothing to rewrite');
-  assert.equal(onlySession(proj.store).phase, 'initializing');
-  await life(proj, f.post);
-  await life(proj, f.start);
-  const internal = await life(proj, { ...f.stop('compacted'), agent_type: '' });
-  assert.deepEqual([internal.code, internal.stdout], [0, '']);
-  assert.equal(onlySession(proj.store).phase, 'executing');
-});
+  it('the transcript gone: policy auto falls back to a brief', async (t) => {
+    const proj = project(t);
+    await delegate(proj, flow(), 'session-phase: planning', { transcript: '/nonexistent/agent-a1.jsonl' });
+    const out = (await pre(proj, flow({ toolUseId: 'toolu_2' }).pre)).json.hookSpecificOutput;
+    assert.equal(out.permissionDecision, 'allow');
+    assert.match(out.updatedInput.prompt, /resuming session/);
+    assert.match(onlySession(proj.store).history.at(-1).reason, /transcript/);
+  });
 
-test('the same PreToolUse twice (hook installed twice) gets the same answer and one session', async (t) => {
-  const proj = project(t);
-  const f = flow();
-  const first = await pre(proj, f.pre);
-  const second = await pre(proj, f.pre);
-  assert.equal(second.stdout, first.stdout);
-  assert.equal(sessionIds(proj.store).length, 1);
-  await life(proj, f.post);
-  await life(proj, f.start);
-  await life(proj, f.stop('session-phase: approval', { agent_transcript_path: transcriptFile(t) }));
-  const next = flow({ toolUseId: 'toolu_2', agentId: 'a2' }).pre;
-  const deny = await pre(proj, next);
-  assert.equal(deny.json.hookSpecificOutput.permissionDecision, 'deny');
-  assert.equal((await pre(proj, next)).stdout, deny.stdout, 'a repeat is not "the second attempt"');
-  assert.deepEqual(onlySession(proj.store).history.filter((h) => h.event === 'resume_decision').map((h) => h.decision), ['deny']);
-});
+  it('off policy: a new session is created and the decision is only recorded on the paused one', async (t) => {
+    const proj = project(t);
+    const env = { AGENT_SESSION_RESUME_POLICY: 'off' };
+    await delegate(proj, flow(), 'session-phase: approval', { env, transcript: transcriptFile(t) });
+    const [paused] = sessionIds(proj.store);
+    const out = await pre(proj, flow({ toolUseId: 'toolu_2' }).pre, env);
+    assert.equal(out.json.hookSpecificOutput.permissionDecision, 'allow');
+    assert.doesNotMatch(out.json.hookSpecificOutput.updatedInput.prompt, /resuming session/);
+    assert.equal(sessionIds(proj.store).length, 2);
+    const old = readSession(proj.store, paused);
+    assert.equal(old.phase, 'approval');
+    assert.deepEqual([old.history.at(-1).decision, old.history.at(-1).policy], ['record', 'off']);
+  });
 
-test('a lost index is rebuilt from the records: the next stop still finds its session', async (t) => {
-  const proj = project(t);
-  const f = flow();
-  await pre(proj, f.pre);
-  await life(proj, f.post);
-  await life(proj, f.start);
-  const { rmSync } = await import('node:fs');
-  rmSync(path.join(proj.store, '.claude-code', 'sess-1.json'));
-  await life(proj, f.stop('lost?'));
-  assert.equal(onlySession(proj.store).phase, 'executing', 'without the index the stop cannot be placed');
-  const { Sessions, rebuildClaudeIndexes } = await loadLibrary();
-  assert.deepEqual(await rebuildClaudeIndexes(Sessions.open({ dir: proj.store })), ['sess-1']);
-  await life(proj, f.stop('found.'));
-  assert.deepEqual([onlySession(proj.store).phase, onlySession(proj.store).summary], ['completed', 'found.']);
-});
+  it('a paused session named in the prompt is resumed even from another Claude Code session, with a brief', async (t) => {
+    const proj = project(t);
+    await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', { transcript: transcriptFile(t) });
+    const id = onlySession(proj.store).agent_id;
+    const other = flow({ session: 'sess-2', toolUseId: 'toolu_9', type: 'general-purpose', prompt: `Continue session ${id} please` });
+    const out = (await pre(proj, other.pre)).json.hookSpecificOutput;
+    assert.equal(out.permissionDecision, 'allow');
+    assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${id}`));
+    assert.equal(onlySession(proj.store).claude.session_id, 'sess-2');
+  });
 
-test('hooks of one conversation running at the same time serialize on its index', async (t) => {
-  const proj = project(t);
-  const flows = [1, 2, 3, 4].map((i) => flow({ toolUseId: `toolu_${i}`, agentId: `a${i}`, prompt: `task ${i}` }));
-  await Promise.all(flows.map((f) => pre(proj, f.pre)));
-  await Promise.all(flows.map((f) => life(proj, f.post)));
-  await Promise.all(flows.map((f) => life(proj, f.start)));
-  await Promise.all(flows.map((f, i) => life(proj, f.stop(`done ${i + 1}`))));
-  const records = sessionIds(proj.store).map((id) => readSession(proj.store, id));
-  assert.equal(records.length, 4);
-  for (const r of records) {
-    const n = r.claude.tool_use_id.slice('toolu_'.length);
-    assert.deepEqual([r.claude.agent_id, r.phase, r.summary], [`a${n}`, 'completed', `done ${n}`]);
-  }
+  it('nested delegation: a PreToolUse carrying the caller agent_id creates a child session', async (t) => {
+    const proj = project(t);
+    const parent = flow();
+    await pre(proj, parent.pre);
+    await life(proj, parent.post);
+    await life(proj, parent.start);
+    const parentId = onlySession(proj.store).agent_id;
+    const child = flow({ toolUseId: 'toolu_c', agentId: 'c1', type: 'Explore', caller: 'a1' });
+    await pre(proj, child.pre);
+    await life(proj, child.post);
+    await life(proj, child.start);
+    await life(proj, child.stop('Found it.'));
+    const kid = sessionIds(proj.store).map((id) => readSession(proj.store, id)).find((s) => s.agent_id !== parentId);
+    assert.equal(kid.parent_session_id, parentId);
+    assert.equal(kid.agent_name, 'Explore');
+    assert.equal(kid.claude.caller_agent_id, 'a1');
+    assert.equal(kid.phase, 'completed');
+    assert.equal(readSession(proj.store, parentId).phase, 'executing');
+  });
+
+  it('two agents of one type in one turn bind exactly, in foreground and in background order', async (t) => {
+    for (const background of [false, true]) {
+      const proj = project(t);
+      const one = flow({ toolUseId: 'toolu_1', agentId: 'a1', background, prompt: 'first' });
+      const two = flow({ toolUseId: 'toolu_2', agentId: 'a2', background, prompt: 'second' });
+      await pre(proj, one.pre);
+      await pre(proj, two.pre);
+      if (background) {
+        await life(proj, two.post);
+        await life(proj, one.post);
+      }
+      // The second agent starts first and the first one stops first.
+      await life(proj, two.start);
+      await life(proj, one.start);
+      await life(proj, one.stop('Need approval.\nsession-phase: approval'));
+      await life(proj, two.stop('Finished second.'));
+      if (!background) {
+        await life(proj, two.post);
+        await life(proj, one.post);
+      }
+      const byPrompt = Object.fromEntries(sessionIds(proj.store).map((id) => readSession(proj.store, id)).map((s) => [s.claude.tool_use_id, s]));
+      assert.deepEqual([byPrompt.toolu_1.claude.agent_id, byPrompt.toolu_1.phase], ['a1', 'approval'], `background=${background}`);
+      assert.deepEqual([byPrompt.toolu_2.claude.agent_id, byPrompt.toolu_2.phase, byPrompt.toolu_2.summary], ['a2', 'completed', 'Finished second.']);
+    }
+  });
+
+  it('internal stops (empty agent_type) and the footer switch', async (t) => {
+    const proj = project(t);
+    const f = flow();
+    const quiet = await pre(proj, f.pre, { AGENT_SESSION_PROMPT_FOOTER: '0' });
+    assert.deepEqual([quiet.code, quiet.stdout], [0, ''], 'no footer: nothing to rewrite');
+    assert.equal(onlySession(proj.store).phase, 'initializing');
+    await life(proj, f.post);
+    await life(proj, f.start);
+    const internal = await life(proj, { ...f.stop('compacted'), agent_type: '' });
+    assert.deepEqual([internal.code, internal.stdout], [0, '']);
+    assert.equal(onlySession(proj.store).phase, 'executing');
+  });
+
+  it('the same PreToolUse twice (hook installed twice) gets the same answer and one session', async (t) => {
+    const proj = project(t);
+    const f = flow();
+    const first = await pre(proj, f.pre);
+    const second = await pre(proj, f.pre);
+    assert.equal(second.stdout, first.stdout);
+    assert.equal(sessionIds(proj.store).length, 1);
+    await life(proj, f.post);
+    await life(proj, f.start);
+    await life(proj, f.stop('session-phase: approval', { agent_transcript_path: transcriptFile(t) }));
+    const next = flow({ toolUseId: 'toolu_2', agentId: 'a2' }).pre;
+    const deny = await pre(proj, next);
+    assert.equal(deny.json.hookSpecificOutput.permissionDecision, 'deny');
+    assert.equal((await pre(proj, next)).stdout, deny.stdout, 'a repeat is not "the second attempt"');
+    assert.deepEqual(onlySession(proj.store).history.filter((h) => h.event === 'resume_decision').map((h) => h.decision), ['deny']);
+  });
+
+  it('a lost index is rebuilt from the records: the next stop still finds its session', async (t) => {
+    const proj = project(t);
+    const f = flow();
+    await pre(proj, f.pre);
+    await life(proj, f.post);
+    await life(proj, f.start);
+    const { rmSync } = await import('node:fs');
+    rmSync(path.join(proj.store, '.claude-code', 'sess-1.json'));
+    await life(proj, f.stop('lost?'));
+    assert.equal(onlySession(proj.store).phase, 'executing', 'without the index the stop cannot be placed');
+    const { Sessions, rebuildClaudeIndexes } = await loadLibrary();
+    assert.deepEqual(await rebuildClaudeIndexes(Sessions.open({ dir: proj.store })), ['sess-1']);
+    await life(proj, f.stop('found.'));
+    assert.deepEqual([onlySession(proj.store).phase, onlySession(proj.store).summary], ['completed', 'found.']);
+  });
+
+  it('hooks of one conversation running at the same time serialize on its index', async (t) => {
+    const proj = project(t);
+    const flows = [1, 2, 3, 4].map((i) => flow({ toolUseId: `toolu_${i}`, agentId: `a${i}`, prompt: `task ${i}` }));
+    await Promise.all(flows.map((f) => pre(proj, f.pre)));
+    await Promise.all(flows.map((f) => life(proj, f.post)));
+    await Promise.all(flows.map((f) => life(proj, f.start)));
+    await Promise.all(flows.map((f, i) => life(proj, f.stop(`done ${i + 1}`))));
+    const records = sessionIds(proj.store).map((id) => readSession(proj.store, id));
+    assert.equal(records.length, 4);
+    for (const r of records) {
+      const n = r.claude.tool_use_id.slice('toolu_'.length);
+      assert.deepEqual([r.claude.agent_id, r.phase, r.summary], [`a${n}`, 'completed', `done ${n}`]);
+    }
+  });
 });
