@@ -2,7 +2,7 @@ import { SessionError } from '../errors.js';
 import { Sessions } from '../sessions.js';
 import { ClaudeIndex } from '../store/claude-index.js';
 import { appendHookLog } from '../store/hook-log.js';
-import { fileExists } from '../store/paths.js';
+import { fileExists } from '../store/file-exists.js';
 import { resolveStoreDir } from '../store/project.js';
 import { readStdinSync, type StdinResult } from '../store/stdin.js';
 import type { HookContext } from './context.js';
