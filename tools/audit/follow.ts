@@ -22,27 +22,27 @@ export interface FollowAuditOptions extends ReadAuditOptions {
 export async function followAudit(sessions: Sessions, options: FollowAuditOptions): Promise<void> {
   const filter = { session: options.session, action: options.action, since: resolveSince(options.since, sessions.now()) };
   const tail = auditLogOf(sessions).tail();
-  // Start at the end before reading the backlog: an entry appended in between is in both; the first poll skips it.
+  // Start at the end before reading the backlog: an entry appended in between is in both, shown once.
   tail.start(false);
   try {
+    // Entries already shown, by hash: the backlog overlaps the first poll, and a rotation racing a
+    // poll can bring a file twice. Bounded, oldest forgotten first.
     const seen = new Set<string>();
-    if (options.since !== undefined) {
-      const backlog = await readAudit(sessions, options);
-      for (const entry of backlog.entries) {
-        seen.add(entry.hash);
-        options.onEntry(entry);
-      }
-    }
+    const show = (entry: AuditEntry) => {
+      if (seen.has(entry.hash)) return;
+      seen.add(entry.hash);
+      if (seen.size > 10_000) seen.delete(seen.values().next().value!);
+      if (matches(entry, filter)) options.onEntry(entry);
+    };
+    if (options.since !== undefined) for (const entry of (await readAudit(sessions, options)).entries) show(entry);
     while (!options.signal?.aborted) {
       for (const line of tail.read()) {
         if (line === '') continue;
         const parsed = parseLine(line);
-        const entry = 'entry' in parsed ? parsed.entry : recoverTail(line);
         if (!('entry' in parsed)) options.onProblem?.({ file: 'audit.jsonl', line: 0, reason: parsed.reason, digest: sha256(line), text: line.slice(0, 200) });
-        if (!entry || seen.has(entry.hash) || !matches(entry, filter)) continue;
-        options.onEntry(entry);
+        const entry = 'entry' in parsed ? parsed.entry : recoverTail(line);
+        if (entry) show(entry);
       }
-      seen.clear();
       await sleep(options.intervalMs ?? 100, undefined, { signal: options.signal }).catch(() => undefined);
     }
   } finally {

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { toSessionError } from '../errors.js';
 
@@ -45,12 +45,14 @@ class Cursor {
 
 /**
  * Reads what is appended to the active file. After a rotation (the path names another file) it reads
- * the rest of the old file, the files rotated since, then the new one; the old file stays open for
- * one more poll, for an append that raced the rotation.
+ * the rest of the old file, the rotated files it has not read, then the new one; the old file stays
+ * open for one more poll, for an append that raced the rotation. Files are told apart by inode.
  */
 export class AuditTail {
   private current: Cursor | undefined;
   private previous: Cursor | undefined;
+  /** Inodes of rotated files already read, or there before the start. */
+  private consumed = new Set<number>();
   private readonly file: string;
 
   /** `active` is the active file's name in `dir`; rotated files are `audit.<n>.jsonl` beside it. */
@@ -65,6 +67,10 @@ export class AuditTail {
   start(fromStart: boolean): void {
     this.current = Cursor.open(this.file);
     if (this.current && !fromStart) this.current.offset = fstatSync(this.current.fd).size;
+    for (const name of this.rotatedNames()) {
+      const ino = statIno(path.join(this.dir, name));
+      if (ino !== -1) this.consumed.add(ino);
+    }
   }
 
   /** Complete new lines since the last call (without their "\n"). */
@@ -74,12 +80,26 @@ export class AuditTail {
     this.previous = undefined;
     lines.push(...(this.current?.drain() ?? []));
     if (statIno(this.file) === (this.current?.ino ?? -1)) return lines;
-    const old = this.current;
-    // With no file open before, the rotated files all hold entries from before the start.
-    if (old) for (const text of this.rotatedSince(old.ino)) lines.push(...text.split('\n').filter(Boolean));
-    this.previous = old;
-    this.current = Cursor.open(this.file);
-    lines.push(...(this.current?.drain() ?? []));
+    // The new file is opened before the rotated ones are listed: a rotation in between is seen next poll.
+    const next = Cursor.open(this.file);
+    if (this.current) this.consumed.add(this.current.ino);
+    const present = new Set<number>();
+    for (const name of this.rotatedNames()) {
+      // Read through the descriptor: a name can point to another file by the time it is opened.
+      const cursor = Cursor.open(path.join(this.dir, name));
+      if (!cursor) continue;
+      present.add(cursor.ino);
+      if (!this.consumed.has(cursor.ino) && cursor.ino !== next?.ino) {
+        this.consumed.add(cursor.ino);
+        lines.push(...cursor.drain(), ...(cursor.pending.length > 0 ? [cursor.pending.toString('utf8')] : []));
+      }
+      cursor.close();
+    }
+    // Forget files that are gone, so that a reused inode is not mistaken for one already read.
+    for (const ino of this.consumed) if (!present.has(ino)) this.consumed.delete(ino);
+    this.previous = this.current;
+    this.current = next;
+    lines.push(...(next?.drain() ?? []));
     return lines;
   }
 
@@ -89,21 +109,22 @@ export class AuditTail {
     this.previous = this.current = undefined;
   }
 
-  /** Whole texts of the files rotated after the one with inode `ino`, oldest first. */
-  private rotatedSince(ino: number): string[] {
-    const texts: string[] = [];
-    for (let n = 1; n < 1000; n++) {
-      const file = path.join(this.dir, `audit.${n}.jsonl`);
-      const found = statIno(file);
-      if (found === ino || found === -1) break;
-      try {
-        texts.unshift(readFileSync(file, 'utf8'));
-      } catch {
-        break;
-      }
+  /** Rotated file names, oldest first. */
+  private rotatedNames(): string[] {
+    try {
+      return readdirSync(this.dir)
+        .filter((n) => ROTATED.test(n))
+        .sort((a, b) => rank(b) - rank(a));
+    } catch {
+      return [];
     }
-    return texts;
   }
+}
+
+const ROTATED = /^audit\.(\d+)\.jsonl$/;
+
+function rank(name: string): number {
+  return Number(ROTATED.exec(name)?.[1] ?? 0);
 }
 
 function statIno(file: string): number {
