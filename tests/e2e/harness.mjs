@@ -50,8 +50,9 @@ export function hookGroup(command, { matcher, timeout = 30 } = {}) {
 }
 
 // Variables of the machine or of an enclosing Claude Code session that would change the
-// CLI's behaviour (real credentials, nested-session detection, another base URL).
-const STRIPPED_ENV = /^(ANTHROPIC_|CLAUDE|CLAUDECODE$|AWS_|GOOGLE_|VERTEX|OTEL_|HTTPS?_PROXY$|https?_proxy$|NODE_OPTIONS$)/;
+// CLI's behaviour (real credentials, nested-session detection, another base URL), and
+// agent-session's own (another store or policy for the hooks); a test sets them through `env`.
+const STRIPPED_ENV = /^(ANTHROPIC_|AGENT_SESSION_|CLAUDE|CLAUDECODE$|AWS_|GOOGLE_|VERTEX|OTEL_|HTTPS?_PROXY$|https?_proxy$|NODE_OPTIONS$)/;
 
 function cliEnv({ apiUrl, home, tmp, env }) {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !STRIPPED_ENV.test(k)));
