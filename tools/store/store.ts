@@ -4,7 +4,7 @@ import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId, isValidId } from '../ids.js';
-import { parseRecord, serializeRecord, type SessionRecord } from '../record.js';
+import { parseRecord, SCHEMA_VERSION, serializeRecord, type SessionRecord } from '../record.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
 
@@ -165,6 +165,8 @@ export class SessionStore {
     await writeFileAtomic(path.join(dir, STATE_FILE), text).catch((err) => {
       throw toSessionError(err, `writing session ${id}`);
     });
+    // The write upgraded a legacy record (serializeRecord stamps the version): callers get what is on disk.
+    record.schema_version = SCHEMA_VERSION;
   }
 
   private async locked<T>(id: string, fn: (check: () => void) => Promise<T>): Promise<T> {
