@@ -1,0 +1,643 @@
+// The built `agent-session` CLI, spawned with a temp store: every command of issue 2, its --json
+// document, its exit code, its one-line error on stderr, and the files on disk.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { cleanEnv, loadLibrary, ROOT, runCli, tempDir } from './helpers/run.mjs';
+
+const MIN = 60_000;
+const { Sessions } = await loadLibrary();
+
+/** A temp root (HOME, cwd) holding the store `<root>/store`. */
+function setup(t) {
+  const root = tempDir(t);
+  return { root, store: path.join(root, 'store') };
+}
+
+/** Runs the CLI against `store` from its parent directory: {code, stdout, stderr, json}. */
+async function cli(store, args, { env = {}, cwd } = {}) {
+  const root = path.dirname(store);
+  const result = await runCli([...args, '--dir', store], { cwd: cwd ?? root, env: cleanEnv({ HOME: root, ...env }) });
+  let json;
+  if (args.includes('--json') && result.stdout !== '') json = JSON.parse(result.stdout);
+  return { ...result, json };
+}
+
+/** The run succeeded with exactly one JSON document on stdout and nothing on stderr. */
+function ok(result, code = 0) {
+  assert.equal(result.code, code, result.stderr);
+  assert.equal(result.stderr, '');
+  assert.ok(result.stdout.endsWith('}\n'), 'one JSON document ending in a newline');
+  return JSON.parse(result.stdout);
+}
+
+/** The run failed with `code`: nothing on stdout, one `agent-session:` line on stderr, no stack trace. */
+function failed(result, code) {
+  assert.equal(result.code, code, `exit ${result.code}, expected ${code}: ${result.stderr}`);
+  assert.equal(result.stdout, '');
+  assert.match(result.stderr, /^agent-session: [^\n]+\n$/);
+  assert.doesNotMatch(result.stderr, /\n\s+at /);
+}
+
+/** Sessions written through the library with backdated clocks: [{id, agent, purpose, phase, outcome, minutesAgo, parent, errors}]. */
+async function seed(store, spec, now = Date.now()) {
+  for (const s of spec) {
+    const at = now - (s.minutesAgo ?? 0) * MIN;
+    const sessions = Sessions.open({ dir: store, cwd: path.dirname(store), env: {}, now: () => at });
+    await sessions.create({ agentName: s.agent ?? 'worker', id: s.id, purpose: s.purpose, parent: s.parent ?? null });
+    if (s.phase) await sessions.update(s.id, { phase: s.phase });
+    for (let i = 0; i < (s.errors ?? 0); i++) await sessions.update(s.id, { error: `e${i}` });
+    if (s.outcome) await sessions.finalize(s.id, s.outcome, 'done');
+  }
+}
+
+/** Runs the thunks at most `limit` at a time (the machine has two cores), results in order. */
+async function pool(thunks, limit = 4) {
+  const results = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < thunks.length) {
+      const i = next++;
+      results[i] = await thunks[i]();
+    }
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
+  return results;
+}
+
+const stateFile = (store, id) => path.join(store, id, 'state.json');
+const readState = (store, id) => readFileSync(stateFile(store, id), 'utf8');
+
+/** Every path under `dir` (relative), directories marked with a trailing slash. */
+function tree(dir) {
+  const out = [];
+  const walk = (rel) => {
+    for (const name of readdirSync(path.join(dir, rel)).sort()) {
+      const child = path.join(rel, name);
+      const isDir = lstatSync(path.join(dir, child)).isDirectory();
+      out.push(isDir ? `${child}/` : child);
+      if (isDir) walk(child);
+    }
+  };
+  if (existsSync(dir)) walk('');
+  return out;
+}
+
+function writeRaw(store, id, content) {
+  mkdirSync(path.join(store, id), { recursive: true });
+  writeFileSync(stateFile(store, id), typeof content === 'string' ? content : `${JSON.stringify(content, null, 2)}\n`);
+}
+
+test('create: --json prints the new record, which is the file on disk; options fill its fields', async (t) => {
+  const { store } = setup(t);
+  const first = ok(await cli(store, ['create', '--agent', 'reviewer', '--json']));
+  assert.match(first.agent_id, /^agent-\d{8}-\d{6}-[0-9a-f]{8}$/);
+  assert.deepEqual(JSON.parse(readState(store, first.agent_id)), first);
+  assert.deepEqual([first.phase, first.resume_ready, first.schema_version, first.purpose, first.metadata], ['initializing', false, 1, null, {}]);
+
+  const args = ['create', '--agent', 'fixer', '--purpose', 'Fix it', '--metadata', '{"pr":7,"tags":["a"]}', '--parent', first.agent_id, '--id', 'kid-1', '--json'];
+  const kid = ok(await cli(store, args));
+  assert.deepEqual(
+    [kid.agent_id, kid.agent_name, kid.purpose, kid.metadata, kid.parent_session_id],
+    ['kid-1', 'fixer', 'Fix it', { pr: 7, tags: ['a'] }, first.agent_id],
+  );
+  assert.deepEqual(JSON.parse(readState(store, 'kid-1')), kid);
+
+  const human = await cli(store, ['create', '--agent', 'plain', '--id', 'plain-1']);
+  assert.equal(human.code, 0, human.stderr);
+  assert.equal(human.stdout.split('\n').length, 2, 'one sentence');
+  assert.match(human.stdout, /plain-1/);
+  assert.throws(() => JSON.parse(human.stdout));
+});
+
+test('create: usage and validation errors exit 2, an existing id exits 3, and nothing is written', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [{ id: 'taken' }]);
+  const before = tree(store);
+  const taken = readState(store, 'taken');
+  const cases = [
+    [['create', '--json'], 2], // --agent missing
+    [['create', '--agent', 'a', '--bogus', '--json'], 2],
+    [['create', '--agent', 'a', '--metadata', '{"a":', '--json'], 2],
+    [['create', '--agent', 'a', '--metadata', '[1,2]', '--json'], 2],
+    [['create', '--agent', 'a', '--metadata', 'null', '--json'], 2],
+    [['create', '--agent', 'a', '--id', '../escape', '--json'], 2],
+    [['create', '--agent', 'a', '--id', 'x'.repeat(129), '--json'], 2],
+    [['create', '--agent', 'a', '--parent', 'a/b', '--json'], 2],
+    [['create', '--agent', '', '--json'], 2],
+    [['create', '--agent', 'a', '--id', 'taken', '--json'], 3],
+    [['create', '--agent', 'a', '--id', 'taken'], 3],
+  ];
+  const results = await Promise.all(cases.map(([args]) => cli(store, args)));
+  results.forEach((result, i) => failed(result, cases[i][1]));
+  assert.equal(readState(store, 'taken'), taken);
+  assert.deepEqual(tree(store).filter((p) => !p.startsWith('.')), before.filter((p) => !p.startsWith('.')));
+});
+
+test('create: a parent that does not exist is refused (exit 2) and no session appears', async (t) => {
+  const { store } = setup(t);
+  failed(await cli(store, ['create', '--agent', 'a', '--id', 'orphan', '--parent', 'ghost', '--json']), 2);
+  assert.ok(!existsSync(path.join(store, 'orphan')));
+});
+
+test('update: phase, metadata merge patch and errors; --json prints the new state', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [{ id: 'u' }]);
+  ok(await cli(store, ['update', 'u', '--metadata', '{"a":{"x":1,"y":2},"drop":true}', '--json']));
+  const record = ok(await cli(store, ['update', 'u', '--phase', 'approval', '--metadata', '{"a":{"y":null,"z":3},"drop":null}', '--error', 'flaky', '--json']));
+  assert.deepEqual(
+    [record.phase, record.resume_ready, record.metadata, record.error_count, record.last_error.message],
+    ['approval', true, { a: { x: 1, z: 3 } }, 1, 'flaky'],
+  );
+  assert.deepEqual(record.history.map((h) => [h.from_phase, h.to_phase]), [['initializing', 'approval']]);
+  assert.deepEqual(JSON.parse(readState(store, 'u')), record);
+  const same = ok(await cli(store, ['update', 'u', '--phase', 'approval', '--json']));
+  assert.equal(same.history.length, 1, 'the same phase adds no history');
+  const human = await cli(store, ['update', 'u', '--phase', 'executing']);
+  assert.equal(human.code, 0, human.stderr);
+  assert.match(human.stdout, /^[^\n]*executing[^\n]*\n$/);
+});
+
+test('update: every error path has its exit code and leaves the file untouched', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [{ id: 'live', phase: 'planning' }, { id: 'done', outcome: 'completed' }]);
+  const live = readState(store, 'live');
+  const done = readState(store, 'done');
+  const cases = [
+    [['update', 'nobody', '--phase', 'planning', '--json'], 1],
+    [['update', 'live', '--phase', 'bogus', '--error', 'half', '--json'], 2],
+    [['update', 'live', '--phase', 'completed', '--json'], 2],
+    [['update', 'live', '--metadata', 'not json', '--error', 'half', '--json'], 2],
+    [['update', 'live', '--metadata', '"text"', '--json'], 2],
+    [['update', '../live', '--phase', 'planning', '--json'], 2],
+    [['update', '--phase', 'planning', '--json'], 2],
+    [['update', 'live', '--phase', 'planning', '--unknown', '--json'], 2],
+    [['update', 'done', '--phase', 'planning', '--json'], 3],
+    [['update', 'done', '--error', 'late', '--json'], 3],
+  ];
+  const results = await Promise.all(cases.map(([args]) => cli(store, args)));
+  results.forEach((result, i) => failed(result, cases[i][1]));
+  assert.equal(readState(store, 'live'), live);
+  assert.equal(readState(store, 'done'), done);
+});
+
+test('should-resume: exit 0 with the decision when it will resume, 1 with the reason when not', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [
+    { id: 'paused', phase: 'approval', minutesAgo: 5 },
+    { id: 'stale', phase: 'approval', minutesAgo: 31 },
+    { id: 'busy', phase: 'executing' },
+    { id: 'done', phase: 'approval', outcome: 'failed' },
+    { id: 'erring', phase: 'planning', errors: 3 },
+  ]);
+  writeRaw(store, 'broken', '{"agent_id": "broken"');
+  const ids = ['paused', 'stale', 'busy', 'done', 'erring', 'broken', 'nobody'];
+  const results = await Promise.all(ids.map((id) => cli(store, ['should-resume', id, '--json'])));
+  const yes = ok(results[0]);
+  assert.deepEqual([yes.resume, yes.reason, yes.session.agent_id], [true, 'resumable', 'paused']);
+  const reasons = ['expired', 'phase_not_resumable', 'finalized', 'too_many_errors', 'corrupt', 'not_found'];
+  results.slice(1).forEach((result, i) => {
+    const decision = ok(result, 1);
+    assert.deepEqual([decision.resume, decision.reason], [false, reasons[i]], ids[i + 1]);
+    assert.equal(typeof decision.detail, 'string');
+  });
+  assert.equal(JSON.parse(results[6].stdout).session, null);
+
+  const [humanYes, humanNo, badId] = await Promise.all([
+    cli(store, ['should-resume', 'paused']),
+    cli(store, ['should-resume', 'busy']),
+    cli(store, ['should-resume', 'a/b', '--json']),
+  ]);
+  assert.deepEqual([humanYes.code, humanNo.code], [0, 1]);
+  assert.match(humanYes.stdout, /^[^\n]+\n$/);
+  assert.match(humanNo.stdout, /phase_not_resumable/);
+  failed(badId, 2);
+});
+
+test('should-resume: the resume window and error budget come from the environment', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [{ id: 'p', phase: 'approval', minutesAgo: 5 }, { id: 'e', phase: 'planning', errors: 3 }]);
+  const [narrow, wide, budget] = await Promise.all([
+    cli(store, ['should-resume', 'p', '--json'], { env: { AGENT_SESSION_RESUME_WINDOW_MINUTES: '4' } }),
+    cli(store, ['should-resume', 'p', '--json'], { env: { AGENT_SESSION_RESUME_WINDOW_MINUTES: '6' } }),
+    cli(store, ['should-resume', 'e', '--json'], { env: { AGENT_SESSION_ERROR_BUDGET: '4' } }),
+  ]);
+  assert.equal(ok(narrow, 1).reason, 'expired');
+  assert.equal(ok(wide, 0).reason, 'resumable');
+  assert.equal(ok(budget, 0).reason, 'resumable');
+  failed(await cli(store, ['should-resume', 'p', '--json'], { env: { AGENT_SESSION_ERROR_BUDGET: 'many' } }), 2);
+});
+
+test('get and show: the record, a readable summary with relative times, and their errors', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [{ id: 'g', agent: 'reviewer', purpose: 'Review', phase: 'approval', minutesAgo: 12, errors: 1 }]);
+  const [got, gotPlain, shown, shownJson] = await Promise.all([
+    cli(store, ['get', 'g', '--json']),
+    cli(store, ['get', 'g']),
+    cli(store, ['show', 'g']),
+    cli(store, ['show', 'g', '--json']),
+  ]);
+  const record = ok(got);
+  assert.deepEqual(record, JSON.parse(readState(store, 'g')));
+  assert.deepEqual(JSON.parse(gotPlain.stdout), record);
+  assert.deepEqual(ok(shownJson), record);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, /^Session g\n/);
+  for (const text of ['reviewer', 'Review', 'approval', 'e0', 'initializing -> approval']) assert.ok(shown.stdout.includes(text), text);
+  assert.match(shown.stdout, /12 minutes ago/);
+  assert.throws(() => JSON.parse(shown.stdout));
+
+  const failures = await Promise.all([
+    cli(store, ['get', 'nobody', '--json']),
+    cli(store, ['show', 'nobody']),
+    cli(store, ['get', '.hidden', '--json']),
+    cli(store, ['show', '../g']),
+    cli(store, ['get', '--json']),
+  ]);
+  [1, 1, 2, 2, 2].forEach((code, i) => failed(failures[i], code));
+});
+
+test('list: newest first, every filter, --limit, and {sessions, problems} with --json', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [
+    { id: 'root', agent: 'lead', phase: 'executing', minutesAgo: 50 },
+    { id: 'kid-a', agent: 'reviewer', parent: 'root', phase: 'approval', minutesAgo: 10 },
+    { id: 'kid-b', agent: 'reviewer', parent: 'root', phase: 'approval', minutesAgo: 40 },
+    { id: 'kid-c', agent: 'fixer', parent: 'root', outcome: 'completed', minutesAgo: 20 },
+    { id: 'solo', agent: 'fixer', phase: 'planning', minutesAgo: 1 },
+  ]);
+  const runs = {
+    all: ['list', '--json'],
+    active: ['list', '--active-only', '--json'],
+    agent: ['list', '--agent', 'reviewer', '--json'],
+    phase: ['list', '--phase', 'approval', '--json'],
+    parent: ['list', '--parent', 'root', '--json'],
+    limit: ['list', '--limit', '2', '--json'],
+    combined: ['list', '--parent', 'root', '--agent', 'reviewer', '--active-only', '--json'],
+    none: ['list', '--agent', 'nobody', '--json'],
+  };
+  const names = Object.keys(runs);
+  const results = await Promise.all(names.map((name) => cli(store, runs[name])));
+  const got = Object.fromEntries(names.map((name, i) => [name, ok(results[i])]));
+  const ids = (name) => got[name].sessions.map((s) => s.agent_id);
+  assert.deepEqual(ids('all'), ['solo', 'kid-a', 'kid-c', 'kid-b', 'root']);
+  assert.deepEqual(ids('active'), ['solo', 'kid-a']);
+  assert.deepEqual(ids('agent'), ['kid-a', 'kid-b']);
+  assert.deepEqual(ids('phase'), ['kid-a', 'kid-b']);
+  assert.deepEqual(ids('parent'), ['kid-a', 'kid-c', 'kid-b']);
+  assert.deepEqual(ids('limit'), ['solo', 'kid-a']);
+  assert.deepEqual(ids('combined'), ['kid-a']);
+  assert.deepEqual(got.none, { sessions: [], problems: [] });
+  assert.deepEqual(Object.keys(got.all).sort(), ['problems', 'sessions']);
+  const summary = got.all.sessions[1];
+  assert.deepEqual([summary.agent_name, summary.phase, summary.parent_session_id, summary.resume_ready], ['reviewer', 'approval', 'root', true]);
+
+  const bad = await Promise.all([
+    cli(store, ['list', '--limit', '0', '--json']),
+    cli(store, ['list', '--limit', 'ten', '--json']),
+    cli(store, ['list', '--phase', 'bogus', '--json']),
+    cli(store, ['list', '--parent', '../x', '--json']),
+    cli(store, ['list', '--nope', '--json']),
+  ]);
+  for (const result of bad) failed(result, 2);
+});
+
+test('list: a table for people, with aligned columns and relative times', async (t) => {
+  const { store } = setup(t);
+  const empty = await cli(store, ['list']);
+  assert.deepEqual([empty.code, empty.stdout.trim()], [0, 'No sessions.']);
+  await seed(store, [
+    { id: 'a-rather-long-session-id', agent: 'x', purpose: 'Long one', phase: 'planning', minutesAgo: 3 },
+    { id: 'b', agent: 'a-long-agent-name', phase: 'approval', minutesAgo: 65 },
+  ]);
+  const result = await cli(store, ['list']);
+  assert.equal(result.code, 0, result.stderr);
+  const [header, ...rows] = result.stdout.trimEnd().split('\n');
+  assert.equal(rows.length, 2);
+  const columns = ['AGENT', 'PHASE', 'UPDATED'].map((name) => header.indexOf(name));
+  assert.ok(columns.every((c) => c > 0));
+  const cells = [
+    [rows[0], ['x', 'planning', '3 minutes ago']],
+    [rows[1], ['a-long-agent-name', 'approval', '1 hour ago']],
+  ];
+  for (const [row, values] of cells) {
+    values.forEach((value, i) => assert.equal(row.indexOf(value, columns[i] - 1), columns[i], `${value} in ${row}`));
+  }
+  assert.ok(rows[0].startsWith('a-rather-long-session-id'));
+  assert.ok(rows[0].endsWith('Long one'));
+});
+
+test('list: corrupt and newer records never break the listing; they are problems on stderr and in --json', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [{ id: 'good-1', minutesAgo: 2 }, { id: 'good-2' }]);
+  writeRaw(store, 'torn', '{"agent_id": "torn", "agent_na');
+  writeRaw(store, 'future', { ...JSON.parse(readState(store, 'good-1')), agent_id: 'future', schema_version: 99 });
+  writeRaw(store, 'wrong', { ...JSON.parse(readState(store, 'good-1')), agent_id: 'wrong', last_updated: '2026-01-01T00:00:00' });
+  const [json, human] = await Promise.all([cli(store, ['list', '--json']), cli(store, ['list'])]);
+  assert.equal(json.code, 0);
+  const result = JSON.parse(json.stdout);
+  assert.deepEqual(result.sessions.map((s) => s.agent_id), ['good-2', 'good-1']);
+  const problems = [...result.problems].sort((a, b) => a.id.localeCompare(b.id));
+  assert.deepEqual(problems.map((p) => [p.id, p.code, p.path]), [
+    ['future', 'EVERSION', stateFile(store, 'future')],
+    ['torn', 'ECORRUPT', stateFile(store, 'torn')],
+    ['wrong', 'ECORRUPT', stateFile(store, 'wrong')],
+  ]);
+  for (const output of [json.stderr, human.stderr]) {
+    const lines = output.trimEnd().split('\n');
+    assert.equal(lines.length, 3);
+    for (const line of lines) assert.match(line, /^agent-session: /);
+    for (const id of ['future', 'torn', 'wrong']) assert.ok(lines.some((l) => l.includes(id)), id);
+  }
+  assert.equal(human.code, 0);
+  assert.match(human.stdout, /good-1/);
+  assert.match(human.stdout, /good-2/);
+});
+
+test('finalize: the final state, idempotent for the same outcome, EFINAL for another, and its errors', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [{ id: 'f', phase: 'approval', minutesAgo: 2 }, { id: 'h' }]);
+  const done = ok(await cli(store, ['finalize', 'f', 'completed', '--summary', 'Merged', '--json']));
+  assert.deepEqual([done.phase, done.outcome, done.summary, done.resume_ready], ['completed', 'completed', 'Merged', false]);
+  assert.ok(done.duration_seconds >= 120 && done.duration_seconds < 600, String(done.duration_seconds));
+  assert.deepEqual(done.history.at(-1).to_phase, 'completed');
+  const file = readState(store, 'f');
+  assert.deepEqual(JSON.parse(file), done);
+  const [again, other, badOutcome, noOutcome, nobody, badId, human] = await Promise.all([
+    cli(store, ['finalize', 'f', 'completed', '--json']),
+    cli(store, ['finalize', 'f', 'failed', '--json']),
+    cli(store, ['finalize', 'h', 'done', '--json']),
+    cli(store, ['finalize', 'h', '--json']),
+    cli(store, ['finalize', 'nobody', 'completed', '--json']),
+    cli(store, ['finalize', '..', 'completed', '--json']),
+    cli(store, ['finalize', 'h', 'abandoned']),
+  ]);
+  assert.deepEqual(ok(again), done);
+  failed(other, 3);
+  failed(badOutcome, 2);
+  failed(noOutcome, 2);
+  failed(nobody, 1);
+  failed(badId, 2);
+  assert.equal(readState(store, 'f'), file);
+  assert.equal(human.code, 0, human.stderr);
+  assert.match(human.stdout, /abandoned/);
+  assert.equal(JSON.parse(readState(store, 'h')).phase, 'abandoned');
+});
+
+test('cleanup: --dry-run reports and changes nothing; --hours sets the cutoff; the report is one JSON document', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [
+    { id: 'old-done', outcome: 'completed', minutesAgo: 48 * 60 },
+    { id: 'mid-done', outcome: 'failed', minutesAgo: 10 * 60 },
+    { id: 'new-done', outcome: 'completed', minutesAgo: 5 },
+    { id: 'paused', phase: 'approval', minutesAgo: 2 },
+  ]);
+  writeRaw(store, 'torn', '{"agent_id": "torn"');
+  const before = tree(store);
+  const dry = ok(await cli(store, ['cleanup', '--dry-run', '--json']));
+  assert.equal(dry.scanned, 5);
+  assert.deepEqual(dry.removed, ['old-done']);
+  assert.ok(Array.isArray(dry.skipped));
+  assert.deepEqual(tree(store), before, 'a dry run changes nothing');
+  const dryHours = ok(await cli(store, ['cleanup', '--dry-run', '--hours', '1', '--json']));
+  assert.deepEqual([...dryHours.removed].sort(), ['mid-done', 'old-done']);
+  assert.deepEqual(tree(store), before);
+
+  const real = ok(await cli(store, ['cleanup', '--hours', '24', '--json']));
+  assert.deepEqual(real.removed, ['old-done']);
+  assert.ok(!existsSync(path.join(store, 'old-done')));
+  for (const id of ['mid-done', 'new-done', 'paused']) assert.ok(existsSync(stateFile(store, id)), id);
+  // A corrupt record is never deleted: it stays, or is kept aside with its bytes intact.
+  const kept = tree(store).filter((p) => p.endsWith('state.json') && p.includes('torn'));
+  assert.ok(kept.length >= 1, 'the corrupt record survives cleanup');
+  assert.equal(readFileSync(path.join(store, kept[0]), 'utf8'), '{"agent_id": "torn"');
+
+  const human = await cli(store, ['cleanup', '--hours', '0.5']);
+  assert.equal(human.code, 0, human.stderr);
+  assert.match(human.stdout, /mid-done/);
+  const bad = await Promise.all([
+    cli(store, ['cleanup', '--hours', '-1', '--json']),
+    cli(store, ['cleanup', '--hours', 'soon', '--json']),
+    cli(store, ['cleanup', '--bogus', '--json']),
+  ]);
+  for (const result of bad) failed(result, 2);
+});
+
+test('demo: walks through the lifecycle in its own temporary project and exits 0', async (t) => {
+  const { root } = setup(t);
+  const result = await runCli(['demo'], { cwd: root, env: cleanEnv({ HOME: root }) });
+  assert.equal(result.code, 0, result.stderr);
+  const project = /^Project: (.+)$/m.exec(result.stdout)?.[1];
+  assert.ok(project && existsSync(path.join(project, '.claude', 'session')), 'the demo names its project');
+  t.after(() => rmSync(project, { recursive: true, force: true }));
+  for (const step of ['create', 'update', 'should-resume', 'finalize', 'list', 'cleanup']) assert.ok(result.stdout.includes(step), step);
+  assert.match(result.stdout, /should-resume-> true \(resumable\)/);
+  assert.match(result.stdout, /-> false \(expired\)/);
+  assert.match(result.stdout, /-> false \(finalized\)/);
+  assert.deepEqual(readdirSync(root), [], 'nothing written in the working directory');
+});
+
+test('store location: --dir, then AGENT_SESSION_DIR, then CLAUDE_PROJECT_DIR, then the nearest ancestor with .claude/, then cwd', async (t) => {
+  const root = tempDir(t);
+  const project = path.join(root, 'proj');
+  const deep = path.join(project, 'src', 'lib');
+  mkdirSync(path.join(project, '.claude'), { recursive: true });
+  mkdirSync(deep, { recursive: true });
+  const plain = path.join(root, 'plain');
+  mkdirSync(plain);
+  const run = (id, cwd, env, extra = []) => runCli(['create', '--agent', 'a', '--id', id, ...extra], { cwd, env: cleanEnv({ HOME: root, ...env }) });
+  const results = await Promise.all([
+    run('by-flag', deep, { AGENT_SESSION_DIR: path.join(root, 'env-store'), CLAUDE_PROJECT_DIR: plain }, ['--dir', '../flag-store']),
+    run('by-env', deep, { AGENT_SESSION_DIR: 'rel-env-store', CLAUDE_PROJECT_DIR: plain }),
+    run('by-project-var', deep, { CLAUDE_PROJECT_DIR: plain }),
+    run('by-ancestor', deep, {}),
+    run('by-cwd', plain, {}),
+  ]);
+  for (const result of results) assert.equal(result.code, 0, result.stderr);
+  assert.ok(existsSync(path.join(project, 'src', 'flag-store', 'by-flag', 'state.json')), '--dir, relative to cwd');
+  assert.ok(existsSync(path.join(deep, 'rel-env-store', 'by-env', 'state.json')), 'AGENT_SESSION_DIR, relative to cwd');
+  assert.ok(existsSync(path.join(plain, '.claude', 'session', 'by-project-var', 'state.json')), 'CLAUDE_PROJECT_DIR');
+  assert.ok(existsSync(path.join(project, '.claude', 'session', 'by-ancestor', 'state.json')), 'nearest ancestor with .claude/');
+  assert.ok(existsSync(path.join(plain, '.claude', 'session', 'by-cwd', 'state.json')), 'the working directory');
+  // Each store holds only its own session.
+  const sessionsIn = (store) => readdirSync(store).filter((n) => existsSync(path.join(store, n, 'state.json')));
+  assert.deepEqual(sessionsIn(path.join(project, '.claude', 'session')), ['by-ancestor']);
+  assert.deepEqual(sessionsIn(path.join(plain, '.claude', 'session')).sort(), ['by-cwd', 'by-project-var']);
+});
+
+test('read-only commands never create directories, wherever the store would be', async (t) => {
+  const root = tempDir(t);
+  const project = path.join(root, 'proj');
+  mkdirSync(path.join(project, '.claude', 'x'), { recursive: true });
+  const before = tree(root);
+  const readOnly = [['list'], ['list', '--active-only'], ['get', 'x'], ['show', 'x'], ['should-resume', 'x'], ['cleanup', '--dry-run']];
+  const locations = [
+    { cwd: root, env: { AGENT_SESSION_DIR: path.join(root, 'env', 'store') }, extra: [] },
+    { cwd: root, env: { CLAUDE_PROJECT_DIR: path.join(root, 'other') }, extra: [] },
+    { cwd: path.join(project, '.claude', 'x'), env: {}, extra: [] },
+    { cwd: root, env: {}, extra: [] },
+  ];
+  const runs = [
+    ...readOnly.map((args) => [args, { cwd: root, env: {}, extra: ['--dir', path.join(root, 'nowhere', 'store')] }]),
+    ...locations.flatMap((where) => [[['list'], where], [['should-resume', 'x'], where]]),
+  ];
+  const results = await pool(runs.map(([args, { cwd, env, extra }]) => () => runCli([...args, ...extra, '--json'], { cwd, env: cleanEnv({ HOME: root, ...env }) })));
+  results.forEach((result, i) => {
+    const expected = ['get', 'show'].includes(runs[i][0][0]) ? 1 : runs[i][0][0] === 'should-resume' ? 1 : 0;
+    assert.equal(result.code, expected, `${runs[i][0]}: ${result.stderr}`);
+    if (runs[i][0][0] !== 'get' && runs[i][0][0] !== 'show') JSON.parse(result.stdout);
+  });
+  assert.deepEqual(tree(root), before);
+});
+
+test('errors: one line on stderr without a stack trace, unless AGENT_SESSION_DEBUG=1', async (t) => {
+  const { store } = setup(t);
+  const [plain, debug, internal] = await Promise.all([
+    cli(store, ['get', '../x', '--json']),
+    cli(store, ['get', '../x', '--json'], { env: { AGENT_SESSION_DEBUG: '1' } }),
+    cli(store, ['frobnicate', '--json']),
+  ]);
+  failed(plain, 2);
+  failed(internal, 2);
+  assert.equal(debug.code, 2);
+  assert.equal(debug.stdout, '');
+  const lines = debug.stderr.trimEnd().split('\n');
+  assert.equal(lines[0], plain.stderr.trimEnd());
+  assert.ok(lines.length > 2 && lines.slice(1).some((l) => /^\s+at /.test(l)), 'a stack trace in debug mode');
+});
+
+test('a corrupt record and a newer schema_version are store problems (exit 4), never rewritten', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [{ id: 'ok' }]);
+  const good = JSON.parse(readState(store, 'ok'));
+  writeRaw(store, 'torn', '{"agent_id": "torn", "pha');
+  writeRaw(store, 'notobj', '[1, 2]');
+  writeRaw(store, 'badphase', { ...good, agent_id: 'badphase', phase: 'sleeping' });
+  writeRaw(store, 'moved', good); // agent_id does not match its directory
+  writeRaw(store, 'newer', { ...good, agent_id: 'newer', schema_version: 99 });
+  const ids = ['torn', 'notobj', 'badphase', 'moved', 'newer'];
+  const before = Object.fromEntries(ids.map((id) => [id, readState(store, id)]));
+  const writes = (id) => [['show', id], ['update', id, '--phase', 'planning', '--json'], ['finalize', id, 'completed', '--json']];
+  const runs = [...ids.map((id) => ['get', id, '--json']), ...writes('torn'), ...writes('newer')];
+  const results = await pool(runs.map((args) => () => cli(store, args)));
+  for (const result of results) failed(result, 4);
+  for (const id of ids) assert.equal(readState(store, id), before[id], `${id} was rewritten`);
+  // Creating over a corrupt record is refused too, as the store problem it is, and keeps the file.
+  failed(await cli(store, ['create', '--agent', 'a', '--id', 'torn', '--json']), 4);
+  assert.equal(readState(store, 'torn'), before.torn);
+});
+
+const HOLDER = `
+import { createRequire } from 'node:module';
+const require = createRequire(${JSON.stringify(path.join(ROOT, 'package.json'))});
+const lockfile = require('proper-lockfile');
+const lockPath = process.argv[2];
+await lockfile.lock(lockPath, { lockfilePath: lockPath, realpath: false, stale: 2000 });
+process.stdout.write('locked\\n');
+setInterval(() => {}, 1000);
+`;
+
+/** A child process holding `<store>/.locks/<id>.lock` until killed. */
+async function holdLock(t, store, id) {
+  const script = path.join(path.dirname(store), 'holder.mjs');
+  writeFileSync(script, HOLDER);
+  mkdirSync(path.join(store, '.locks'), { recursive: true });
+  const child = spawn(process.execPath, [script, path.join(store, '.locks', `${id}.lock`)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => child.kill('SIGKILL'));
+  await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => String(d).includes('locked') && resolve());
+    child.on('exit', (code) => reject(new Error(`lock holder exited ${code}`)));
+  });
+  return child;
+}
+
+test('a lock held by another process: writers give up with exit 4 (ELOCKED), readers still work', { timeout: 30_000 }, async (t) => {
+  const { store } = setup(t);
+  await seed(store, [{ id: 'held', phase: 'approval' }]);
+  const before = readState(store, 'held');
+  const holder = await holdLock(t, store, 'held');
+  const env = { AGENT_SESSION_LOCK_TIMEOUT_MS: '300' };
+  const [update, finalize, get, resume] = await Promise.all([
+    cli(store, ['update', 'held', '--error', 'x', '--json'], { env }),
+    cli(store, ['finalize', 'held', 'completed', '--json'], { env }),
+    cli(store, ['get', 'held', '--json'], { env }),
+    cli(store, ['should-resume', 'held', '--json'], { env }),
+  ]);
+  failed(update, 4);
+  failed(finalize, 4);
+  assert.equal(ok(get).agent_id, 'held');
+  assert.equal(ok(resume).reason, 'resumable');
+  assert.equal(readState(store, 'held'), before);
+  holder.kill('SIGKILL');
+  await new Promise((resolve) => holder.once('exit', resolve));
+  // The holder is gone: its lock goes stale and the next writer takes it over (default timeout).
+  const after = ok(await cli(store, ['update', 'held', '--error', 'x', '--json']));
+  assert.equal(after.error_count, 1);
+});
+
+test('hostile ids never touch anything outside the store (nor inside it)', async (t) => {
+  const { root, store } = setup(t);
+  await seed(store, [{ id: 'legit' }]);
+  mkdirSync(path.join(root, 'outside'));
+  writeFileSync(path.join(root, 'outside', 'state.json'), 'precious');
+  const before = tree(root);
+  // Every id form is checked against every entry point in rules.test.mjs; here the CLI's paths to them.
+  const hostile = ['../outside', '..', '.locks', 'a/b', `${root}/outside`, 'x'.repeat(129), 'legit/../../outside', 'ok\nline'];
+  const writes = (id) => [
+    ['create', '--agent', 'a', '--id', id, '--json'],
+    ['update', id, '--phase', 'planning', '--metadata', '{"a":1}', '--error', 'e', '--json'],
+  ];
+  const others = (id) => [
+    ['finalize', id, 'completed', '--json'],
+    ['get', id, '--json'],
+    ['should-resume', id, '--json'],
+    ['create', '--agent', 'a', '--parent', id, '--id', 'child', '--json'],
+    ['list', '--parent', id, '--json'],
+  ];
+  const runs = [...hostile.flatMap(writes), ...others('../outside'), ...others(`${root}/outside`)];
+  const results = await pool(runs.map((args) => () => cli(store, args)));
+  results.forEach((result) => failed(result, 2));
+  assert.deepEqual(tree(root), before, 'the filesystem around and inside the store is unchanged');
+  assert.equal(readFileSync(path.join(root, 'outside', 'state.json'), 'utf8'), 'precious');
+});
+
+test('a symlinked session directory or state.json never leads a write outside the store', async (t) => {
+  const { root, store } = setup(t);
+  await seed(store, [{ id: 'linked' }]);
+  const outside = path.join(root, 'outside');
+  mkdirSync(outside);
+  // A session directory that is a symlink to a directory outside: create refuses to write through it.
+  symlinkSync(outside, path.join(store, 'evil'));
+  const created = await cli(store, ['create', '--agent', 'a', '--id', 'evil', '--json']);
+  assert.notEqual(created.code, 0);
+  assert.deepEqual(readdirSync(outside), []);
+  // A state.json that is a symlink to a file outside: the write replaces the link, never the target.
+  writeFileSync(path.join(outside, 'target.json'), readState(store, 'linked'));
+  rmSync(stateFile(store, 'linked'));
+  symlinkSync(path.join(outside, 'target.json'), stateFile(store, 'linked'));
+  const original = readFileSync(path.join(outside, 'target.json'), 'utf8');
+  ok(await cli(store, ['update', 'linked', '--phase', 'planning', '--json']));
+  assert.equal(readFileSync(path.join(outside, 'target.json'), 'utf8'), original);
+  assert.deepEqual(readdirSync(outside).sort(), ['target.json']);
+});
+
+test('a crash-left temp file next to state.json is ignored by every reader and writer', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [{ id: 'tmp', phase: 'approval' }]);
+  writeFileSync(path.join(store, 'tmp', 'state.json.4242.1.abcdef.tmp'), '{"agent_id": "tmp", "phase": "exec');
+  writeFileSync(path.join(store, 'tmp', 'state.json.4243.7.000000.tmp'), '');
+  const [get, list, resume] = await Promise.all([
+    cli(store, ['get', 'tmp', '--json']),
+    cli(store, ['list', '--json']),
+    cli(store, ['should-resume', 'tmp', '--json']),
+  ]);
+  assert.equal(ok(get).phase, 'approval');
+  assert.deepEqual(ok(list), { sessions: [ok(list).sessions[0]], problems: [] });
+  assert.equal(ok(list).sessions[0].agent_id, 'tmp');
+  assert.equal(ok(resume).reason, 'resumable');
+  const updated = ok(await cli(store, ['update', 'tmp', '--phase', 'planning', '--json']));
+  assert.equal(updated.phase, 'planning');
+  assert.equal(JSON.parse(readState(store, 'tmp')).phase, 'planning');
+});
