@@ -168,6 +168,35 @@ test('(a) a delegation creates a session bound to the real agent id, finalized a
   assert.ok(prompt.includes(call.input.prompt));
 });
 
+test('(a) a background delegation (the default) is bound to its agent id and finalized as completed', { timeout: 120_000 }, async (t) => {
+  const project = await installedProject(t);
+  const call = { name: 'Agent', input: { description: 'E2E background task', prompt: 'E2E-SUBAGENT work in the background', subagent_type: AGENT_TYPE } };
+  const seen = {};
+  const { api, result } = await runScenario(t, project, (req) => {
+    if (isSubagent(req)) return { text: SUB_DONE };
+    if (isTaskNotification(req)) return { text: MAIN_FINAL };
+    const res = lastToolResult(req);
+    if (!res) return { toolUse: call };
+    seen.launched = res;
+    return { text: 'E2E-MAIN: waiting for the background agent.' };
+  });
+  assert.equal(result.json?.result, MAIN_FINAL);
+
+  const [agentId, ...others] = subagentIds(api);
+  assert.deepEqual(others, []);
+  assert.match(seen.launched.text, /Async agent launched/);
+  assert.equal(agentIdInText(seen.launched.text), agentId);
+
+  const sessions = await listSessions(project);
+  assert.equal(sessions.length, 1);
+  const [s] = sessions;
+  assertCompleted(s);
+  assert.equal(s.summary, SUB_DONE);
+  assert.equal(s.purpose, call.input.description);
+  assert.equal(s.claude.agent_id, agentId);
+  assert.deepEqual(s.claude.agent_ids, [agentId]);
+});
+
 test('(b) approval pauses the session; the next delegation is denied with the SendMessage instruction; SendMessage resumes and finalizes the same session', { timeout: 120_000 }, async (t) => {
   const project = await installedProject(t);
   const first = agentCall('E2E review the plan', 'E2E-SUBAGENT review the plan, ask for approval');
@@ -238,6 +267,41 @@ test('(b) approval pauses the session; the next delegation is denied with the Se
   assert.deepEqual(decisions.map((h) => h.decision), ['deny']);
   assert.equal(decisions[0].claude_session_id, result.json.session_id);
   assert.equal(s.history.at(-1).to_phase, 'completed');
+});
+
+test('(b) a model that delegates again instead of using SendMessage is not denied twice: the spawn goes through with the brief', { timeout: 120_000 }, async (t) => {
+  const project = await installedProject(t);
+  const first = agentCall('E2E migrate the schema', 'E2E-SUBAGENT plan the migration, ask for approval');
+  const again = agentCall('E2E migrate the schema', 'E2E-AGAIN apply the approved migration');
+
+  const { api, result } = await runScenario(t, project, (req) => {
+    if (isSubagent(req)) {
+      if (lastUserText(req).includes('E2E-AGAIN')) return { text: SUB_DONE };
+      return { text: 'E2E-SUB: migration planned, waiting for approval.\nsession-phase: approval' };
+    }
+    const res = lastToolResult(req);
+    if (!res) return { toolUse: first };
+    // Whatever the answer (a report, then a denial), the model just delegates again, twice.
+    return agentCallsSoFar(req) < 3 ? { toolUse: again } : { text: MAIN_FINAL };
+  });
+  assert.equal(result.json?.result, MAIN_FINAL);
+
+  const results = mainRequests(api).map(lastToolResult).filter(Boolean);
+  assert.deepEqual(results.map((r) => r.isError), [false, true, false], results.map((r) => r.text).join('\n---\n'));
+  const [firstAgent, secondAgent, ...others] = subagentIds(api);
+  assert.ok(secondAgent, 'the third spawn did not run');
+  assert.deepEqual(others, []);
+
+  const sessions = await listSessions(project);
+  assert.equal(sessions.length, 1, 'a spawn got its own session');
+  const [s] = sessions;
+  assert.ok(results[1].text.includes(`to: "${firstAgent}"`), results[1].text);
+  const briefed = lastUserText(firstRequestOf(api, secondAgent));
+  assert.ok(briefed.includes(`You are resuming session ${s.agent_id}`), briefed);
+  assert.ok(briefed.includes('Phase when it stopped: approval'), briefed);
+  assert.deepEqual(events(s, 'resume_decision').map((h) => [h.policy, h.decision]), [['auto', 'deny'], ['auto', 'brief']]);
+  assertCompleted(s);
+  assert.deepEqual(s.claude.agent_ids, [firstAgent, secondAgent]);
 });
 
 test('(c) policy brief: the new subagent gets the resume brief and joins the same session', { timeout: 120_000 }, async (t) => {
