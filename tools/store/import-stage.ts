@@ -2,11 +2,12 @@
  * Staging for `import`, so that an import is all or nothing.
  *
  * On disk, inside the store:
- *   .importing/<op>/manifest.json        {op, ids, replaced, status}; status staged → committing → done
+ *   .importing/<op>/manifest.json        {op, ids, replaced, status, pid}; status staged → committing → done
  *   .importing/<op>/sessions/<id>/       a staged session, written (fsynced) before anything moves
  *   .importing/<op>/replaced/<id>/       a session `--overwrite` set aside (moved here by rename)
  *   .backups/import-<op>/<id>/           where set-aside sessions end up once the import is done
  *   .locks/.import-<op>.lock             held by the importing process for the whole import
+ * `<op>` is `<UTC yyyymmdd-hhmmss>-<pid>-<hex>`.
  * Every move is a rename(2) within the store. A crash while `committing` is rolled back by the next
  * import or by `doctor --repair`: placed sessions go back to staging, set-aside ones back in place.
  */
@@ -39,9 +40,10 @@ export interface ImportManifest {
 export class ImportStaging {
   constructor(private readonly storeDir: string) {}
 
+  /** `<UTC yyyymmdd-hhmmss>-<pid>-<hex>`: the pid tells a dead importer even before its manifest exists. */
   static newOp(now: number): string {
     const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-    return `${stamp}-${randomBytes(4).toString('hex')}`;
+    return `${stamp}-${process.pid}-${randomBytes(4).toString('hex')}`;
   }
 
   /** Runs `fn` holding the import's lock; ELOCKED after `timeoutMs` (its importer is alive). */
@@ -131,7 +133,8 @@ export class ImportStaging {
   /** Whether the import is still running: its lock is fresh and its process alive. */
   async isRunning(op: string): Promise<boolean> {
     if (!areaLockIsHeld(this.storeDir, `import-${op}`)) return false;
-    const pid = (await this.readManifest(op))?.pid;
+    const fromName = /^\d{8}-\d{6}-(\d+)-[0-9a-f]+$/.exec(op)?.[1];
+    const pid = fromName === undefined ? (await this.readManifest(op))?.pid : Number(fromName);
     return typeof pid !== 'number' || processIsAlive(pid);
   }
 
