@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { cleanEnv, loadLibrary, ROOT, runCli, tempDir } from './helpers/run.mjs';
+import { CLI, cleanEnv, loadLibrary, ROOT, runCli, tempDir } from './helpers/run.mjs';
 
 const MIN = 60_000;
 const { Sessions } = await loadLibrary();
@@ -640,4 +640,24 @@ test('a crash-left temp file next to state.json is ignored by every reader and w
   const updated = ok(await cli(store, ['update', 'tmp', '--phase', 'planning', '--json']));
   assert.equal(updated.phase, 'planning');
   assert.equal(JSON.parse(readState(store, 'tmp')).phase, 'planning');
+});
+
+test('a reader that closes stdout early (| head) gets no stack trace, and the command still completes', async (t) => {
+  const { store } = setup(t);
+  await seed(store, [{ id: 'p1' }, { id: 'p2' }]);
+  const runs = [['list', '--json'], ['update', 'p1', '--phase', 'planning', '--json']];
+  for (const args of runs) {
+    const child = spawn(process.execPath, [CLI, ...args, '--dir', store], {
+      cwd: path.dirname(store),
+      env: cleanEnv({ HOME: path.dirname(store) }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy(); // the reader is gone before the first write: EPIPE
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    assert.equal(stderr, '', `${args[0]}: ${stderr}`);
+    assert.equal(code, 0, args[0]);
+  }
+  assert.equal(JSON.parse(readState(store, 'p1')).phase, 'planning');
 });

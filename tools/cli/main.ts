@@ -1,8 +1,18 @@
 #!/usr/bin/env node
 import { runCli } from './run.js';
 
+// A reader that went away (`agent-session list | head`) is not an error of ours: drop the rest of the
+// output quietly instead of dying on EPIPE with a stack trace, and keep the command's own exit code.
+let stdoutGone = false;
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+  stdoutGone = true;
+});
+
 const code = await runCli(process.argv.slice(2), {
-  stdout: (text) => process.stdout.write(text),
+  stdout: (text) => {
+    if (!stdoutGone) process.stdout.write(text);
+  },
   stderr: (text) => process.stderr.write(text),
   env: process.env,
   cwd: process.cwd(),
