@@ -419,6 +419,8 @@ test('settings: options > environment > config file > default', async (t) => {
   const env = { AGENT_SESSION_RESUME_WINDOW_MINUTES: '20' };
   assert.deepEqual([settingsOf(env).resumeWindowMinutes, settingsOf(env).errorBudget], [20, 5]);
   assert.equal(settingsOf({ AGENT_SESSION_RESUME_WINDOW_MINUTES: '' }).resumeWindowMinutes, 10, 'an empty variable is unset');
+  assert.equal(settingsOf({ AGENT_SESSION_RESUME_WINDOW_MINUTES: ' 12.5 ' }).resumeWindowMinutes, 12.5, 'decimal text, blanks around it');
+  assert.equal(settingsOf({ AGENT_SESSION_RESUME_WINDOW_MINUTES: '1e1' }).resumeWindowMinutes, 10);
   const both = settingsOf({ ...env, AGENT_SESSION_ERROR_BUDGET: '7' }, { resumeWindowMinutes: 40 });
   assert.deepEqual([both.resumeWindowMinutes, both.errorBudget], [40, 7]);
 
@@ -448,6 +450,10 @@ test('settings: a bad value is EINVALID and names where it came from', (t) => {
   fails({ AGENT_SESSION_RESUME_WINDOW_MINUTES: 'soon' }, undefined, 'AGENT_SESSION_RESUME_WINDOW_MINUTES');
   fails({ AGENT_SESSION_ERROR_BUDGET: '0' }, undefined, 'AGENT_SESSION_ERROR_BUDGET');
   fails({ AGENT_SESSION_CLOCK_SKEW_SECONDS: '-1' }, undefined, 'AGENT_SESSION_CLOCK_SKEW_SECONDS');
+  // Number() would read these as 0 and 16: a blank or hexadecimal variable is a mistake, not a value.
+  fails({ AGENT_SESSION_RESUME_WINDOW_MINUTES: ' ' }, undefined, 'AGENT_SESSION_RESUME_WINDOW_MINUTES');
+  fails({ AGENT_SESSION_ERROR_BUDGET: '0x10' }, undefined, 'AGENT_SESSION_ERROR_BUDGET');
+  fails({ AGENT_SESSION_LOCK_TIMEOUT_MS: '1e3x' }, undefined, 'AGENT_SESSION_LOCK_TIMEOUT_MS');
   fails({}, { errorBudget: 'three' }, 'errorBudget');
   fails({}, { resumeWindowMinutes: -5 }, 'resumeWindowMinutes');
   writeFileSync(configFile, JSON.stringify({ error_budget: 'lots' }));

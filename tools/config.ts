@@ -70,8 +70,12 @@ export function resolveSettings({ options = {}, env = {}, file, fileName = 'conf
   return settings as unknown as Settings;
 }
 
+/** Decimal text (an exponent allowed): Number() would also take " " (0) and "0x10" (16). */
+const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i;
+
 function fromEnvText(text: string, kind: Kind): unknown {
-  if ('number' in kind) return Number(text);
+  // Not a number: the text itself goes on to the check, which names the variable.
+  if ('number' in kind) return DECIMAL.test(text) ? Number(text) : text;
   if ('boolean' in kind) return { '1': true, true: true, '0': false, false: false }[text.toLowerCase()] ?? text;
   return text;
 }
