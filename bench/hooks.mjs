@@ -101,9 +101,9 @@ function loadPayloads(root) {
 /** Once, untimed: a delegation creates a session, and a stop after its start finalizes that session. */
 function verify({ pre, stop, hookEnv, project, dist }) {
   const first = pre();
-  const answer = JSON.parse(runProcess(first.args, first.options).stdout || 'null');
-  const reason = answer?.hookSpecificOutput?.permissionDecisionReason ?? '';
-  if (!/session agent-/.test(reason)) throw new Error(`pre_delegate did not create a session: ${JSON.stringify(answer)}`);
+  const { stdout } = runProcess(first.args, first.options);
+  // The footer added to the prompt names the new session.
+  if (!/agent-\d{8}-\d{6}-[0-9a-f]{8}/.test(stdout)) throw new Error(`pre_delegate did not create a session: ${stdout}`);
   const flow = stop();
   runProcess(flow.args, flow.options);
   const cli = path.join(dist, 'bin', 'agent-session.js');
