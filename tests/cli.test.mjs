@@ -437,6 +437,14 @@ test('demo: walks through the lifecycle in its own temporary project and exits 0
   assert.match(result.stdout, /-> false \(expired\)/);
   assert.match(result.stdout, /-> false \(finalized\)/);
   assert.deepEqual(readdirSync(root), [], 'nothing written in the working directory');
+
+  // With --json, one JSON document: the project and the steps.
+  const json = await runCli(['demo', '--json'], { cwd: root, env: cleanEnv({ HOME: root }) });
+  assert.equal(json.code, 0, json.stderr);
+  const report = JSON.parse(json.stdout);
+  t.after(() => rmSync(report.project, { recursive: true, force: true }));
+  assert.ok(existsSync(path.join(report.project, '.claude', 'session')));
+  assert.ok(report.steps.some((line) => line.includes('should-resume')));
 });
 
 test('store location: --dir, then AGENT_SESSION_DIR, then CLAUDE_PROJECT_DIR, then the nearest ancestor with .claude/, then cwd', async (t) => {

@@ -6,5 +6,9 @@ export const describe = 'Walk through create, pause, resume decision, finalize, 
 export const builder = {};
 
 export async function handler(argv: Argv<object>) {
-  await runDemo((line) => argv.ctx.out(line));
+  const { ctx } = argv;
+  // --json: the steps are collected into the one JSON document stdout may hold.
+  const steps: string[] = [];
+  const project = await runDemo((line) => (argv.json ? steps.push(line) : ctx.out(line)));
+  if (argv.json) ctx.json({ project, steps });
 }
