@@ -669,3 +669,18 @@ test('a reader that closes stdout early (| head) gets no stack trace, and the co
   }
   assert.equal(JSON.parse(readState(store, 'p1')).phase, 'planning');
 });
+
+test('an option given twice takes its last value, for --dir as for any other', async (t) => {
+  const { root, store } = setup(t);
+  const other = path.join(root, 'other-store');
+  const created = await runCli(['create', '--agent', 'first', '--agent', 'second', '--id', 'twice', '--dir', other, '--dir', store, '--json'], { cwd: root, env: cleanEnv({ HOME: root }) });
+  assert.equal(ok(created).agent_name, 'second');
+  assert.ok(existsSync(stateFile(store, 'twice')));
+  assert.ok(!existsSync(other));
+  const [updated, listed] = await Promise.all([
+    cli(store, ['update', 'twice', '--phase', 'planning', '--phase', 'approval', '--json']),
+    cli(store, ['list', '--agent', 'nobody', '--agent', 'second', '--json']),
+  ]);
+  assert.equal(ok(updated).phase, 'approval');
+  assert.deepEqual(ok(listed).sessions.map((s) => s.agent_id), ['twice']);
+});

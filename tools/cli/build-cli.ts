@@ -27,6 +27,8 @@ export const COMMANDS = [create, update, shouldResume, get, show, list, finalize
 /** A configured yargs instance; nothing runs until it is parsed. */
 export function buildCli(argv: string[], ctx: Context) {
   const cli = yargs(argv)
+    // A repeated option takes its last value; yargs would pass an array to code expecting one string.
+    .parserConfiguration({ 'duplicate-arguments-array': false })
     .scriptName('agent-session')
     .usage('$0 <command> [options]\n\nDurable sessions for AI coding agents. See SESSION_README.md.')
     .option('dir', { type: 'string', describe: 'Session store directory (default: <project>/.claude/session)', global: true })
