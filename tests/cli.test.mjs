@@ -684,3 +684,16 @@ test('an option given twice takes its last value, for --dir as for any other', a
   assert.equal(ok(updated).phase, 'approval');
   assert.deepEqual(ok(listed).sessions.map((s) => s.agent_id), ['twice']);
 });
+
+test('an option that needs a value and has none is a usage error, never its default', async (t) => {
+  const { root, store } = setup(t);
+  await seed(store, [{ id: 'old', outcome: 'completed', minutesAgo: 48 * 60 }]);
+  const before = tree(root);
+  const results = await Promise.all([
+    cli(store, ['cleanup', '--json', '--hours']), // not the default 24 h
+    cli(store, ['list', '--json', '--limit']),
+    runCli(['create', '--agent', 'a', '--json', '--dir'], { cwd: root, env: cleanEnv({ HOME: root }) }), // not the default store
+  ]);
+  for (const result of results) failed(result, 2);
+  assert.deepEqual(tree(root), before);
+});

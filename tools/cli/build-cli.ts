@@ -31,7 +31,7 @@ export function buildCli(argv: string[], ctx: Context) {
     .parserConfiguration({ 'duplicate-arguments-array': false })
     .scriptName('agent-session')
     .usage('$0 <command> [options]\n\nDurable sessions for AI coding agents. See SESSION_README.md.')
-    .option('dir', { type: 'string', describe: 'Session store directory (default: <project>/.claude/session)', global: true })
+    .option('dir', { type: 'string', requiresArg: true, describe: 'Session store directory (default: <project>/.claude/session)', global: true })
     .option('json', { type: 'boolean', describe: 'Print exactly one JSON document on stdout', global: true })
     .middleware((args) => {
       args.ctx = ctx;
@@ -44,7 +44,9 @@ export function buildCli(argv: string[], ctx: Context) {
     .wrap(Math.min(100, process.stdout.columns || 100))
     .exitProcess(false)
     .fail((message, err) => {
-      throw err ?? new SessionError('EINVALID', message, { details: { usage: true } });
+      // yargs reports some usage errors (a missing option value) as a YError: a usage error, not an internal one.
+      if (err && err.name !== 'YError') throw err;
+      throw new SessionError('EINVALID', message ?? err?.message ?? 'invalid command line', { details: { usage: true } });
     });
   for (const module of COMMANDS) cli.command(module as never);
   return cli;

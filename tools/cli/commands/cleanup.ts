@@ -17,7 +17,7 @@ const PROGRESS_MIN = 500;
 
 export function builder(yargs: Yargs) {
   return yargs
-    .option('hours', { type: 'number', describe: 'Age cutoff in hours (default 24)' })
+    .option('hours', { type: 'number', requiresArg: true, describe: 'Age cutoff in hours (default 24)' })
     .option('dry-run', { type: 'boolean', describe: 'Compute the same report; change nothing' })
     .option('backup', { type: 'boolean', default: true, describe: 'Move purged sessions to the trash (--no-backup destroys them)' });
 }

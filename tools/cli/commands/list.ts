@@ -23,7 +23,7 @@ export function builder(yargs: Yargs) {
     .option('agent', { type: 'string', describe: 'Only this agent name' })
     .option('phase', { type: 'string', describe: 'Only this phase' })
     .option('parent', { type: 'string', describe: 'Only children of this session' })
-    .option('limit', { type: 'number', describe: 'At most N sessions' })
+    .option('limit', { type: 'number', requiresArg: true, describe: 'At most N sessions' })
     .option('orphans', { type: 'boolean', describe: 'Only sessions whose parent no longer exists' });
 }
 
