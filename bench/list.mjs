@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { loadSerializer, writeStore } from './lib/fixtures.mjs';
-import { interleave, round, runProcess, target } from './lib/measure.mjs';
+import { interleaveSamples, median, pairedGrowth, round, runProcess, target } from './lib/measure.mjs';
 
 export const name = 'list';
 export const title = 'Issue 2: agent-session list --json (whole processes)';
@@ -26,28 +26,28 @@ export async function run({ dist, cli, tmp, quick, env }) {
     jobs[`list${size}`] = () => runProcess([cli, 'list', '--json', '--dir', dirs[size]], { env }).ms;
     jobs[`bare${size}`] = () => runProcess([BARE, dirs[size]], { env }).ms;
   }
-  const m = await interleave(jobs, { runs: quick ? 5 : 15 });
+  const samples = await interleaveSamples(jobs, { runs: quick ? 5 : 15 });
+  const m = Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, median(values)]));
+  const growth = pairedGrowth(samples.list0, samples.list1000, samples.list10000, 1000, 10_000);
 
   const figures = [
     { label: 'list --json, empty store (start-up)', value: round(m.list0, 1), unit: 'ms' },
     { label: 'bare read+parse, empty store (start-up)', value: round(m.bare0, 1), unit: 'ms' },
   ];
-  const perSession = {};
+  const perSession = { 1000: growth.small, 10000: growth.large };
   for (const size of SIZES) {
-    perSession[size] = ((m[`list${size}`] - m.list0) / size) * 1000;
     figures.push(
       { label: `list --json, ${size} sessions`, value: round(m[`list${size}`], 1), unit: 'ms' },
       { label: `bare read+parse, ${size} sessions`, value: round(m[`bare${size}`], 1), unit: 'ms' },
       { label: `list / bare at ${size}`, value: round(m[`list${size}`] / m[`bare${size}`], 3), unit: '×' },
-      { label: `list per-session cost at ${size} (minus start-up)`, value: round(perSession[size], 2), unit: 'µs' },
+      { label: `list per-session cost at ${size} (minus start-up, median of rounds)`, value: round(perSession[size], 2), unit: 'µs' },
     );
   }
-  const growth = perSession[10_000] / perSession[1000];
   return {
     figures,
     targets: [
       target('list --json / bare read+parse at 10,000 sessions', m.list10000 / m.bare10000, 1.5),
-      target('list per-session cost 10,000 / 1,000 (linear growth)', growth, 1.3),
+      target('list per-session cost 10,000 / 1,000 (linear growth)', growth.growth, 1.3),
     ],
   };
 }

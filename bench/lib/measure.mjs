@@ -30,7 +30,13 @@ export async function timeAsync(fn, { runs, warmup = 5 }) {
  * Runs each named job in turn, `runs` rounds (after one untimed warm-up round), and returns the
  * median per name. A job is `(round) => number` (or a promise of one) giving one measurement.
  */
-export async function interleave(jobs, { runs, warmup = 1 }) {
+export async function interleave(jobs, options) {
+  const samples = await interleaveSamples(jobs, options);
+  return Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]));
+}
+
+/** Like interleave, but every round's measurements: `samples[name][round]`, for paired comparisons. */
+export async function interleaveSamples(jobs, { runs, warmup = 1 }) {
   const names = Object.keys(jobs);
   const samples = Object.fromEntries(names.map((name) => [name, []]));
   for (let round = -warmup; round < runs; round++) {
@@ -41,7 +47,19 @@ export async function interleave(jobs, { runs, warmup = 1 }) {
       if (round >= 0) samples[name].push(value);
     }
   }
-  return Object.fromEntries(names.map((name) => [name, median(samples[name])]));
+  return samples;
+}
+
+/**
+ * How per-session cost grows from `small` to `large` sessions: (t(large) - t(empty)) / large over
+ * (t(small) - t(empty)) / small, each difference taken within one round (the same moment of the
+ * machine), then the median over rounds. 1.0 is linear.
+ */
+export function pairedGrowth(empty, small, large, smallSize, largeSize) {
+  const perSession = (values, size) => values.map((v, i) => ((v - empty[i]) / size) * 1000);
+  const a = perSession(small, smallSize);
+  const b = perSession(large, largeSize);
+  return { small: median(a), large: median(b), growth: median(b.map((v, i) => v / a[i])) };
 }
 
 /** Spawns `node args…` to completion; throws unless it exits as expected. Returns {ms, stdout}. */
