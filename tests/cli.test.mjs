@@ -697,3 +697,19 @@ test('an option that needs a value and has none is a usage error, never its defa
   for (const result of results) failed(result, 2);
   assert.deepEqual(tree(root), before);
 });
+
+test('an error about input holding line breaks is still one line on stderr; table cells cannot break the table', async (t) => {
+  const { store } = setup(t);
+  const results = await Promise.all([
+    cli(store, ['create', '--agent', 'a', '--metadata', 'x\ny', '--json']), // V8 quotes the bad JSON in its message
+    cli(store, ['create', '--agent', 'a', '--json', 'extra\nword']),
+  ]);
+  for (const result of results) failed(result, 2);
+  await seed(store, [{ id: 'nl', agent: 'multi\nline', purpose: 'two\nlines\rand\ttab' }]);
+  const listed = await cli(store, ['list']);
+  assert.equal(listed.code, 0, listed.stderr);
+  const lines = listed.stdout.trimEnd().split('\n');
+  assert.equal(lines.length, 2, listed.stdout);
+  assert.ok(!/[\r\t]/.test(listed.stdout));
+  assert.equal(lines[1].indexOf('initializing'), lines[0].indexOf('PHASE'));
+});

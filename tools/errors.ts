@@ -40,5 +40,11 @@ export const PROGRAM = 'agent-session';
 
 export function formatError(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  return `${PROGRAM}: ${message}`;
+  // One line whatever the input quoted in the message held (bad JSON, an unknown argument).
+  return `${PROGRAM}: ${escapeControls(message)}`;
+}
+
+/** Control characters (line breaks, tabs, escapes) as their JSON escapes, so text stays on its line. */
+export function escapeControls(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
 }

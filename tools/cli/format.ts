@@ -1,4 +1,5 @@
 import { formatDistanceStrict } from 'date-fns/formatDistanceStrict';
+import { escapeControls } from '../errors.js';
 import { parseTimestamp } from '../time.js';
 
 /** "12 minutes ago" (or "in 2 minutes" for a clock ahead of ours). */
@@ -11,7 +12,8 @@ export function relativeTime(timestamp: string | undefined, now: number): string
 
 /** Left-aligned columns separated by two spaces; the last column is not padded. */
 export function table(header: string[], rows: string[][]): string[] {
-  const all = [header, ...rows];
+  // A line break or tab in a purpose or agent name would break the table's rows and columns.
+  const all = [header, ...rows.map((row) => row.map(escapeControls))];
   const widths = header.map((_, col) => Math.max(...all.map((row) => (row[col] ?? '').length)));
   return all.map((row) =>
     row
