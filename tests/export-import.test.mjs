@@ -81,6 +81,22 @@ test('export --all covers the store; stdout carries the bundle without -o', asyn
   assert.equal((await cli(from, ['export', 'no-such-session'])).code, 1);
 });
 
+test('export refuses a subtree holding a record it cannot read, and writes no file', async (t) => {
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  const { ids } = await seed(from);
+  writeFileSync(path.join(from, ids[2], 'state.json'), '{"torn": ');
+  const file = path.join(tmp, 'bundle.json');
+  const result = await cli(from, ['export', ids[0], '-o', file]);
+  assert.equal(result.code, 4);
+  assert.match(result.stderr, /^agent-session: /);
+  assert.ok(!existsSync(file));
+  const all = await cli(from, ['export', '--all', '-o', file, '--json']);
+  assert.equal(all.code, 0, all.stderr);
+  assert.deepEqual(JSON.parse(all.stdout).problems.map((p) => p.id), [ids[2]]);
+  assert.match(all.stderr, /^agent-session: /);
+});
+
 test('a tampered bundle and a newer format are refused, and nothing is imported', async (t) => {
   const { Sessions, importSessions } = await loadLibrary();
   const tmp = tempDir(t);
