@@ -1,6 +1,6 @@
 import { auditLogOf } from '../audit/log.js';
 import { readAudit } from '../audit/read.js';
-import { isSessionError, SessionError } from '../errors.js';
+import { isSessionError, SessionError, toSessionError } from '../errors.js';
 import { generateId } from '../ids.js';
 import { serializeRecord, type SessionRecord } from '../record.js';
 import type { Sessions } from '../sessions.js';
@@ -61,7 +61,8 @@ export async function importSessions(sessions: Sessions, source: ImportSource, o
     return staging.finish(op);
   });
   const auditEntries = await replayAudit(sessions, bundle);
-  const orphans = plan.records.filter((r) => r.parent_session_id !== null && !ids.includes(r.parent_session_id) && !store.ids().includes(r.parent_session_id));
+  const known = new Set([...ids, ...store.ids()]);
+  const orphans = plan.records.filter((r) => r.parent_session_id !== null && !known.has(r.parent_session_id));
   await sessions.audit('import', ids, { checksum: bundle.checksum, renamed: plan.renamed, replaced: plan.replaced, backup });
   return { imported: ids, renamed: plan.renamed, replaced: plan.replaced, backup, audit_entries: auditEntries, orphans: orphans.map((r) => r.agent_id), recovered };
 }
@@ -159,11 +160,19 @@ export async function recoverImports(sessions: Sessions): Promise<string[]> {
   return recovered;
 }
 
-/** Appends the bundle's audit entries (their original lines and hashes) that this trail lacks. */
+/**
+ * Appends the bundle's audit entries (their original lines and hashes) that this trail lacks. Like
+ * any audit append, a failure does not fail the import it follows (see `Sessions.audit`).
+ */
 async function replayAudit(sessions: Sessions, bundle: Bundle): Promise<number> {
   if (bundle.audit.length === 0) return 0;
-  const have = new Set((await readAudit(sessions)).entries.map((e) => e.hash));
-  const lines = bundle.audit.filter((e) => !have.has(e.hash)).map((e) => `${JSON.stringify(e)}\n`);
-  if (lines.length > 0) await auditLogOf(sessions).append(lines);
-  return lines.length;
+  try {
+    const have = new Set((await readAudit(sessions)).entries.map((e) => e.hash));
+    const lines = bundle.audit.filter((e) => !have.has(e.hash)).map((e) => `${JSON.stringify(e)}\n`);
+    if (lines.length > 0) await auditLogOf(sessions).append(lines);
+    return lines.length;
+  } catch (err) {
+    sessions.auditErrors.push(toSessionError(err, 'copying the bundle\'s audit entries'));
+    return 0;
+  }
 }
