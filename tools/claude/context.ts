@@ -29,14 +29,16 @@ export async function changeSession<T>(
 ): Promise<T | undefined> {
   let result: T | undefined;
   try {
-    const before = { changed: false };
-    await ctx.sessions.store.update(id, (record) => {
-      const next = change(record);
-      result = next.result;
-      before.changed = next.record !== record;
-      return next.record;
-    });
-    if (before.changed) await ctx.sessions.audit(action, [id], { result: result as unknown });
+    // The audit line is written under the session's lock, so its order matches the order of the writes.
+    await ctx.sessions.store.update(
+      id,
+      (record) => {
+        const next = change(record);
+        result = next.result;
+        return next.record;
+      },
+      () => ctx.sessions.audit(action, [id], { result: result as unknown }),
+    );
   } catch (err) {
     if (err instanceof SessionError && err.code === 'ENOTFOUND') return undefined;
     throw err;
