@@ -713,3 +713,11 @@ test('an error about input holding line breaks is still one line on stderr; tabl
   assert.ok(!/[\r\t]/.test(listed.stdout));
   assert.equal(lines[1].indexOf('initializing'), lines[0].indexOf('PHASE'));
 });
+
+test('a mistyped command is reported as an unknown command, with the suggestion', async (t) => {
+  const { store } = setup(t);
+  const result = await cli(store, ['shw', 'x', '--json']);
+  failed(result, 2);
+  assert.match(result.stderr, /unknown command/i);
+  assert.ok(result.stderr.includes('show'), result.stderr);
+});

@@ -46,7 +46,10 @@ export function buildCli(argv: string[], ctx: Context) {
     .fail((message, err) => {
       // yargs reports some usage errors (a missing option value) as a YError: a usage error, not an internal one.
       if (err && err.name !== 'YError') throw err;
-      throw new SessionError('EINVALID', message ?? err?.message ?? 'invalid command line', { details: { usage: true } });
+      let text = message ?? err?.message ?? 'invalid command line';
+      // recommendCommands says only "Did you mean show?": say what is wrong first.
+      if (text.startsWith('Did you mean')) text = `unknown command. ${text}`;
+      throw new SessionError('EINVALID', text, { details: { usage: true } });
     });
   for (const module of COMMANDS) cli.command(module as never);
   return cli;
