@@ -28,9 +28,8 @@ function toProtocol(outcome: PreDelegateOutcome): object | null {
     case 'legacy':
       return outcome.answer;
     case 'created':
-      return outcome.input && allow(outcome.input, `agent-session: session ${outcome.session}`);
     case 'brief':
-      return allow(outcome.input, `agent-session: resuming session ${outcome.session} with a brief (${outcome.reason})`);
+      return outcome.input && rewrite(outcome.input);
     case 'deny':
       return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: outcome.reason } };
     default:
@@ -38,8 +37,10 @@ function toProtocol(outcome: PreDelegateOutcome): object | null {
   }
 }
 
-function allow(updatedInput: object, reason: string): object {
-  return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: reason, updatedInput } };
+// No permissionDecision: Claude Code (2.1.330, checked with the real CLI) applies updatedInput on its
+// own, and leaving the decision out keeps the user's permission rules for the subagent tool in force.
+function rewrite(updatedInput: object): object {
+  return { hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput } };
 }
 
 function unreachable(outcome: never): never {

@@ -80,14 +80,14 @@ test('a store that is a file, a broken config file, a corrupt index or record: f
 
   writeFileSync(path.join(proj.dir, '.claude', 'agent-session.json'), '{}');
   const f = flow();
-  assert.equal((await pre(proj, f.pre)).json.hookSpecificOutput.permissionDecision, 'allow');
+  assert.equal((await pre(proj, f.pre)).json.hookSpecificOutput.permissionDecision, undefined);
   const id = onlySession(proj.store).agent_id;
   writeFileSync(path.join(proj.store, id, 'state.json'), '{"half": ');
   assertSilent(await life(proj, f.start), 'corrupt record');
   assert.match(hookLog(proj.store), new RegExp(`subagent_stop SubagentStart pid=\\d+ ECORRUPT: session ${id}`));
   // A corrupt candidate is skipped: the next delegation of that type still gets a new session.
   const next = await pre(proj, flow({ toolUseId: 'toolu_2' }).pre);
-  assert.equal(next.json.hookSpecificOutput.permissionDecision, 'allow');
+  assert.equal(next.json.hookSpecificOutput.permissionDecision, undefined);
   assert.equal(sessionIds(proj.store).length, 2);
 
   writeFileSync(path.join(proj.store, '.claude-code', 'sess-1.json'), 'garbage');
@@ -139,7 +139,7 @@ test('AGENT_SESSION_DISABLE=1 exits at once; AGENT_SESSION_DEBUG=1 explains on s
   assert.equal(existsSync(proj.store), false);
 
   const debug = await pre(proj, flow().pre, { AGENT_SESSION_DEBUG: '1' });
-  assert.equal(debug.json.hookSpecificOutput.permissionDecision, 'allow');
+  assert.equal(debug.json.hookSpecificOutput.permissionDecision, undefined);
   assert.match(debug.stderr, /^agent-session pre_delegate: toolu_1 \(general-purpose\): created session agent-/);
   const failing = await life(proj, '{oops', { AGENT_SESSION_DEBUG: '1' });
   assertSilent(failing, 'debug failure');

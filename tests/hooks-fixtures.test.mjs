@@ -13,7 +13,9 @@ function assertAllowWithFooter(result, payload) {
   assert.equal(result.code, 0);
   const out = result.json.hookSpecificOutput;
   assert.equal(out.hookEventName, 'PreToolUse');
-  assert.equal(out.permissionDecision, 'allow');
+  // No permission decision: the rewrite alone is applied, and the user's permission rules still hold.
+  assert.equal(out.permissionDecision, undefined);
+  assert.ok(out.updatedInput);
   const { prompt, ...rest } = out.updatedInput;
   const { prompt: original, ...originalRest } = payload.tool_input;
   // Every other input field unchanged, none added (the tool refuses unknown keys).
@@ -110,11 +112,12 @@ test('a PostToolUse after our own updatedInput joins the rewritten spawn', async
   assert.equal(onlySession(proj.store).claude.agent_id, 'ae400c43bbcfe6e3a');
 });
 
-test('our PreToolUse output has the shape Claude Code honoured, and a deny matches the tool error it sends', async (t) => {
+test('our PreToolUse output uses the keys Claude Code honoured, and a deny matches the tool error it sends', async (t) => {
   const honoured = use('pretooluse-updatedinput-hook-output').hookSpecificOutput;
   const proj = project(t);
   const out = (await pre(proj, fixture('pretooluse-task'))).json.hookSpecificOutput;
-  assert.deepEqual(Object.keys(out).sort(), Object.keys(honoured).sort());
+  assert.deepEqual(Object.keys(out).sort(), ['hookEventName', 'updatedInput']);
+  assert.ok(Object.keys(out).every((key) => key in honoured));
   assert.deepEqual(Object.keys(out.updatedInput).filter((k) => k !== 'resume').sort(), Object.keys(honoured.updatedInput).filter((k) => k !== 'resume').sort());
   // What the model receives after a deny: "PreToolUse:Agent hook error: <our reason>".
   assert.match(use('tool-result-after-pretooluse-deny').content, /^PreToolUse:Agent hook error: /);

@@ -118,7 +118,7 @@ describe('delegation flows', { concurrency: 3 }, () => {
     assert.equal((await pre(proj, second.pre)).json.hookSpecificOutput.permissionDecision, 'deny');
     const third = flow({ toolUseId: 'toolu_3', agentId: 'a3', prompt: 'Use text.' });
     const out = (await pre(proj, third.pre)).json.hookSpecificOutput;
-    assert.equal(out.permissionDecision, 'allow');
+    assert.equal(out.permissionDecision, undefined);
     assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${id}`));
     assert.match(out.updatedInput.prompt, /Which column type\?/);
     assert.match(out.updatedInput.prompt, /Use text\.\n\n\[agent-session\] Your session/);
@@ -145,7 +145,7 @@ describe('delegation flows', { concurrency: 3 }, () => {
       // Each delegation attaches to the session and starts it, so it is paused again before the next one.
       const next = flow({ toolUseId, agentId, prompt: 'Keep going' });
       const out = (await pre(proj, next.pre, env)).json.hookSpecificOutput;
-      assert.equal(out.permissionDecision, 'allow');
+      assert.equal(out.permissionDecision, undefined);
       briefs.push(out.updatedInput.prompt);
       await life(proj, next.post, env);
       await life(proj, next.start, env);
@@ -164,7 +164,7 @@ describe('delegation flows', { concurrency: 3 }, () => {
     const proj = project(t);
     await delegate(proj, flow(), 'session-phase: planning', { transcript: '/nonexistent/agent-a1.jsonl' });
     const out = (await pre(proj, flow({ toolUseId: 'toolu_2' }).pre)).json.hookSpecificOutput;
-    assert.equal(out.permissionDecision, 'allow');
+    assert.equal(out.permissionDecision, undefined);
     assert.match(out.updatedInput.prompt, /resuming session/);
     assert.match(onlySession(proj.store).history.at(-1).reason, /transcript/);
   });
@@ -175,7 +175,7 @@ describe('delegation flows', { concurrency: 3 }, () => {
     await delegate(proj, flow(), 'session-phase: approval', { env, transcript: transcriptFile(t) });
     const [paused] = sessionIds(proj.store);
     const out = await pre(proj, flow({ toolUseId: 'toolu_2' }).pre, env);
-    assert.equal(out.json.hookSpecificOutput.permissionDecision, 'allow');
+    assert.equal(out.json.hookSpecificOutput.permissionDecision, undefined);
     assert.doesNotMatch(out.json.hookSpecificOutput.updatedInput.prompt, /resuming session/);
     assert.equal(sessionIds(proj.store).length, 2);
     const old = readSession(proj.store, paused);
@@ -189,7 +189,7 @@ describe('delegation flows', { concurrency: 3 }, () => {
     const id = onlySession(proj.store).agent_id;
     const other = flow({ session: 'sess-2', toolUseId: 'toolu_9', type: 'general-purpose', prompt: `Continue session ${id} please` });
     const out = (await pre(proj, other.pre)).json.hookSpecificOutput;
-    assert.equal(out.permissionDecision, 'allow');
+    assert.equal(out.permissionDecision, undefined);
     assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${id}`));
     assert.equal(onlySession(proj.store).claude.session_id, 'sess-2');
   });
