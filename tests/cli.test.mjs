@@ -140,6 +140,7 @@ test('create: a parent that does not exist is refused (exit 2) and no session ap
   const { store } = setup(t);
   failed(await cli(store, ['create', '--agent', 'a', '--id', 'orphan', '--parent', 'ghost', '--json']), 2);
   assert.ok(!existsSync(path.join(store, 'orphan')));
+  assert.ok(!existsSync(path.join(store, '.index')), 'a refused create leaves no index markers');
 });
 
 test('update: phase, metadata merge patch and errors; --json prints the new state', async (t) => {

@@ -103,13 +103,17 @@ export class Sessions {
     const record = newRecord({ ...input, id }, now);
     if (input.claude) record.claude = input.claude;
     const audited = () => this.audit('create', [id], { agent_name: record.agent_name, parent: record.parent_session_id, purpose: record.purpose });
-    // The index marker goes first: a crash leaves a stale marker (ignored), never an unindexed child.
-    await new ChildrenIndex(this.store.dir).add(record.parent_session_id, id);
-    if (record.parent_session_id === null) return this.store.create(record, audited);
-    // Holding the parent's lock keeps a concurrent delete from orphaning the new child.
+    // The index marker goes before the record: a crash leaves a stale marker (ignored), never an unindexed child.
+    const index = new ChildrenIndex(this.store.dir);
     const parent = record.parent_session_id;
-    // update() resolves to the parent's record; the caller wants the child's.
+    if (parent === null) {
+      await index.add(null, id);
+      return this.store.create(record, audited);
+    }
+    // Holding the parent's lock keeps a concurrent delete from orphaning the new child; a missing
+    // parent fails here, before any marker is written. update() resolves to the parent's record.
     await this.store.update(parent, async (current) => {
+      await index.add(parent, id);
       await this.store.create(record, audited);
       return current;
     }).catch((err) => {
