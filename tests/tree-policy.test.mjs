@@ -10,7 +10,7 @@ const { planDelete, runningReason } = await import(pathToFileURL(path.join(DIST,
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 const H = 3_600_000;
-const RULES = { cutoffMs: 24 * H, runningMs: 10 * 60_000, resumeWindowMs: 30 * 60_000, stuckMs: 72 * H };
+const RULES = { cutoffMs: 24 * H, runningMs: 10 * 60_000, resumeWindowMs: 30 * 60_000, stuckMs: 72 * H, clockSkewMs: 60_000 };
 
 function rec(id, phase, hoursAgo, parent = null) {
   const at = new Date(NOW - hoursAgo * H).toISOString();
@@ -26,6 +26,11 @@ test('judgeSession: final, paused, running, stuck, recent', () => {
   assert.equal(judgeSession(rec('a', 'executing', 30), NOW, RULES).kind, 'running');
   assert.equal(judgeSession(rec('a', 'initializing', 73), NOW, RULES).kind, 'abandon');
   assert.equal(judgeSession(rec('a', 'executing', 0.01), NOW, RULES).kind, 'recent');
+  // A last_updated from the future beyond the clock skew is reported, never taken as recent forever nor purged.
+  assert.equal(judgeSession(rec('a', 'completed', -2), NOW, RULES).kind, 'future');
+  assert.equal(judgeSession(rec('a', 'completed', -0.01), NOW, RULES).kind, 'recent');
+  const plan = planCleanup([rec('a', 'completed', -200)], [], NOW, RULES);
+  assert.deepEqual([plan.purge.length, plan.skipped.map((s) => s.id)], [0, ['a']]);
   // With a zero cutoff, a session updated a minute ago is running, not purged or abandoned.
   assert.equal(judgeSession(rec('a', 'planning', 1 / 60), NOW, { ...RULES, cutoffMs: 0, stuckMs: RULES.runningMs }).kind, 'running');
 });

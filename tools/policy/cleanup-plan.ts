@@ -11,12 +11,15 @@ export interface CleanupRules {
   resumeWindowMs: number;
   /** An active phase not updated for this long is stuck: finalized `abandoned`. */
   stuckMs: number;
+  /** A `last_updated` further than this in the future is not trusted as an age (as in the resume rules). */
+  clockSkewMs: number;
 }
 
 export type Verdict =
   | { kind: 'purge'; reason: string }
   | { kind: 'abandon'; reason: string }
   | { kind: 'running'; reason: string }
+  | { kind: 'future'; reason: string }
   | { kind: 'recent'; reason: string };
 
 const hours = (ms: number) => `${Math.round((ms / 3_600_000) * 10) / 10} h`;
@@ -24,6 +27,10 @@ const hours = (ms: number) => `${Math.round((ms / 3_600_000) * 10) / 10} h`;
 /** The cleanup rule for one session on its own (subtrees are judged by planCleanup). */
 export function judgeSession(record: SessionRecord, now: number, rules: CleanupRules): Verdict {
   const age = now - (parseTimestamp(record.last_updated) ?? 0);
+  // A clock set wrong says nothing about age: reported every run, never purged on that basis.
+  if (age < -rules.clockSkewMs) {
+    return { kind: 'future', reason: `last_updated is ${hours(-age)} in the future (a wrong clock?); not judged` };
+  }
   if (isFinalPhase(record.phase) || record.finalized_at) {
     if (age > rules.cutoffMs) return { kind: 'purge', reason: `${record.phase}, last activity ${hours(age)} ago` };
     return { kind: 'recent', reason: `${record.phase} ${hours(age)} ago` };
@@ -106,7 +113,7 @@ export function planCleanup(records: SessionRecord[], unreadable: string[], now:
     const isRoot = parent === null || !byId.has(parent);
     const blockedBy = blockerOf(id);
     if (verdict.kind === 'abandon') plan.abandon.push({ id, reason: verdict.reason });
-    else if (verdict.kind === 'running') plan.skipped.push({ id, reason: verdict.reason });
+    else if (verdict.kind === 'running' || verdict.kind === 'future') plan.skipped.push({ id, reason: verdict.reason });
     else if (verdict.kind === 'purge' && blockedBy !== null) plan.skipped.push({ id, reason: `kept for its descendant ${blockedBy}` });
     else if (verdict.kind === 'recent') plan.kept++;
     const purgeHere = blockedBy === null && (isRoot || blockerOf(parent as string) !== null);

@@ -119,7 +119,7 @@ async function run(sessions: Sessions, hours: number, options: CleanupOptions): 
 export function cleanupRules(sessions: Sessions, hours: number): CleanupRules {
   const cutoffMs = hours * 3_600_000;
   const runningMs = sessions.settings.runningMinutes * 60_000;
-  return { cutoffMs, runningMs, resumeWindowMs: sessions.rules.resumeWindowMs, stuckMs: Math.max(cutoffMs * sessions.settings.stuckFactor, runningMs) };
+  return { cutoffMs, runningMs, resumeWindowMs: sessions.rules.resumeWindowMs, stuckMs: Math.max(cutoffMs * sessions.settings.stuckFactor, runningMs), clockSkewMs: sessions.rules.clockSkewMs };
 }
 
 async function purge(
