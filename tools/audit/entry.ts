@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from './sha256.js';
 import { isPlainObject } from '../merge-patch.js';
 import { parseTimestamp } from '../time.js';
 
@@ -86,7 +86,7 @@ function fitDetails(details: Record<string, unknown>): Record<string, unknown> {
 }
 
 export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return sha256Hex(text);
 }
 
 /**

@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../random.js';
 import { open, rename, unlink } from 'node:fs/promises';
 
 let counter = 0;
 
 /** A unique temp name in the same directory, fsync, rename: readers see the old file or the new one. */
 export async function writeFileAtomic(file: string, data: string, mode = 0o644): Promise<void> {
-  const temp = `${file}.${process.pid}.${++counter}.${randomBytes(3).toString('hex')}.tmp`;
+  const temp = `${file}.${process.pid}.${++counter}.${randomHex(6)}.tmp`;
   try {
     const handle = await open(temp, 'wx', mode);
     try {

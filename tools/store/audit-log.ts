@@ -1,10 +1,10 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { toSessionError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { AuditTail } from './audit-tail.js';
 import { withLock } from './lock.js';
+import { randomHex } from '../random.js';
 
 export const AUDIT_FILE = 'audit.jsonl';
 const ROTATED = /^audit\.(\d+)\.jsonl$/;
@@ -92,7 +92,7 @@ export class AuditLog {
   /** Keeps copies of bad lines in `.quarantine/.audit-<stamp>-<hex>.jsonl` (lossless repair); returns the file. */
   async quarantineLines(lines: string[], now: number): Promise<string> {
     const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-    const file = path.join(this.dir, '.quarantine', `.audit-${stamp}-${randomBytes(2).toString('hex')}.jsonl`);
+    const file = path.join(this.dir, '.quarantine', `.audit-${stamp}-${randomHex(4)}.jsonl`);
     try {
       mkdirSync(path.dirname(file), { recursive: true });
       await writeFileAtomic(file, lines.map((l) => `${l}\n`).join(''));

@@ -11,7 +11,6 @@
  * Every move is a rename(2) within the store. A crash while `committing` is rolled back by the next
  * import or by `doctor --repair`: placed sessions go back to staging, set-aside ones back in place.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -22,6 +21,7 @@ import { withLock } from './lock.js';
 import { areaLockIsHeld } from './lock-state.js';
 import { STATE_FILE } from './store.js';
 import { areaLockPath } from './subtree-locks.js';
+import { randomHex } from '../random.js';
 
 export const IMPORTING_DIR = '.importing';
 export const BACKUPS_DIR = '.backups';
@@ -43,7 +43,7 @@ export class ImportStaging {
   /** `<UTC yyyymmdd-hhmmss>-<pid>-<hex>`: the pid tells a dead importer even before its manifest exists. */
   static newOp(now: number): string {
     const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-    return `${stamp}-${process.pid}-${randomBytes(4).toString('hex')}`;
+    return `${stamp}-${process.pid}-${randomHex(8)}`;
   }
 
   /** Runs `fn` holding the import's lock; ELOCKED after `timeoutMs` (its importer is alive). */

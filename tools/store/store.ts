@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -7,6 +6,7 @@ import { assertValidId, isValidId } from '../ids.js';
 import { parseRecord, SCHEMA_VERSION, serializeRecord, type SessionRecord } from '../record.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
+import { randomHex } from '../random.js';
 
 export const STATE_FILE = 'state.json';
 /** Store-level areas start with "." so that no session id can name them. */
@@ -96,7 +96,7 @@ export class SessionStore {
       if (!current || !stillWanted(current)) return false;
       check();
       // Renamed away first, so a crash mid-way never leaves a half-removed session in place.
-      const parking = path.join(this.dir, REMOVING_DIR, `${id}.${randomBytes(4).toString('hex')}`);
+      const parking = path.join(this.dir, REMOVING_DIR, `${id}.${randomHex(8)}`);
       await this.ensureDir(path.dirname(parking));
       await rename(this.sessionDir(id), parking).catch((err) => {
         throw toSessionError(err, `removing session ${id}`);

@@ -5,7 +5,6 @@
  *   .removing/<name>                      something already being destroyed
  *   .quarantine/<id>-<UTC yyyymmdd-hhmmss>-<4 hex>/   a corrupt session directory, moved aside unchanged
  */
-import { randomBytes } from 'node:crypto';
 import { lstatSync, readdirSync, type Stats } from 'node:fs';
 import { lstat, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { assertValidId } from '../ids.js';
 import { TEMP_SUFFIX } from './atomic.js';
 import { withLock } from './lock.js';
 import { REMOVING_DIR } from './trash.js';
+import { randomHex } from '../random.js';
 
 export const QUARANTINE_DIR = '.quarantine';
 
@@ -76,7 +76,7 @@ export async function removeStray(stray: StrayFile, now: number, minAgeMs: numbe
 export async function quarantineSession(storeDir: string, id: string, now: number): Promise<string> {
   assertValidId(id);
   const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  const target = path.join(storeDir, QUARANTINE_DIR, `${id}-${stamp}-${randomBytes(2).toString('hex')}`);
+  const target = path.join(storeDir, QUARANTINE_DIR, `${id}-${stamp}-${randomHex(4)}`);
   try {
     await mkdir(path.dirname(target), { recursive: true });
     await rename(path.join(storeDir, id), target);

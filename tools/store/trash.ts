@@ -15,7 +15,6 @@
  * its sessions back, parents first (a delete that was never acknowledged did not happen; a restore
  * that was cut short completes). Each session is therefore fully live or fully in a complete entry.
  */
-import { randomBytes } from 'node:crypto';
 import { lstatSync, readdirSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -24,6 +23,7 @@ import { assertValidId } from '../ids.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
 import { areaLockPath } from './subtree-locks.js';
+import { randomHex } from '../random.js';
 
 export const TRASH_DIR = '.trash';
 export const REMOVING_DIR = '.removing';
@@ -80,7 +80,7 @@ export class Trash {
 
   newEntryName(now: number, root: string): string {
     const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-    return `${stamp}-${randomBytes(2).toString('hex')}-${root}`;
+    return `${stamp}-${randomHex(4)}-${root}`;
   }
 
   entryDir(entry: string): string {
@@ -177,7 +177,7 @@ export class Trash {
 
   /** Destroys an entry: one rename out of `.trash` (atomic), then a recursive delete. */
   async destroy(entry: string): Promise<void> {
-    const parking = path.join(this.storeDir, REMOVING_DIR, `trash-${entry}-${randomBytes(3).toString('hex')}`);
+    const parking = path.join(this.storeDir, REMOVING_DIR, `trash-${entry}-${randomHex(6)}`);
     await this.ensureDir(path.dirname(parking));
     await rename(this.entryDir(entry), parking).catch((err) => {
       throw toSessionError(err, `destroying trash entry ${entry}`);
