@@ -4,20 +4,28 @@
 // output (Claude Code proceeds as if the hook were absent) and logs one line to <store>/.hooks.log.
 import type { PreDelegateOutcome } from '../tools/claude/pre-delegate.js';
 
-// The kill switch is checked before the library is even evaluated (it is imported lazily).
-if (process.env.AGENT_SESSION_DISABLE !== '1') {
-  const { HookRun, readStdin, runPreDelegate } = await import('../tools/claude/pre-delegate.js');
-  const run = new HookRun('pre_delegate', process.env, process.cwd());
-  const output = await readStdin(() => process.stdin)
-    .then((stdin) => runPreDelegate(run, stdin))
-    .then(toProtocol)
-    .catch(async (err) => {
-      await run.problem(err);
-      return null;
-    });
-  if (output) process.stdout.write(`${JSON.stringify(output)}\n`);
-  if (run.diagnostics.length > 0) process.stderr.write(`${run.diagnostics.join('\n')}\n`);
+// Bundled as CommonJS (no top-level await): the library and its built-in modules load only in main(),
+// so the kill switch is checked before any of them is evaluated.
+async function main(): Promise<void> {
+  if (process.env.AGENT_SESSION_DISABLE !== '1') {
+    const { HookRun, readStdin, runPreDelegate } = await import('../tools/claude/pre-delegate.js');
+    const run = new HookRun('pre_delegate', process.env, process.cwd());
+    const output = await readStdin(() => process.stdin)
+      .then((stdin) => runPreDelegate(run, stdin))
+      .then(toProtocol)
+      .catch(async (err) => {
+        await run.problem(err);
+        return null;
+      });
+    if (output) process.stdout.write(`${JSON.stringify(output)}\n`);
+    if (run.diagnostics.length > 0) process.stderr.write(`${run.diagnostics.join('\n')}\n`);
+  }
 }
+
+// Fail open even if the library cannot load: exit 0, no output.
+main().catch(() => {
+  process.exitCode = 0;
+});
 
 /** The one place an outcome becomes stdout: null means print nothing (allow, untouched). */
 function toProtocol(outcome: PreDelegateOutcome): object | null {

@@ -6,31 +6,39 @@
 // `--sweep` runs the periodic tidy-up in the foreground; normally it is started detached from here.
 import type { LifecycleOutcome } from '../tools/claude/lifecycle.js';
 
-if (process.argv.includes('--sweep')) {
-  const { HookRun, runSweep } = await import('../tools/claude/sweep-run.js');
-  const run = new HookRun('sweep', process.env, process.cwd());
-  const report = await runSweep(run).catch(async (err) => {
-    await run.problem(err);
-    return null;
-  });
-  if (report) process.stdout.write(`${JSON.stringify(report)}\n`);
-  if (run.diagnostics.length > 0) process.stderr.write(`${run.diagnostics.join('\n')}\n`);
-} else if (process.env.AGENT_SESSION_DISABLE !== '1') {
-  // The kill switch is checked before the library is even evaluated (it is imported lazily).
-  const { HookRun, readStdin, runLifecycle, claimSweepFor } = await import('../tools/claude/lifecycle.js');
-  const run = new HookRun('subagent_stop', process.env, process.cwd());
-  const outcome = await readStdin(() => process.stdin)
-    .then((stdin) => runLifecycle(run, stdin))
-    .catch(async (err) => {
+// Bundled as CommonJS (no top-level await): the library and its built-in modules load only in main().
+async function main(): Promise<void> {
+  if (process.argv.includes('--sweep')) {
+    const { HookRun, runSweep } = await import('../tools/claude/sweep-run.js');
+    const run = new HookRun('sweep', process.env, process.cwd());
+    const report = await runSweep(run).catch(async (err) => {
       await run.problem(err);
       return null;
     });
-  const output = outcome && toProtocol(outcome);
-  if (output) process.stdout.write(`${JSON.stringify(output)}\n`);
-  // After answering, and only when this hook touched the store: at most once per interval.
-  if (outcome && (outcome.kind === 'applied' || outcome.kind === 'buffered') && (await claimSweepFor(run))) await startDetachedSweep();
-  if (run.diagnostics.length > 0) process.stderr.write(`${run.diagnostics.join('\n')}\n`);
+    if (report) process.stdout.write(`${JSON.stringify(report)}\n`);
+    if (run.diagnostics.length > 0) process.stderr.write(`${run.diagnostics.join('\n')}\n`);
+  } else if (process.env.AGENT_SESSION_DISABLE !== '1') {
+    // The kill switch is checked before the library is even evaluated (it is imported lazily).
+    const { HookRun, readStdin, runLifecycle, claimSweepFor } = await import('../tools/claude/lifecycle.js');
+    const run = new HookRun('subagent_stop', process.env, process.cwd());
+    const outcome = await readStdin(() => process.stdin)
+      .then((stdin) => runLifecycle(run, stdin))
+      .catch(async (err) => {
+        await run.problem(err);
+        return null;
+      });
+    const output = outcome && toProtocol(outcome);
+    if (output) process.stdout.write(`${JSON.stringify(output)}\n`);
+    // After answering, and only when this hook touched the store: at most once per interval.
+    if (outcome && (outcome.kind === 'applied' || outcome.kind === 'buffered') && (await claimSweepFor(run))) await startDetachedSweep();
+    if (run.diagnostics.length > 0) process.stderr.write(`${run.diagnostics.join('\n')}\n`);
+  }
 }
+
+// Fail open even if the library cannot load: exit 0, no output.
+main().catch(() => {
+  process.exitCode = 0;
+});
 
 /** Claude Code gets nothing from this hook; an orchestrator using the earlier format gets its answer. */
 function toProtocol(outcome: LifecycleOutcome): object | null {

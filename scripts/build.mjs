@@ -2,7 +2,7 @@
 // bundled into one self-contained file, so a hook costs little more than Node's own start-up.
 // Usage: node scripts/build.mjs [--out DIR] [--fast]   (--fast skips tsc's type check and .d.ts files)
 import { execFileSync } from 'node:child_process';
-import { chmodSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -32,25 +32,29 @@ await build({
 
 // CommonJS dependencies (proper-lockfile) need `require` inside an ES module bundle.
 const banner = { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' };
+// The hooks are CommonJS: an ES module bundle hoists every built-in import to start-up, while
+// CommonJS loads them only when the code needing them first runs (after the kill switch).
 const executables = [
-  ['tools/cli/main.ts', 'bin/agent-session.js'],
-  ...sources('hooks').map((f) => [f, `hooks/${path.basename(f, '.ts')}.js`]),
+  ['tools/cli/main.ts', 'bin/agent-session.js', 'esm'],
+  ...sources('hooks').map((f) => [f, `hooks/${path.basename(f, '.ts')}.js`, 'cjs']),
 ];
-for (const [entry, target] of executables) {
+for (const [entry, target, format] of executables) {
   await build({
     absWorkingDir: root,
     entryPoints: [entry],
     outfile: path.join(out, target),
     bundle: true,
-    format: 'esm',
+    format,
     platform: 'node',
     target: 'node20',
-    banner,
+    banner: format === 'esm' ? banner : undefined,
     plugins: [lazyStringWidth],
     logLevel: 'warning',
   });
   chmodSync(path.join(out, target), 0o755);
 }
+// The package is "type": "module"; this marks the hook bundles as CommonJS without renaming them.
+writeFileSync(path.join(out, 'hooks', 'package.json'), '{ "type": "commonjs" }\n');
 
 if (!fast) {
   execFileSync(path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', root, '--emitDeclarationOnly', '--outDir', out], { stdio: 'inherit' });
