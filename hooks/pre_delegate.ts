@@ -8,7 +8,7 @@ import type { PreDelegateOutcome } from '../tools/claude/pre-delegate.js';
 // so the kill switch is checked before any of them is evaluated.
 async function main(): Promise<void> {
   if (process.env.AGENT_SESSION_DISABLE !== '1') {
-    const { HookRun, readStdin, runPreDelegate } = await import('../tools/claude/pre-delegate.js');
+    const { HookRun, readStdin, runPreDelegate, writeAllSync } = await import('../tools/claude/pre-delegate.js');
     const run = new HookRun('pre_delegate', process.env, process.cwd());
     const output = await readStdin(() => process.stdin)
       .then((stdin) => runPreDelegate(run, stdin))
@@ -17,8 +17,8 @@ async function main(): Promise<void> {
         await run.problem(err);
         return null;
       });
-    if (output) process.stdout.write(`${JSON.stringify(output)}\n`);
-    if (run.diagnostics.length > 0) process.stderr.write(`${run.diagnostics.join('\n')}\n`);
+    if (output) writeAllSync(1, `${JSON.stringify(output)}\n`);
+    if (run.diagnostics.length > 0) writeAllSync(2, `${run.diagnostics.join('\n')}\n`);
   }
 }
 

@@ -9,17 +9,17 @@ import type { LifecycleOutcome } from '../tools/claude/lifecycle.js';
 // Bundled as CommonJS (no top-level await): the library and its built-in modules load only in main().
 async function main(): Promise<void> {
   if (process.argv.includes('--sweep')) {
-    const { HookRun, runSweep } = await import('../tools/claude/sweep-run.js');
+    const { HookRun, runSweep, writeAllSync } = await import('../tools/claude/sweep-run.js');
     const run = new HookRun('sweep', process.env, process.cwd());
     const report = await runSweep(run).catch(async (err) => {
       await run.problem(err);
       return null;
     });
-    if (report) process.stdout.write(`${JSON.stringify(report)}\n`);
-    if (run.diagnostics.length > 0) process.stderr.write(`${run.diagnostics.join('\n')}\n`);
+    if (report) writeAllSync(1, `${JSON.stringify(report)}\n`);
+    if (run.diagnostics.length > 0) writeAllSync(2, `${run.diagnostics.join('\n')}\n`);
   } else if (process.env.AGENT_SESSION_DISABLE !== '1') {
     // The kill switch is checked before the library is even evaluated (it is imported lazily).
-    const { HookRun, readStdin, runLifecycle, claimSweepFor } = await import('../tools/claude/lifecycle.js');
+    const { HookRun, readStdin, runLifecycle, claimSweepFor, writeAllSync } = await import('../tools/claude/lifecycle.js');
     const run = new HookRun('subagent_stop', process.env, process.cwd());
     const outcome = await readStdin(() => process.stdin)
       .then((stdin) => runLifecycle(run, stdin))
@@ -28,10 +28,10 @@ async function main(): Promise<void> {
         return null;
       });
     const output = outcome && toProtocol(outcome);
-    if (output) process.stdout.write(`${JSON.stringify(output)}\n`);
+    if (output) writeAllSync(1, `${JSON.stringify(output)}\n`);
     // After answering, and only when this hook touched the store: at most once per interval.
     if (outcome && (outcome.kind === 'applied' || outcome.kind === 'buffered') && (await claimSweepFor(run))) await startDetachedSweep();
-    if (run.diagnostics.length > 0) process.stderr.write(`${run.diagnostics.join('\n')}\n`);
+    if (run.diagnostics.length > 0) writeAllSync(2, `${run.diagnostics.join('\n')}\n`);
   }
 }
 

@@ -53,5 +53,5 @@ async function answerLegacy(run: HookRun, raw: unknown): Promise<LifecycleOutcom
   }
 }
 
-export { HookRun, readStdin } from './runtime.js';
+export { HookRun, readStdin, writeAllSync } from './runtime.js';
 export { claimSweepFor } from './sweep-run.js';

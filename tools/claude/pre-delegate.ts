@@ -46,4 +46,4 @@ async function answerLegacy(run: HookRun, raw: unknown): Promise<PreDelegateOutc
   }
 }
 
-export { HookRun, readStdin } from './runtime.js';
+export { HookRun, readStdin, writeAllSync } from './runtime.js';

@@ -24,4 +24,4 @@ export async function runSweep(run: HookRun): Promise<SweepReport> {
   return report;
 }
 
-export { HookRun } from './runtime.js';
+export { HookRun, writeAllSync } from './runtime.js';

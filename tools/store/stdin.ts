@@ -1,4 +1,4 @@
-import { readSync } from 'node:fs';
+import { readSync, writeSync } from 'node:fs';
 
 export type StdinResult = { ok: true; text: string } | { ok: false; bytes: number };
 
@@ -27,4 +27,23 @@ export function readStdinSync(max: number): StdinResult | undefined {
     chunks.push(chunk.subarray(0, n));
   }
   return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
+}
+
+/**
+ * Writes all of `text` to fd 1 or 2 with plain writes. Touching `process.stdout` costs a hook about a
+ * tenth of Node's start-up (it builds a stream and loads `net` for a pipe). A non-blocking descriptor
+ * that fills up (EAGAIN) gets the rest through the stream, which waits for it to drain.
+ */
+export function writeAllSync(fd: 1 | 2, text: string): void {
+  const buffer = Buffer.from(text, 'utf8');
+  let offset = 0;
+  while (offset < buffer.length) {
+    try {
+      offset += writeSync(fd, buffer, offset);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+      (fd === 1 ? process.stdout : process.stderr).write(buffer.subarray(offset));
+      return;
+    }
+  }
 }
