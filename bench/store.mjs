@@ -1,9 +1,8 @@
 // Issue 2: the library's operations in process, and one update against a bare locked atomic write.
 import { mkdirSync, readFileSync } from 'node:fs';
-import { open, readFile, rename } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import lockfile from 'proper-lockfile';
 import { interleave, round, target, timeAsync } from './lib/measure.mjs';
 
 export const name = 'store';
@@ -54,9 +53,9 @@ export async function run({ dist, tmp, quick }) {
   };
 }
 
-/** The floor for one update: lock (same proper-lockfile settings as the store), read, write temp, fsync, rename, unlock. */
+/** The floor for one update: lock (a bare mkdir, the store's lock protocol), read, write temp, fsync, rename, unlock. */
 async function bareLockedWrite(file, lockPath) {
-  const release = await lockfile.lock(lockPath, { lockfilePath: lockPath, realpath: false, stale: 2000, retries: 0 });
+  await mkdir(lockPath);
   try {
     const text = await readFile(file, 'utf8');
     const temp = `${file}.${process.pid}.bare.tmp`;
@@ -69,6 +68,6 @@ async function bareLockedWrite(file, lockPath) {
     }
     await rename(temp, file);
   } finally {
-    await release();
+    await rmdir(lockPath);
   }
 }

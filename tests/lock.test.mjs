@@ -1,0 +1,143 @@
+// The store's lock speaks proper-lockfile's on-disk protocol (a directory made with mkdir, kept fresh
+// by its holder, taken over once stale). These tests hold it against proper-lockfile itself, in other
+// processes, and check takeover, refresh, loss and release on exit.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmdirSync, statSync, utimesSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { DIST, ROOT, tempDir } from './helpers/run.mjs';
+
+const require = createRequire(path.join(ROOT, 'package.json'));
+const lockfile = require('proper-lockfile');
+const LOCK_MODULE = pathToFileURL(path.join(DIST, 'tools', 'store', 'lock.js')).href;
+const { withLock, LOCK_STALE_MS } = await import(LOCK_MODULE);
+
+/** proper-lockfile as the store configured it: one attempt, 2 s stale. Resolves 'locked' or the error code. */
+function tryProperLockfile(lockPath) {
+  return lockfile.lock(lockPath, { lockfilePath: lockPath, realpath: false, stale: LOCK_STALE_MS, retries: 0 }).then(
+    (release) => release().then(() => 'locked'),
+    (err) => err.code,
+  );
+}
+
+/** Runs `code` (an ES module body with `withLock` in scope) in another process; resolves at its first stdout line. */
+function child(code) {
+  const source = `const { withLock } = await import(${JSON.stringify(LOCK_MODULE)});\n${code}`;
+  const proc = spawn(process.execPath, ['--input-type=module', '-e', source], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise((resolve) => proc.once('exit', (code) => resolve({ code, stderr })));
+  const ready = new Promise((resolve, reject) => {
+    proc.stdout.once('data', (d) => resolve(String(d).trim()));
+    exited.then(({ code }) => reject(new Error(`child exited ${code} before it was ready: ${stderr}`)));
+  });
+  return { proc, ready, exited };
+}
+
+test('a lock held by another process keeps proper-lockfile out, and is free again once released', async (t) => {
+  const lockPath = path.join(tempDir(t), 'x.lock');
+  const holder = child(`await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, () => new Promise((resolve) => {
+      process.stdout.write('held\\n'); process.stdin.once('data', resolve);
+    }));`);
+  assert.equal(await holder.ready, 'held');
+  assert.equal(await tryProperLockfile(lockPath), 'ELOCKED');
+  holder.proc.stdin.end('release\n');
+  assert.equal((await holder.exited).code, 0);
+  assert.equal(existsSync(lockPath), false, 'the lock directory is removed on release');
+  assert.equal(await tryProperLockfile(lockPath), 'locked');
+});
+
+test('a proper-lockfile lock keeps this one out until released: ELOCKED names what is locked', async (t) => {
+  const lockPath = path.join(tempDir(t), 'y.lock');
+  const release = await lockfile.lock(lockPath, { lockfilePath: lockPath, realpath: false, stale: LOCK_STALE_MS });
+  let ran = false;
+  await assert.rejects(
+    withLock(lockPath, { timeoutMs: 150, what: 'session y' }, async () => (ran = true)),
+    (err) => err.code === 'ELOCKED' && /session y is locked by another process; gave up after 150 ms/.test(err.message),
+  );
+  assert.equal(ran, false);
+  await release();
+  assert.equal(await withLock(lockPath, { timeoutMs: 150, what: 'session y' }, async () => 'ran'), 'ran');
+});
+
+test("a dead holder's lock (older than the stale time) is taken over at once", async (t) => {
+  const lockPath = path.join(tempDir(t), 'dead.lock');
+  mkdirSync(lockPath);
+  const past = new Date(Date.now() - LOCK_STALE_MS - 3000);
+  utimesSync(lockPath, past, past);
+  const result = await withLock(lockPath, { timeoutMs: 50, what: 'dead' }, async () => statSync(lockPath).mtimeMs);
+  assert.ok(result > past.getTime() + LOCK_STALE_MS, 'the lock was made anew');
+  assert.equal(existsSync(lockPath), false);
+});
+
+test('a lock held past the stale time is kept fresh by its holder, so nobody takes it over', { timeout: 20_000 }, async (t) => {
+  const lockPath = path.join(tempDir(t), 'long.lock');
+  const holdMs = LOCK_STALE_MS + 1500;
+  const holder = child(`await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, async () => {
+      process.stdout.write('held\\n');
+      await new Promise((resolve) => setTimeout(resolve, ${holdMs}));
+    });`);
+  assert.equal(await holder.ready, 'held');
+  const heldSince = Date.now();
+  // Try while the holder still holds it, after more than the stale time: the holder has touched it.
+  const attempts = [];
+  while (Date.now() - heldSince < holdMs - 700) {
+    attempts.push(await tryProperLockfile(lockPath));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  assert.ok(attempts.length >= 5, `tried ${attempts.length} times`);
+  assert.deepEqual([...new Set(attempts)], ['ELOCKED']);
+  assert.ok(Date.now() - statSync(lockPath).mtimeMs < LOCK_STALE_MS, 'the mtime was refreshed');
+  assert.equal((await holder.exited).code, 0);
+});
+
+test('a lock taken over meanwhile fails the check before a commit, and the new holder keeps it', async (t) => {
+  const lockPath = path.join(tempDir(t), 'taken.lock');
+  let committed = false;
+  await assert.rejects(
+    withLock(lockPath, { timeoutMs: 100, what: 'session z' }, async (check) => {
+      // Another process decided it was stale: removed it and made its own.
+      rmdirSync(lockPath);
+      mkdirSync(lockPath);
+      const theirs = new Date(Date.now() + 5000);
+      utimesSync(lockPath, theirs, theirs);
+      check();
+      committed = true;
+    }),
+    (err) => err.code === 'ELOCKED' && /lost the lock on session z \(another process took it over\)/.test(err.message),
+  );
+  assert.equal(committed, false);
+  assert.equal(existsSync(lockPath), true, "the other process's lock is left alone");
+});
+
+test('a process that exits while holding a lock removes it; one killed with SIGKILL leaves it to go stale', async (t) => {
+  const dir = tempDir(t);
+  const exiting = path.join(dir, 'exit.lock');
+  const early = child(`await withLock(${JSON.stringify(exiting)}, { timeoutMs: 1000, what: 'x' }, async () => {
+      process.stdout.write('held\\n'); process.exit(3);
+    });`);
+  await early.ready;
+  assert.equal((await early.exited).code, 3);
+  assert.equal(existsSync(exiting), false);
+
+  const killed = path.join(dir, 'killed.lock');
+  const victim = child(`await withLock(${JSON.stringify(killed)}, { timeoutMs: 1000, what: 'x' }, () => new Promise(() => {
+      process.stdout.write('held\\n'); setInterval(() => {}, 1000);
+    }));`);
+  await victim.ready;
+  victim.proc.kill('SIGKILL');
+  await victim.exited;
+  assert.equal(existsSync(killed), true);
+  assert.equal(await tryProperLockfile(killed), 'ELOCKED', 'fresh until the stale time passes');
+});
+
+test('a lock whose directory cannot be made is an error naming what was being locked', async (t) => {
+  const lockPath = path.join(tempDir(t), 'missing-parent', 'x.lock');
+  await assert.rejects(
+    withLock(lockPath, { timeoutMs: 100, what: 'session q' }, async () => 'ran'),
+    (err) => err.code !== 'ELOCKED' && /locking session q/.test(err.message),
+  );
+});
