@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { lazyStringWidth } from './lazy-string-width.mjs';
+import { hookShims } from './hook-shims/plugin.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
@@ -30,7 +31,7 @@ await build({
   logLevel: 'warning',
 });
 
-// CommonJS dependencies (proper-lockfile) need `require` inside an ES module bundle.
+// Any CommonJS dependency needs `require` inside an ES module bundle.
 const banner = { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' };
 // The hooks are CommonJS: an ES module bundle hoists every built-in import to start-up, while
 // CommonJS loads them only when the code needing them first runs (after the kill switch).
@@ -48,7 +49,7 @@ for (const [entry, target, format] of executables) {
     platform: 'node',
     target: 'node20',
     banner: format === 'esm' ? banner : undefined,
-    plugins: [lazyStringWidth],
+    plugins: format === 'cjs' ? [lazyStringWidth, hookShims] : [lazyStringWidth],
     logLevel: 'warning',
   });
   chmodSync(path.join(out, target), 0o755);
