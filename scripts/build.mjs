@@ -2,7 +2,7 @@
 // bundled into one self-contained file, so a hook costs little more than Node's own start-up.
 // Usage: node scripts/build.mjs [--out DIR] [--fast]   (--fast skips tsc's type check and .d.ts files)
 import { execFileSync } from 'node:child_process';
-import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -35,9 +35,12 @@ await build({
 const banner = { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' };
 // The hooks are CommonJS: an ES module bundle hoists every built-in import to start-up, while
 // CommonJS loads them only when the code needing them first runs (after the kill switch).
+// Each hook is a bundle in hooks/bundles/, run by a small launcher (hooks/<name>.js, from
+// scripts/hook-launcher.cjs) that gives it V8's code cache.
+const hooks = sources('hooks').map((f) => path.basename(f, '.ts'));
 const executables = [
   ['tools/cli/main.ts', 'bin/agent-session.js', 'esm'],
-  ...sources('hooks').map((f) => [f, `hooks/${path.basename(f, '.ts')}.js`, 'cjs']),
+  ...hooks.map((name) => [`hooks/${name}.ts`, `hooks/bundles/${name}.cjs`, 'cjs']),
 ];
 for (const [entry, target, format] of executables) {
   await build({
@@ -54,7 +57,11 @@ for (const [entry, target, format] of executables) {
   });
   chmodSync(path.join(out, target), 0o755);
 }
-// The package is "type": "module"; this marks the hook bundles as CommonJS without renaming them.
+const launcher = readFileSync(path.join(root, 'scripts', 'hook-launcher.cjs'), 'utf8');
+for (const name of hooks) {
+  writeFileSync(path.join(out, 'hooks', `${name}.js`), launcher.replaceAll('NAME', name), { mode: 0o755 });
+}
+// The package is "type": "module"; this marks the launchers as CommonJS without renaming them.
 writeFileSync(path.join(out, 'hooks', 'package.json'), '{ "type": "commonjs" }\n');
 
 if (!fast) {

@@ -1,0 +1,69 @@
+// The hook executables are launchers that run their bundle with V8's code cache (scripts/hook-launcher.cjs).
+// Each test runs a private copy of dist/hooks, so the shared build's cache files are not touched.
+import assert from 'node:assert/strict';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fixture, hook, onlySession, project } from './helpers/hooks.mjs';
+import { DIST, tempDir } from './helpers/run.mjs';
+
+const CACHE = `pre_delegate.cjs.${process.version}-${process.arch}.v8cache`;
+
+/** dist/hooks copied to a temp directory: { script, bundles } of pre_delegate. */
+function privateHooks(t) {
+  const dir = path.join(tempDir(t, 'agent-session-launcher-'), 'hooks');
+  cpSync(path.join(DIST, 'hooks'), dir, { recursive: true, filter: (src) => !src.endsWith('.v8cache') });
+  return { script: path.join(dir, 'pre_delegate.js'), bundles: path.join(dir, 'bundles') };
+}
+
+/** One delegation in its own Claude Code session; returns the prompt pre_delegate answered with. */
+async function delegate(script, proj, n) {
+  const payload = fixture('pretooluse-task', { session_id: `launcher-${n}`, tool_use_id: `toolu_launcher_${n}` });
+  const result = await hook(script, proj, payload);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stderr, '');
+  return result.json?.hookSpecificOutput?.updatedInput?.prompt;
+}
+
+test('the launcher writes a code cache for this Node version next to the bundle, uses it, and replaces a bad one', async (t) => {
+  const hooks = privateHooks(t);
+  const cache = path.join(hooks.bundles, CACHE);
+  assert.equal(existsSync(cache), false);
+
+  const proj = project(t);
+  const first = await delegate(hooks.script, proj, 1);
+  const id = onlySession(proj.store).agent_id;
+  assert.ok(first.includes(id), `the answer names the new session ${id}: ${first}`);
+  const written = statSync(cache);
+  assert.ok(written.size > 10_000, `a cache of ${written.size} bytes`);
+
+  // V8 accepted it: the next run does not rewrite it (a rewrite renames a new file into place), and answers the same way.
+  const other = project(t);
+  const second = await delegate(hooks.script, other, 2);
+  assert.ok(second.includes(onlySession(other.store).agent_id));
+  assert.equal(statSync(cache).ino, written.ino);
+
+  // A cache V8 refuses (garbage, or another build's) is replaced after a run that works as usual.
+  writeFileSync(cache, Buffer.alloc(4096, 7));
+  const third = project(t);
+  const answer = await delegate(hooks.script, third, 3);
+  assert.ok(answer.includes(onlySession(third.store).agent_id));
+  assert.ok(readFileSync(cache).length > 10_000, 'the garbage was replaced by a real cache');
+  const replaced = statSync(cache).ino;
+  const fourth = project(t);
+  assert.ok((await delegate(hooks.script, fourth, 4)).includes(onlySession(fourth.store).agent_id));
+  assert.equal(statSync(cache).ino, replaced, 'the new cache is accepted in turn');
+  assert.deepEqual(readdirSync(hooks.bundles).filter((f) => f.endsWith('.tmp')), []);
+});
+
+test('a cache that cannot be written leaves the hook working and no temp files behind', async (t) => {
+  const hooks = privateHooks(t);
+  // A directory where the cache file would go: reading and renaming over it both fail (also as root).
+  mkdirSync(path.join(hooks.bundles, CACHE));
+  for (const n of [1, 2]) {
+    const proj = project(t);
+    const prompt = await delegate(hooks.script, proj, n);
+    assert.ok(prompt.includes(onlySession(proj.store).agent_id));
+  }
+  assert.deepEqual(readdirSync(hooks.bundles).filter((f) => f.endsWith('.tmp')), []);
+});
