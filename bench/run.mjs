@@ -85,7 +85,14 @@ function printModule(result) {
   console.log(`  (${result.seconds} s)`);
 }
 
-/** No inherited agent-session or Claude Code settings reach the measured processes. */
+/**
+ * No inherited agent-session or Claude Code settings reach the measured processes, nor settings that
+ * add fixed work to every Node start-up (extra CA certificates, NODE_OPTIONS): they would inflate
+ * the `node -e ''` baseline and flatter every ratio against it.
+ */
 function cleanEnv() {
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AGENT_SESSION_') && !key.startsWith('CLAUDE')));
+  const STARTUP_SETTINGS = new Set(['NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS']);
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith('AGENT_SESSION_') && !key.startsWith('CLAUDE') && !STARTUP_SETTINGS.has(key)),
+  );
 }
