@@ -2,12 +2,12 @@
 // bundled into one self-contained file, so a hook costs little more than Node's own start-up.
 // Usage: node scripts/build.mjs [--out DIR] [--fast]   (--fast skips tsc's type check and .d.ts files)
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { lazyStringWidth } from './lazy-string-width.mjs';
-import { hookShims } from './hook-shims/plugin.mjs';
+import { lazyBuiltins, syncFsPromises } from './hook-shims/plugin.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
@@ -31,38 +31,36 @@ await build({
   logLevel: 'warning',
 });
 
-// Any CommonJS dependency needs `require` inside an ES module bundle.
-const banner = { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' };
-// The hooks are CommonJS: an ES module bundle hoists every built-in import to start-up, while
-// CommonJS loads them only when the code needing them first runs (after the kill switch).
-// Each hook is a bundle in hooks/bundles/, run by a small launcher (hooks/<name>.js, from
-// scripts/hook-launcher.cjs) that gives it V8's code cache.
+// Every executable (the CLI, each hook) is a CommonJS bundle in <dir>/bundles/, run by a small
+// launcher (<dir>/<name>.js, from scripts/launcher.cjs) that gives it V8's code cache. CommonJS also
+// loads built-in modules only when the code needing them first runs (the hooks' kill switch is
+// checked before any is loaded), where an ES module bundle hoists them all to start-up.
 const hooks = sources('hooks').map((f) => path.basename(f, '.ts'));
 const executables = [
-  ['tools/cli/main.ts', 'bin/agent-session.js', 'esm'],
-  ...hooks.map((name) => [`hooks/${name}.ts`, `hooks/bundles/${name}.cjs`, 'cjs']),
+  { entry: 'tools/cli/main.ts', dir: 'bin', name: 'agent-session', plugins: [lazyStringWidth, lazyBuiltins] },
+  ...hooks.map((name) => ({ entry: `hooks/${name}.ts`, dir: 'hooks', name, plugins: [lazyStringWidth, lazyBuiltins, syncFsPromises] })),
 ];
-for (const [entry, target, format] of executables) {
+const launcher = readFileSync(path.join(root, 'scripts', 'launcher.cjs'), 'utf8');
+for (const { entry, dir, name, plugins } of executables) {
   await build({
     absWorkingDir: root,
     entryPoints: [entry],
-    outfile: path.join(out, target),
+    outfile: path.join(out, dir, 'bundles', `${name}.cjs`),
     bundle: true,
-    format,
+    format: 'cjs',
     platform: 'node',
     target: 'node20',
-    banner: format === 'esm' ? banner : undefined,
-    plugins: format === 'cjs' ? [lazyStringWidth, hookShims] : [lazyStringWidth],
+    // The library finds the built hooks from its own file (tools/store/hook-files.ts).
+    define: { 'import.meta.url': '__bundle_url' },
+    banner: { js: 'var __bundle_url = require("node:url").pathToFileURL(__filename).href;' },
+    plugins,
     logLevel: 'warning',
   });
-  chmodSync(path.join(out, target), 0o755);
+  writeFileSync(path.join(out, dir, `${name}.js`), launcher.replaceAll('NAME', name), { mode: 0o755 });
+  chmodSync(path.join(out, dir, `${name}.js`), 0o755);
+  // The package is "type": "module"; this marks the launchers as CommonJS without renaming them.
+  writeFileSync(path.join(out, dir, 'package.json'), '{ "type": "commonjs" }\n');
 }
-const launcher = readFileSync(path.join(root, 'scripts', 'hook-launcher.cjs'), 'utf8');
-for (const name of hooks) {
-  writeFileSync(path.join(out, 'hooks', `${name}.js`), launcher.replaceAll('NAME', name), { mode: 0o755 });
-}
-// The package is "type": "module"; this marks the launchers as CommonJS without renaming them.
-writeFileSync(path.join(out, 'hooks', 'package.json'), '{ "type": "commonjs" }\n');
 
 if (!fast) {
   execFileSync(path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', root, '--emitDeclarationOnly', '--outDir', out], { stdio: 'inherit' });

@@ -1,4 +1,4 @@
-// The hook executables are launchers that run their bundle with V8's code cache (scripts/hook-launcher.cjs).
+// The hook executables are launchers that run their bundle with V8's code cache (scripts/launcher.cjs).
 // Each test runs a private copy of dist/hooks, so the shared build's cache files are not touched.
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';

@@ -2,7 +2,7 @@
 // .claude/settings.json: the built CLI run on temp projects with a temp HOME, files checked on disk.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { sessionIds } from './helpers/hooks.mjs';
@@ -298,9 +298,9 @@ test('.gitignore gets the store once, appended after the last line', async (t) =
 
 test('install refuses with a clear error when the built hooks are not next to the CLI', async (t) => {
   const p = setup(t);
+  // The CLI is dist/bin/ (its launcher and bundle), copied without dist/hooks/.
   const lonely = path.join(p.home, 'pkg', 'dist', 'bin', 'agent-session.js');
-  mkdirSync(path.dirname(lonely), { recursive: true });
-  copyFileSync(CLI, lonely);
+  cpSync(path.dirname(CLI), path.dirname(lonely), { recursive: true });
   const r = await runNode(lonely, ['install'], { cwd: p.dir, env: cleanEnv({ HOME: p.home }) });
   assert.equal(r.code, 4);
   assert.match(r.stderr, /^agent-session: /);

@@ -9,7 +9,8 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   stdoutGone = true;
 });
 
-const code = await runCli(process.argv.slice(2), {
+// No top-level await: the CLI is bundled as CommonJS, run with V8's code cache (scripts/build.mjs).
+void runCli(process.argv.slice(2), {
   stdout: (text) => {
     if (!stdoutGone) process.stdout.write(text);
   },
@@ -18,5 +19,6 @@ const code = await runCli(process.argv.slice(2), {
   cwd: process.cwd(),
   isTTY: process.stdout.isTTY,
   stderrIsTTY: process.stderr.isTTY,
+}).then((code) => {
+  process.exitCode = code;
 });
-process.exitCode = code;

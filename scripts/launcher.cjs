@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 'use strict';
-// The hook executable (dist/hooks/NAME.js, written by scripts/build.mjs from this template). It runs
-// the hook's bundle (bundles/NAME.cjs) with V8's code cache, so Node does not parse and compile
-// ~130 KB of JavaScript on each delegation: a few milliseconds of every hook run.
+// An executable (dist/bin/agent-session.js, dist/hooks/<hook>.js; written by scripts/build.mjs from
+// this template). It runs its bundle (bundles/NAME.cjs) with V8's code cache, so Node does not parse
+// and compile the whole bundle on each run: a few milliseconds of every hook and command.
 // The cache sits next to the bundle, one file per Node version; a run without a usable one (the
 // first, or after a Node upgrade: V8 refuses a cache from another version) writes it on exit, via a
 // temp file and a rename. A read-only install runs without it. Anything wrong with reading or
