@@ -3,7 +3,7 @@
 // processes, and check takeover, refresh, loss and release on exit.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmdirSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -24,9 +24,10 @@ function tryProperLockfile(lockPath) {
 }
 
 /** Runs `code` (an ES module body with `withLock` in scope) in another process; resolves at its first stdout line. */
-function child(code) {
+function child(t, code) {
   const source = `const { withLock } = await import(${JSON.stringify(LOCK_MODULE)});\n${code}`;
   const proc = spawn(process.execPath, ['--input-type=module', '-e', source], { stdio: ['pipe', 'pipe', 'pipe'] });
+  t.after(() => proc.kill('SIGKILL'));
   let stderr = '';
   proc.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise((resolve) => proc.once('exit', (code) => resolve({ code, stderr })));
@@ -39,7 +40,7 @@ function child(code) {
 
 test('a lock held by another process keeps proper-lockfile out, and is free again once released', async (t) => {
   const lockPath = path.join(tempDir(t), 'x.lock');
-  const holder = child(`await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, () => new Promise((resolve) => {
+  const holder = child(t, `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, () => new Promise((resolve) => {
       process.stdout.write('held\\n'); process.stdin.once('data', resolve);
     }));`);
   assert.equal(await holder.ready, 'held');
@@ -76,7 +77,7 @@ test("a dead holder's lock (older than the stale time) is taken over at once", a
 test('a lock held past the stale time is kept fresh by its holder, so nobody takes it over', { timeout: 20_000 }, async (t) => {
   const lockPath = path.join(tempDir(t), 'long.lock');
   const holdMs = LOCK_STALE_MS + 1500;
-  const holder = child(`await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, async () => {
+  const holder = child(t, `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, async () => {
       process.stdout.write('held\\n');
       await new Promise((resolve) => setTimeout(resolve, ${holdMs}));
     });`);
@@ -116,7 +117,7 @@ test('a lock taken over meanwhile fails the check before a commit, and the new h
 test('a process that exits while holding a lock removes it; one killed with SIGKILL leaves it to go stale', async (t) => {
   const dir = tempDir(t);
   const exiting = path.join(dir, 'exit.lock');
-  const early = child(`await withLock(${JSON.stringify(exiting)}, { timeoutMs: 1000, what: 'x' }, async () => {
+  const early = child(t, `await withLock(${JSON.stringify(exiting)}, { timeoutMs: 1000, what: 'x' }, async () => {
       process.stdout.write('held\\n'); process.exit(3);
     });`);
   await early.ready;
@@ -124,7 +125,7 @@ test('a process that exits while holding a lock removes it; one killed with SIGK
   assert.equal(existsSync(exiting), false);
 
   const killed = path.join(dir, 'killed.lock');
-  const victim = child(`await withLock(${JSON.stringify(killed)}, { timeoutMs: 1000, what: 'x' }, () => new Promise(() => {
+  const victim = child(t, `await withLock(${JSON.stringify(killed)}, { timeoutMs: 1000, what: 'x' }, () => new Promise(() => {
       process.stdout.write('held\\n'); setInterval(() => {}, 1000);
     }));`);
   await victim.ready;
@@ -140,4 +141,56 @@ test('a lock whose directory cannot be made is an error naming what was being lo
     withLock(lockPath, { timeoutMs: 100, what: 'session q' }, async () => 'ran'),
     (err) => err.code !== 'ELOCKED' && /locking session q/.test(err.message),
   );
+});
+
+test('a holder stalled past the stale time leaves the new holder’s lock alone when it lets go', { timeout: 20_000 }, async (t) => {
+  const lockPath = path.join(tempDir(t), 'stall.lock');
+  // A takes the lock, blocks its event loop (no refresh) past the stale time, and returns without a check.
+  const stalled = child(t, `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, async () => {
+      process.stdout.write('held\\n');
+      const until = Date.now() + ${LOCK_STALE_MS + 1500};
+      while (Date.now() < until);
+    });`);
+  assert.equal(await stalled.ready, 'held');
+  // B waits for the lock, takes it over once stale, and holds it until told to let go.
+  const taker = child(t, `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 8000, what: 'x' }, () => new Promise((resolve) => {
+      process.stdout.write('took\\n'); process.stdin.once('data', resolve);
+    }));`);
+  assert.equal(await taker.ready, 'took');
+  assert.equal((await stalled.exited).code, 0);
+  assert.equal(existsSync(lockPath), true, 'B’s lock is still there after A let go');
+  assert.equal(await tryProperLockfile(lockPath), 'ELOCKED');
+  taker.proc.stdin.end('go\n');
+  assert.equal((await taker.exited).code, 0);
+  assert.equal(existsSync(lockPath), false);
+});
+
+test('many processes taking over one dead holder’s lock at once: each gets it in turn, none loses it', { timeout: 60_000 }, async (t) => {
+  for (let round = 0; round < 3; round++) {
+    const dir = tempDir(t);
+    const lockPath = path.join(dir, 'dead.lock');
+    const counter = path.join(dir, 'counter');
+    writeFileSync(counter, '0');
+    mkdirSync(lockPath);
+    const past = new Date(Date.now() - 10_000);
+    utimesSync(lockPath, past, past);
+    // All start at the same instant (busy-waiting for it), so their takeovers collide.
+    const start = Date.now() + 1500;
+    const workers = Array.from({ length: 8 }, () =>
+      child(t, `const fs = await import('node:fs');
+        process.stdout.write('ready\\n');
+        while (Date.now() < ${start});
+        await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 10000, what: 'counter' }, async (check) => {
+          const n = Number(fs.readFileSync(${JSON.stringify(counter)}, 'utf8'));
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          check();
+          fs.writeFileSync(${JSON.stringify(counter)}, String(n + 1));
+        });`),
+    );
+    const results = await Promise.all(workers.map((w) => w.exited));
+    assert.deepEqual(results.map((r) => r.code), Array(8).fill(0), results.map((r) => r.stderr).join('\n'));
+    assert.equal(readFileSync(counter, 'utf8'), '8');
+    assert.equal(existsSync(lockPath), false);
+    assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.takeover')), []);
+  }
 });

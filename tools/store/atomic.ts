@@ -3,8 +3,12 @@ import { open, rename, unlink } from 'node:fs/promises';
 
 let counter = 0;
 
-/** A unique temp name in the same directory, fsync, rename: readers see the old file or the new one. */
-export async function writeFileAtomic(file: string, data: string, mode = 0o644): Promise<void> {
+/**
+ * A unique temp name in the same directory, fsync, rename: readers see the old file or the new one.
+ * `beforeRename` runs after the fsync, right before the rename (a lock's `check`: the fsync can be
+ * slow, and the lock must still be ours when the file takes its place); if it throws, nothing changes.
+ */
+export async function writeFileAtomic(file: string, data: string, mode = 0o644, beforeRename?: () => void): Promise<void> {
   const temp = `${file}.${process.pid}.${++counter}.${randomHex(6)}.tmp`;
   try {
     const handle = await open(temp, 'wx', mode);
@@ -14,6 +18,7 @@ export async function writeFileAtomic(file: string, data: string, mode = 0o644):
     } finally {
       await handle.close();
     }
+    beforeRename?.();
     await rename(temp, file);
   } catch (err) {
     await unlink(temp).catch(() => undefined);

@@ -5,11 +5,18 @@ import { SessionError, toSessionError } from '../errors.js';
 /**
  * proper-lockfile's on-disk protocol, which this module speaks (so a proper-lockfile holder and this
  * one exclude each other): the lock is a directory made with mkdir; its holder touches its mtime every
- * LOCK_STALE_MS / 2; a lock whose mtime is older than LOCK_STALE_MS belongs to a process that died
- * (killed hooks, SIGKILL) and is taken over. Written here rather than loaded: proper-lockfile and its
+ * second; a lock whose mtime is older than LOCK_STALE_MS belongs to a process that died (killed
+ * hooks, SIGKILL) and is taken over. Written here rather than loaded: proper-lockfile and its
  * dependencies cost a hook several milliseconds to load, and a thread-pool round trip per step.
  */
 export const LOCK_STALE_MS = 2000;
+/** Touch the lock once it is this old. */
+const TOUCH_AFTER_MS = LOCK_STALE_MS / 2;
+/**
+ * Past this since the last touch the lock is no longer trusted to be ours: others may take it at
+ * LOCK_STALE_MS, and the commit that follows a check needs a moment.
+ */
+const TRUST_MS = LOCK_STALE_MS - 300;
 
 export interface LockOptions {
   /** Give up with ELOCKED after this long; longer than LOCK_STALE_MS so a dead holder's lock is recovered. */
@@ -20,8 +27,8 @@ export interface LockOptions {
 
 /**
  * Runs `fn` holding the lock at `lockPath` (a directory; its parent must exist). `fn` gets `check`,
- * to call right before a commit: it throws ELOCKED if the lock was taken over meanwhile (this process
- * stalled past LOCK_STALE_MS), so nobody renames a file under a lock someone else now holds.
+ * to call right before a commit: it throws ELOCKED unless the lock is still ours and fresh (not taken
+ * over, not stalled near the stale time), so nobody renames a file under a lock someone else holds.
  */
 export async function withLock<T>(lockPath: string, options: LockOptions, fn: (check: () => void) => Promise<T>): Promise<T> {
   const lock = await acquire(lockPath, options);
@@ -50,19 +57,44 @@ async function acquire(lockPath: string, options: LockOptions): Promise<HeldLock
   }
 }
 
-/** One attempt: the lock, or undefined while a live process holds it. */
+/** One attempt: the lock, or undefined while a live process holds it (or another is taking it over). */
 function tryLock(lockPath: string, what: string): HeldLock | undefined {
   try {
     if (makeDir(lockPath)) return new HeldLock(lockPath);
-    const { mtimeMs } = statSync(lockPath);
-    if (Date.now() - mtimeMs <= LOCK_STALE_MS) return undefined;
-    // Its holder died: take it over (as proper-lockfile does: remove, then one more mkdir).
-    rmdirSync(lockPath);
-    return makeDir(lockPath) ? new HeldLock(lockPath) : undefined;
+    if (!isStale(lockPath)) return undefined;
+    return takeOver(lockPath);
   } catch (err) {
     // Removed between our mkdir and stat (its holder released it): try again.
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(path.dirname(lockPath))) return undefined;
     throw toSessionError(err, `locking ${what}`);
+  }
+}
+
+function isStale(lockPath: string): boolean {
+  return Date.now() - statSync(lockPath).mtimeMs > LOCK_STALE_MS;
+}
+
+/**
+ * A dead holder's lock is removed and made anew. Takeovers go one at a time through `<lock>.takeover`
+ * (itself made with mkdir, and taken over the same way if its maker died), and the lock is looked at
+ * again under it: otherwise a second process that judged the old lock stale could remove the new one.
+ */
+function takeOver(lockPath: string): HeldLock | undefined {
+  const guard = `${lockPath}.takeover`;
+  if (!makeDir(guard)) {
+    if (isStale(guard)) rmdirSync(guard);
+    return undefined;
+  }
+  try {
+    if (!isStale(lockPath)) return undefined;
+    rmdirSync(lockPath);
+    return makeDir(lockPath) ? new HeldLock(lockPath) : undefined;
+  } finally {
+    try {
+      rmdirSync(guard);
+    } catch {
+      // Taken as stale by another process: this one stalled for seconds, and its lock check will say so.
+    }
   }
 }
 
@@ -85,13 +117,19 @@ class HeldLock {
   readonly path: string;
   /** Why the lock is no longer ours, once it is not. */
   lost: string | undefined;
-  private mtimeMs: number;
-  private touched = Date.now();
+  private mtimeMs = 0;
+  private touched = 0;
+  /** The file system keeps whole seconds: touch with the next whole second, as proper-lockfile does. */
+  private coarse = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor(lockPath: string) {
     this.path = lockPath;
-    this.mtimeMs = statSync(lockPath).mtimeMs;
+    const made = statSync(lockPath).mtimeMs;
+    this.coarse = made % 1000 === 0;
+    // On whole seconds, the time mkdir stored is up to a second early: move it to the next second.
+    if (this.coarse) this.touch(Date.now());
+    else [this.mtimeMs, this.touched] = [made, Date.now()];
     this.timer = setInterval(() => this.refresh(), LOCK_STALE_MS / 4);
     this.timer.unref();
     held.add(this);
@@ -104,32 +142,47 @@ class HeldLock {
   }
 
   /**
-   * Makes sure the lock is still ours (its mtime is the one we last gave it, and we gave it in time),
-   * and touches it once it is half-way to stale. Called by the timer and by `check` before commits.
+   * Makes sure the lock is still ours (its mtime is the one we last gave it, and we gave it recently
+   * enough), and touches it once it is half-way to stale. Called by the timer and by `check`.
    */
   refresh(): void {
     if (this.lost) return;
     const now = Date.now();
+    this.lost = this.whyNotOurs(now);
+    if (this.lost || now - this.touched < TOUCH_AFTER_MS) return;
     try {
-      if (now - this.touched > LOCK_STALE_MS) throw new Error(`not refreshed for ${now - this.touched} ms, so another process may have taken it over`);
-      if (statSync(this.path).mtimeMs !== this.mtimeMs) throw new Error('another process took it over');
-      if (now - this.touched < LOCK_STALE_MS / 2) return;
-      const date = new Date(now);
-      utimesSync(this.path, date, date);
-      this.mtimeMs = statSync(this.path).mtimeMs;
-      this.touched = now;
+      this.touch(now);
     } catch (err) {
-      this.lost = err instanceof Error ? err.message : String(err);
+      this.lost = `cannot touch it: ${(err as NodeJS.ErrnoException).code ?? err}`;
     }
   }
 
+  /** Removes the lock only if it is still ours: after a stall, it may be another process's by now. */
   release(): void {
     clearInterval(this.timer);
-    if (!held.delete(this) || this.lost) return;
+    if (!held.delete(this) || this.lost || this.whyNotOurs(Date.now())) return;
     try {
       rmdirSync(this.path);
     } catch {
-      // Already gone; a stale lock is taken over anyway.
+      // Already gone.
     }
+  }
+
+  private whyNotOurs(now: number): string | undefined {
+    if (now - this.touched > TRUST_MS) return `not refreshed for ${now - this.touched} ms, so another process may have taken it over`;
+    let mtimeMs: number;
+    try {
+      mtimeMs = statSync(this.path).mtimeMs;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'another process removed it' : `cannot check it: ${(err as NodeJS.ErrnoException).code ?? err}`;
+    }
+    return mtimeMs === this.mtimeMs ? undefined : 'another process took it over';
+  }
+
+  private touch(now: number): void {
+    const when = new Date(this.coarse ? Math.ceil(now / 1000) * 1000 : now);
+    utimesSync(this.path, when, when);
+    this.mtimeMs = statSync(this.path).mtimeMs;
+    this.touched = now;
   }
 }

@@ -162,7 +162,7 @@ export class SessionStore {
     if (!info.isDirectory()) throw new SessionError('ECORRUPT', `session ${id}: ${dir} is not a plain directory`);
     const text = serializeRecord(record);
     check();
-    await writeFileAtomic(path.join(dir, STATE_FILE), text).catch((err) => {
+    await writeFileAtomic(path.join(dir, STATE_FILE), text, undefined, check).catch((err) => {
       throw toSessionError(err, `writing session ${id}`);
     });
     // The write upgraded a legacy record (serializeRecord stamps the version): callers get what is on disk.
