@@ -2,6 +2,7 @@
 // bundled into one self-contained file, so a hook costs little more than Node's own start-up.
 // Usage: node scripts/build.mjs [--out DIR] [--fast]   (--fast skips tsc's type check and .d.ts files)
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,7 +57,9 @@ for (const { entry, dir, name, plugins } of executables) {
     plugins,
     logLevel: 'warning',
   });
-  writeFileSync(path.join(out, dir, `${name}.js`), launcher.replaceAll('NAME', name), { mode: 0o755 });
+  const bundleHash = createHash('sha256').update(readFileSync(path.join(out, dir, 'bundles', `${name}.cjs`))).digest('hex').slice(0, 12);
+  const text = launcher.replaceAll('NAME', name).replaceAll('BUNDLE_HASH', bundleHash).replace('HOOK_VALUE', String(dir === 'hooks'));
+  writeFileSync(path.join(out, dir, `${name}.js`), text, { mode: 0o755 });
   chmodSync(path.join(out, dir, `${name}.js`), 0o755);
   // The package is "type": "module"; this marks the launchers as CommonJS without renaming them.
   writeFileSync(path.join(out, dir, 'package.json'), '{ "type": "commonjs" }\n');

@@ -1,54 +1,89 @@
 #!/usr/bin/env node
 'use strict';
 // An executable (dist/bin/agent-session.js, dist/hooks/<hook>.js; written by scripts/build.mjs from
-// this template). It runs its bundle (bundles/NAME.cjs) with V8's code cache, so Node does not parse
-// and compile the whole bundle on each run: a few milliseconds of every hook and command.
-// The cache sits next to the bundle, one file per Node version; a run without a usable one (the
-// first, or after a Node upgrade: V8 refuses a cache from another version) writes it on exit, via a
-// temp file and a rename. A read-only install runs without it. Anything wrong with reading or
-// compiling falls back to a plain require: the bundle runs exactly once either way.
+// this template, which fills in NAME, BUNDLE_HASH and HOOK). It runs its bundle (bundles/NAME.cjs)
+// with V8's code cache, so Node does not parse and compile the whole bundle on each run: a few
+// milliseconds of every hook and command.
+// The cache sits next to the bundle, named after the bundle's content (V8 itself only compares the
+// source's length), the Node version and any Node flags (V8 refuses a cache made under other
+// flags). A run without a usable one writes it on exit: temp file, fsync, rename. A read-only
+// install runs without it; AGENT_SESSION_NO_CODE_CACHE=1 turns it off. Anything wrong with reading
+// or compiling falls back to a plain require: the bundle runs exactly once either way.
+// A hook fails open even here: if its bundle cannot be loaded it exits 0 with no output.
 const fs = require('node:fs');
 const path = require('node:path');
 
+const HOOK = HOOK_VALUE;
 const bundle = path.join(__dirname, 'bundles', 'NAME.cjs');
-const cacheFile = `${bundle}.${process.version}-${process.arch}.v8cache`;
 
-let compiled;
 try {
-  compiled = compile();
-} catch {
-  compiled = undefined;
-}
-if (compiled) {
-  compiled.wrapper.call(module.exports, module.exports, require, module, bundle, path.dirname(bundle));
-  if (compiled.stale) process.once('exit', () => saveCache(compiled.script));
-} else {
-  require(bundle);
-}
-
-function compile() {
-  const vm = require('node:vm');
-  // Without its #! line, which only the start of a script may have (the line count stays the same).
-  const source = fs.readFileSync(bundle, 'utf8').replace(/^#!.*/, '');
-  let cachedData;
-  try {
-    cachedData = fs.readFileSync(cacheFile);
-  } catch {
-    cachedData = undefined;
+  run();
+} catch (err) {
+  if (HOOK) {
+    process.exitCode = 0;
+    if (process.env.AGENT_SESSION_DEBUG === '1') process.stderr.write(`agent-session NAME: failing open: cannot load ${bundle}: ${err && err.stack}\n`);
+  } else {
+    const reason = String(err && err.message).split('\n')[0];
+    process.stderr.write(`agent-session: cannot load ${bundle} (${reason}); reinstall the package\n`);
+    process.exitCode = 4;
   }
-  // The same wrapper Node puts around a CommonJS module.
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: bundle, cachedData });
-  return { script, wrapper: script.runInThisContext(), stale: !cachedData || script.cachedDataRejected === true };
 }
 
-/** After the run, so the cache holds the functions it compiled too. Never fails the hook. */
-function saveCache(script) {
-  const temp = `${cacheFile}.${process.pid}.tmp`;
+function run() {
+  const compiled = process.env.AGENT_SESSION_NO_CODE_CACHE === '1' ? undefined : compile();
+  if (!compiled) {
+    require(bundle);
+    return;
+  }
+  compiled.wrapper.call(module.exports, module.exports, require, module, bundle, path.dirname(bundle));
+  if (compiled.stale) process.once('exit', () => saveCache(compiled.script, compiled.cacheFile));
+}
+
+/** The bundle compiled with its cache (undefined if anything goes wrong: then it is simply required). */
+function compile() {
   try {
-    fs.writeFileSync(temp, script.createCachedData(), { flag: 'wx' });
+    const vm = require('node:vm');
+    const cacheFile = `${bundle}.BUNDLE_HASH.${process.version}-${process.arch}${flagsTag()}.v8cache`;
+    // Without its #! line, which only the start of a script may have (the line count stays the same).
+    const source = fs.readFileSync(bundle, 'utf8').replace(/^#!.*/, '');
+    let cachedData;
+    try {
+      cachedData = fs.readFileSync(cacheFile);
+    } catch {
+      cachedData = undefined;
+    }
+    // The same wrapper Node puts around a CommonJS module.
+    const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: bundle, cachedData });
+    return { script, cacheFile, wrapper: script.runInThisContext(), stale: !cachedData || script.cachedDataRejected === true };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Node flags change what V8 accepts: each set of flags gets its own cache. */
+function flagsTag() {
+  const flags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS || ''}`.trim();
+  if (!flags) return '';
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < flags.length; i++) hash = Math.imul(hash ^ flags.charCodeAt(i), 0x01000193) >>> 0;
+  return `-f${hash.toString(16)}`;
+}
+
+/** After the run, so the cache holds the functions it compiled too. Never fails the run. */
+function saveCache(script, cacheFile) {
+  const temp = `${cacheFile}.${process.pid}.tmp`;
+  let fd;
+  try {
+    fd = fs.openSync(temp, 'wx');
+    fs.writeFileSync(fd, script.createCachedData());
+    // V8 does not checksum a cache it is given: only a whole file may ever take the cache's name.
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fd = undefined;
     fs.renameSync(temp, cacheFile);
   } catch {
     try {
+      if (fd !== undefined) fs.closeSync(fd);
       fs.unlinkSync(temp);
     } catch {
       // Nothing was written.

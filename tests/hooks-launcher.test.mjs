@@ -1,13 +1,17 @@
 // The hook executables are launchers that run their bundle with V8's code cache (scripts/launcher.cjs).
 // Each test runs a private copy of dist/hooks, so the shared build's cache files are not touched.
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fixture, hook, onlySession, project } from './helpers/hooks.mjs';
-import { DIST, tempDir } from './helpers/run.mjs';
+import { cleanEnv, DIST, runNode, tempDir } from './helpers/run.mjs';
 
-const CACHE = `pre_delegate.cjs.${process.version}-${process.arch}.v8cache`;
+/** The cache file's name for this build (the launcher names it after its bundle's content) and this Node. */
+function cacheName(launcher, flagsTag = '') {
+  const hash = /\$\{bundle\}\.([0-9a-f]{12})\./.exec(readFileSync(launcher, 'utf8'))[1];
+  return `pre_delegate.cjs.${hash}.${process.version}-${process.arch}${flagsTag}.v8cache`;
+}
 
 /** dist/hooks copied to a temp directory: { script, bundles } of pre_delegate. */
 function privateHooks(t) {
@@ -27,7 +31,7 @@ async function delegate(script, proj, n) {
 
 test('the launcher writes a code cache for this Node version next to the bundle, uses it, and replaces a bad one', async (t) => {
   const hooks = privateHooks(t);
-  const cache = path.join(hooks.bundles, CACHE);
+  const cache = path.join(hooks.bundles, cacheName(hooks.script));
   assert.equal(existsSync(cache), false);
 
   const proj = project(t);
@@ -59,11 +63,57 @@ test('the launcher writes a code cache for this Node version next to the bundle,
 test('a cache that cannot be written leaves the hook working and no temp files behind', async (t) => {
   const hooks = privateHooks(t);
   // A directory where the cache file would go: reading and renaming over it both fail (also as root).
-  mkdirSync(path.join(hooks.bundles, CACHE));
+  mkdirSync(path.join(hooks.bundles, cacheName(hooks.script)));
   for (const n of [1, 2]) {
     const proj = project(t);
     const prompt = await delegate(hooks.script, proj, n);
     assert.ok(prompt.includes(onlySession(proj.store).agent_id));
   }
   assert.deepEqual(readdirSync(hooks.bundles).filter((f) => f.endsWith('.tmp')), []);
+});
+
+test('other Node flags get a cache of their own, and the default one is left as it is', async (t) => {
+  const hooks = privateHooks(t);
+  await delegate(hooks.script, project(t), 1);
+  const plain = statSync(path.join(hooks.bundles, cacheName(hooks.script)));
+  const env = { NODE_OPTIONS: '--max-old-space-size=100' };
+  for (const n of [2, 3]) {
+    const proj = project(t);
+    const payload = fixture('pretooluse-task', { session_id: `flags-${n}`, tool_use_id: `toolu_flags_${n}` });
+    const result = await hook(hooks.script, proj, payload, env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(result.json.hookSpecificOutput.updatedInput.prompt.includes(onlySession(proj.store).agent_id));
+  }
+  const caches = readdirSync(hooks.bundles).filter((f) => f.startsWith('pre_delegate.cjs.') && f.endsWith('.v8cache'));
+  assert.equal(caches.length, 2, caches.join(', '));
+  assert.ok(caches.some((f) => /-f[0-9a-f]+\.v8cache$/.test(f)), caches.join(', '));
+  await delegate(hooks.script, project(t), 4);
+  assert.equal(statSync(path.join(hooks.bundles, cacheName(hooks.script))).ino, plain.ino);
+});
+
+test('a hook whose bundle is missing or throws at load still fails open: exit 0, no output', async (t) => {
+  const hooks = privateHooks(t);
+  const bundle = path.join(hooks.bundles, 'pre_delegate.cjs');
+  const payload = fixture('pretooluse-task', { session_id: 'broken', tool_use_id: 'toolu_broken' });
+  for (const breakIt of [() => writeFileSync(bundle, 'throw new Error("boom at load");\n'), () => writeFileSync(bundle, '}}}'), () => rmSync(bundle)]) {
+    breakIt();
+    const proj = project(t);
+    const result = await hook(hooks.script, proj, payload);
+    assert.deepEqual([result.code, result.stdout, result.stderr], [0, '', '']);
+    assert.equal(existsSync(proj.store), false, 'nothing written');
+    const debug = await hook(hooks.script, proj, payload, { AGENT_SESSION_DEBUG: '1' });
+    assert.equal(debug.code, 0);
+    assert.equal(debug.stdout, '');
+    assert.match(debug.stderr, /^agent-session pre_delegate: failing open: cannot load .*pre_delegate\.cjs/);
+  }
+});
+
+test('the CLI without its bundle says so and exits 4', async (t) => {
+  const bin = path.join(tempDir(t, 'agent-session-launcher-'), 'bin');
+  cpSync(path.join(DIST, 'bin'), bin, { recursive: true });
+  rmSync(path.join(bin, 'bundles', 'agent-session.cjs'));
+  const result = await runNode(path.join(bin, 'agent-session.js'), ['list'], { env: cleanEnv() });
+  assert.equal(result.code, 4);
+  assert.equal(result.stdout, '');
+  assert.match(result.stderr, /^agent-session: cannot load .*agent-session\.cjs \(.*\); reinstall the package\n$/);
 });
