@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { lazyStringWidth } from './lazy-string-width.mjs';
-import { lazyBuiltins, syncFsPromises } from './hook-shims/plugin.mjs';
+import { lazyBuiltins, syncFsPromises } from './bundling/plugins.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);

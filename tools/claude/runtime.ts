@@ -5,8 +5,9 @@ import { appendHookLog } from '../store/hook-log.js';
 import { fileExists } from '../store/file-exists.js';
 import { resolveStoreDir } from '../store/project.js';
 import { readStdinSync, type StdinResult } from '../store/stdin.js';
-export { writeAllSync } from '../store/stdin.js';
 import type { HookContext } from './context.js';
+
+export { writeAllSync } from '../store/stdin.js';
 
 export type { StdinResult };
 
