@@ -41,6 +41,9 @@ async function messyStore(dir) {
   writeFileSync(path.join(dir, 'fresh', 'state.json.124.1.abd.tmp'), 'being written');
   mkdirSync(path.join(dir, '.locks', 'busy.lock'), { recursive: true });
   utimesSync(path.join(dir, '.locks', 'busy.lock'), hourAgo, hourAgo);
+  // The guard of a takeover whose process was killed inside it.
+  mkdirSync(path.join(dir, '.locks', 'fresh.lock.takeover'));
+  utimesSync(path.join(dir, '.locks', 'fresh.lock.takeover'), hourAgo, hourAgo);
 }
 
 const ids = (list) => list.map((x) => x.id).sort();
@@ -64,7 +67,8 @@ test('cleanup finds and handles each category, and reports it', async (t) => {
   for (const s of r.skipped) assert.ok(s.reason.length > 0);
   assert.deepEqual(r.orphans.map((o) => [o.id, o.action.startsWith('purged')]).sort(), [['orph', true], ['orph2', false]]);
   assert.deepEqual(r.expired_trash.map((e) => e.entry.endsWith('-old-trash')), [true]);
-  assert.deepEqual(r.swept.map((s) => s.kind).sort(), ['lock', 'temp']);
+  assert.deepEqual(r.swept.map((s) => s.kind).sort(), ['lock', 'lock', 'temp']);
+  assert.deepEqual(readdirSync(path.join(dir, '.locks')).filter((n) => n.endsWith('.takeover')), []);
   assert.ok(r.bytes_freed > 0 && r.bytes_to_trash > 0);
 
   assert.deepEqual(liveIds(dir), ['busy', 'fresh', 'guard', 'guard-c', 'guard-g', 'orph2', 'stuck']);

@@ -1,7 +1,7 @@
 /**
  * What cleanup sweeps besides sessions, and the quarantine. On disk, inside the store:
  *   <id>/state.json.<pid>.<n>.<hex>.tmp   a write interrupted by a crash (atomic.ts names them)
- *   .locks/<name>.lock                    a lock directory; stale when not refreshed for a while
+ *   .locks/<name>.lock[.takeover]         a lock directory (or a takeover's guard); stale when not refreshed for a while
  *   .removing/<name>                      something already being destroyed
  *   .quarantine/<id>-<UTC yyyymmdd-hhmmss>-<4 hex>/   a corrupt session directory, moved aside unchanged
  */
@@ -38,7 +38,8 @@ export async function findStrays(storeDir: string, ids: string[], now: number, m
     }
   }
   for (const name of namesSync(path.join(storeDir, '.locks'))) {
-    if (name.endsWith('.lock')) consider(path.join(storeDir, '.locks', name), 'lock');
+    // `<x>.lock.takeover` guards a takeover (lock.ts); one left by a process killed inside it is a stale lock too.
+    if (name.endsWith('.lock') || name.endsWith('.lock.takeover')) consider(path.join(storeDir, '.locks', name), 'lock');
   }
   for (const name of namesSync(path.join(storeDir, REMOVING_DIR))) consider(path.join(storeDir, REMOVING_DIR, name), 'removing');
   return found;
