@@ -14,9 +14,11 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const HOOK = HOOK_VALUE;
-const bundle = path.join(__dirname, 'bundles', 'NAME.cjs');
+let bundle = path.join(__dirname, 'bundles', 'NAME.cjs');
 
 try {
+  // The real directory: under --preserve-symlinks-main, __dirname is that of a link (node_modules/.bin).
+  bundle = path.join(path.dirname(fs.realpathSync(__filename)), 'bundles', 'NAME.cjs');
   run();
 } catch (err) {
   if (HOOK) {

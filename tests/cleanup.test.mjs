@@ -44,6 +44,10 @@ async function messyStore(dir) {
   // The guard of a takeover whose process was killed inside it.
   mkdirSync(path.join(dir, '.locks', 'fresh.lock.takeover'));
   utimesSync(path.join(dir, '.locks', 'fresh.lock.takeover'), hourAgo, hourAgo);
+  // A lock dated an hour ahead: its holder's clock was stepped back (or it is long dead).
+  const hourAhead = new Date(Date.now() + HOUR);
+  mkdirSync(path.join(dir, '.locks', 'guard.lock'));
+  utimesSync(path.join(dir, '.locks', 'guard.lock'), hourAhead, hourAhead);
 }
 
 const ids = (list) => list.map((x) => x.id).sort();
@@ -67,8 +71,8 @@ test('cleanup finds and handles each category, and reports it', async (t) => {
   for (const s of r.skipped) assert.ok(s.reason.length > 0);
   assert.deepEqual(r.orphans.map((o) => [o.id, o.action.startsWith('purged')]).sort(), [['orph', true], ['orph2', false]]);
   assert.deepEqual(r.expired_trash.map((e) => e.entry.endsWith('-old-trash')), [true]);
-  assert.deepEqual(r.swept.map((s) => s.kind).sort(), ['lock', 'lock', 'temp']);
-  assert.deepEqual(readdirSync(path.join(dir, '.locks')).filter((n) => n.endsWith('.takeover')), []);
+  assert.deepEqual(r.swept.map((s) => s.kind).sort(), ['lock', 'lock', 'lock', 'temp']);
+  assert.deepEqual(readdirSync(path.join(dir, '.locks')).filter((n) => n.endsWith('.takeover') || n === 'guard.lock'), []);
   assert.ok(r.bytes_freed > 0 && r.bytes_to_trash > 0);
 
   assert.deepEqual(liveIds(dir), ['busy', 'fresh', 'guard', 'guard-c', 'guard-g', 'orph2', 'stuck']);

@@ -184,3 +184,25 @@ test('a store that cannot be read: exit 4', async (t) => {
   assert.equal(result.code, 4);
   assert.match(result.stderr, /^agent-session: /);
 });
+
+test('a stale lock with the stale guard of its takeover, and a lock dated in the future: found, then removed', async (t) => {
+  const dir = tempDir(t);
+  const { ids } = await seed(dir);
+  const lock = path.join(dir, '.locks', `${ids[0]}.lock`);
+  const guard = `${lock}.takeover`;
+  const future = path.join(dir, '.locks', `${ids[1]}.lock`);
+  mkdirSync(guard, { recursive: true });
+  mkdirSync(lock);
+  mkdirSync(future);
+  for (const dated of [lock, guard]) utimesSync(dated, HOUR_AGO, HOUR_AGO);
+  const hourAhead = new Date(Date.now() + 3_600_000);
+  utimesSync(future, hourAhead, hourAhead);
+  const found = await doctor(dir);
+  assert.equal(found.code, 1);
+  assert.deepEqual(errors(found.report, 'lock').map((f) => f.subject).sort(), [future, guard, lock].sort());
+  const repaired = await doctor(dir, true);
+  assert.equal(repaired.code, 0, JSON.stringify(repaired.report.remaining));
+  // Taking the lock over removes its guard too: that one is reported removed, not "in use again".
+  assert.deepEqual(repaired.report.repairs.slice().sort(), [`removed ${future}`, `removed ${guard}`, `removed ${lock}`].sort());
+  assert.deepEqual(readdirSync(path.join(dir, '.locks')), []);
+});

@@ -1,7 +1,8 @@
 // The hook executables are launchers that run their bundle with V8's code cache (scripts/launcher.cjs).
 // Each test runs a private copy of dist/hooks, so the shared build's cache files are not touched.
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fixture, hook, onlySession, project } from './helpers/hooks.mjs';
@@ -116,4 +117,25 @@ test('the CLI without its bundle says so and exits 4', async (t) => {
   assert.equal(result.code, 4);
   assert.equal(result.stdout, '');
   assert.match(result.stderr, /^agent-session: cannot load .*agent-session\.cjs \(.*\); reinstall the package\n$/);
+});
+
+test('the CLI run through a symlink (npm\'s .bin) finds its bundle, even with --preserve-symlinks-main', async (t) => {
+  const dir = tempDir(t, 'agent-session-launcher-');
+  const bin = path.join(dir, 'node_modules', '.bin');
+  mkdirSync(bin, { recursive: true });
+  symlinkSync(path.join(DIST, 'bin', 'agent-session.js'), path.join(bin, 'agent-session'));
+  const store = path.join(dir, 'store');
+  for (const flags of [[], ['--preserve-symlinks-main']]) {
+    const r = spawnSync(process.execPath, [...flags, path.join(bin, 'agent-session'), 'list', '--json', '--dir', store], { env: cleanEnv(), encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout).sessions, []);
+  }
+});
+
+test('the CLI whose output cannot be written (a full disk) says so on one line and exits 4', { skip: !existsSync('/dev/full') && 'no /dev/full' }, async (t) => {
+  const store = path.join(tempDir(t, 'agent-session-launcher-'), 'store');
+  const full = openSync('/dev/full', 'w');
+  const r = spawnSync(process.execPath, [path.join(DIST, 'bin', 'agent-session.js'), 'list', '--json', '--dir', store], { env: cleanEnv(), stdio: ['ignore', full, 'pipe'], encoding: 'utf8' });
+  assert.equal(r.status, 4);
+  assert.equal(r.stderr, 'agent-session: cannot write the output (ENOSPC)\n');
 });

@@ -3,10 +3,15 @@ import { runCli } from './run.js';
 
 // A reader that went away (`agent-session list | head`) is not an error of ours: drop the rest of the
 // output quietly instead of dying on EPIPE with a stack trace, and keep the command's own exit code.
+// Any other failure to write (a full disk) is an I/O error: one line on stderr, exit 4.
 let stdoutGone = false;
+let outputFailed = false;
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code !== 'EPIPE') throw err;
   stdoutGone = true;
+  if (err.code === 'EPIPE' || outputFailed) return;
+  outputFailed = true;
+  process.stderr.write(`agent-session: cannot write the output (${err.code ?? err.message})\n`);
+  process.exitCode = 4;
 });
 
 // No top-level await: the CLI is bundled as CommonJS, run with V8's code cache (scripts/build.mjs).
@@ -20,5 +25,5 @@ void runCli(process.argv.slice(2), {
   isTTY: process.stdout.isTTY,
   stderrIsTTY: process.stderr.isTTY,
 }).then((code) => {
-  process.exitCode = code;
+  process.exitCode = outputFailed ? 4 : code;
 });

@@ -70,8 +70,13 @@ function tryLock(lockPath: string, what: string): HeldLock | undefined {
   }
 }
 
+/**
+ * Older than LOCK_STALE_MS, or dated further in the future than a holder ever dates it (the next
+ * whole second): a clock stepped back must not keep a dead holder's lock for as long as it is off.
+ */
 function isStale(lockPath: string): boolean {
-  return Date.now() - statSync(lockPath).mtimeMs > LOCK_STALE_MS;
+  const age = Date.now() - statSync(lockPath).mtimeMs;
+  return age > LOCK_STALE_MS || age < -LOCK_STALE_MS;
 }
 
 /**

@@ -28,7 +28,7 @@ export async function findStrays(storeDir: string, ids: string[], now: number, m
   const found: StrayFile[] = [];
   const consider = (file: string, kind: StrayFile['kind']) => {
     const info = lstatIfAny(file);
-    if (info && now - info.mtimeMs > minAgeMs) found.push({ path: file, kind, age_ms: Math.round(now - info.mtimeMs) });
+    if (info && isOld(info.mtimeMs, now, minAgeMs, kind)) found.push({ path: file, kind, age_ms: Math.round(now - info.mtimeMs) });
   };
   // Synchronous on purpose: one directory per session, and one thread-pool round trip per readdir
   // made this most of a cleanup dry run's time.
@@ -39,10 +39,17 @@ export async function findStrays(storeDir: string, ids: string[], now: number, m
   }
   for (const name of namesSync(path.join(storeDir, '.locks'))) {
     // `<x>.lock.takeover` guards a takeover (lock.ts); one left by a process killed inside it is a stale lock too.
-    if (name.endsWith('.lock') || name.endsWith('.lock.takeover')) consider(path.join(storeDir, '.locks', name), 'lock');
+    if (LOCK_NAME.test(name)) consider(path.join(storeDir, '.locks', name), 'lock');
   }
   for (const name of namesSync(path.join(storeDir, REMOVING_DIR))) consider(path.join(storeDir, REMOVING_DIR, name), 'removing');
   return found;
+}
+
+const LOCK_NAME = /\.lock(\.takeover)*$/;
+
+/** Older than `minAgeMs`; a lock also when dated that far in the future (a clock stepped back). */
+function isOld(mtimeMs: number, now: number, minAgeMs: number, kind: StrayFile['kind']): boolean {
+  return now - mtimeMs > minAgeMs || (kind === 'lock' && mtimeMs - now > minAgeMs);
 }
 
 function namesSync(dir: string): string[] {
@@ -61,10 +68,14 @@ function lstatIfAny(file: string): Stats | undefined {
   }
 }
 
-/** Removes a stray if it is still as old as when it was found (a lock refreshed since is left alone). */
+/**
+ * Removes a stray if it is still as old as when it was found (a lock refreshed since is left alone).
+ * True when it is gone (also if something else removed it meanwhile), false when it is in use again.
+ */
 export async function removeStray(stray: StrayFile, now: number, minAgeMs: number): Promise<boolean> {
   const info = await lstat(stray.path).catch(() => undefined);
-  if (!info || now - info.mtimeMs <= minAgeMs) return false;
+  if (!info) return true;
+  if (!isOld(info.mtimeMs, now, minAgeMs, stray.kind)) return false;
   if (stray.kind !== 'lock') {
     await rm(stray.path, { recursive: true, force: true });
     return true;
