@@ -142,8 +142,13 @@ test('an interrupted delete in the trash is rolled back; a complete entry missin
   const [entry] = readdirSync(path.join(dir, '.trash'));
   const manifestFile = path.join(dir, '.trash', entry, 'manifest.json');
   const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
-  // What a delete killed half-way leaves: an entry still `moving` (its lock is free).
+  // What a delete killed half-way leaves: an entry still `moving`. Its lock is left too, dated an
+  // hour ahead (the clock was stepped back since): nobody holds it.
   writeFileSync(manifestFile, JSON.stringify({ ...manifest, status: 'moving' }));
+  const entryLock = path.join(dir, '.locks', `.trash-${entry}.lock`);
+  mkdirSync(entryLock);
+  const hourAhead = new Date(Date.now() + 3_600_000);
+  utimesSync(entryLock, hourAhead, hourAhead);
   const found = await doctor(dir);
   assert.equal(found.code, 1);
   assert.deepEqual(errors(found.report, 'trash').map((f) => f.subject), [`.trash/${entry}`]);

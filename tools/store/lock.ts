@@ -71,12 +71,16 @@ function tryLock(lockPath: string, what: string): HeldLock | undefined {
 }
 
 /**
- * Older than LOCK_STALE_MS, or dated further in the future than a holder ever dates it (the next
- * whole second): a clock stepped back must not keep a dead holder's lock for as long as it is off.
+ * Whether a lock with this mtime belongs to nobody: older than LOCK_STALE_MS, or dated further in the
+ * future than a holder ever dates it (the next whole second), as a clock stepped back leaves it.
  */
-function isStale(lockPath: string): boolean {
-  const age = Date.now() - statSync(lockPath).mtimeMs;
+export function isStaleLockTime(mtimeMs: number, now: number = Date.now()): boolean {
+  const age = now - mtimeMs;
   return age > LOCK_STALE_MS || age < -LOCK_STALE_MS;
+}
+
+function isStale(lockPath: string): boolean {
+  return isStaleLockTime(statSync(lockPath).mtimeMs);
 }
 
 /**
@@ -122,19 +126,18 @@ class HeldLock {
   readonly path: string;
   /** Why the lock is no longer ours, once it is not. */
   lost: string | undefined;
-  private mtimeMs = 0;
-  private touched = 0;
+  private mtimeMs: number;
+  private touched = Date.now();
   /** The file system keeps whole seconds: touch with the next whole second, as proper-lockfile does. */
-  private coarse = false;
+  private readonly coarse: boolean;
   private readonly timer: NodeJS.Timeout;
 
   constructor(lockPath: string) {
     this.path = lockPath;
-    const made = statSync(lockPath).mtimeMs;
-    this.coarse = made % 1000 === 0;
+    this.mtimeMs = statSync(lockPath).mtimeMs;
+    this.coarse = this.mtimeMs % 1000 === 0;
     // On whole seconds, the time mkdir stored is up to a second early: move it to the next second.
-    if (this.coarse) this.touch(Date.now());
-    else [this.mtimeMs, this.touched] = [made, Date.now()];
+    if (this.coarse) this.touch(this.touched);
     this.timer = setInterval(() => this.refresh(), LOCK_STALE_MS / 4);
     this.timer.unref();
     held.add(this);
