@@ -17,8 +17,10 @@ async function main(): Promise<void> {
         await run.problem(err);
         return null;
       });
-    if (output) writeAllSync(1, `${JSON.stringify(output)}\n`);
-    if (run.diagnostics.length > 0) writeAllSync(2, `${run.diagnostics.join('\n')}\n`);
+    const written = [output ? writeAllSync(1, `${JSON.stringify(output)}\n`) : true];
+    if (run.diagnostics.length > 0) written.push(writeAllSync(2, `${run.diagnostics.join('\n')}\n`));
+    // Done, and everything is written: exit without Node's teardown of the heap (about a millisecond).
+    if (written.every(Boolean)) process.exit(0);
   }
 }
 

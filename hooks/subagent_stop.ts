@@ -3,20 +3,18 @@
 // subagent tool (the exact spawn-to-agent join); also callable by orchestrators with the earlier
 // tool's format. Fails open: it never blocks a stop (no exit 2, no `decision: block`), prints
 // nothing to Claude Code, and logs problems as one line each in <store>/.hooks.log.
-// `--sweep` runs the periodic tidy-up in the foreground; normally it is started detached from here.
+// `--sweep` runs the periodic tidy-up (bundles/sweep.cjs) in the foreground; normally it is started
+// detached from here.
 import type { LifecycleOutcome } from '../tools/claude/lifecycle.js';
+
+// The sweep's bundle (tools/claude/sweep-main.ts): the cleanup code is not part of this one.
+const SWEEP_BUNDLE = `${__dirname}/sweep.cjs`;
 
 // Bundled as CommonJS (no top-level await): the library and its built-in modules load only in main().
 async function main(): Promise<void> {
   if (process.argv.includes('--sweep')) {
-    const { HookRun, runSweep, writeAllSync } = await import('../tools/claude/sweep-run.js');
-    const run = new HookRun('sweep', process.env, process.cwd());
-    const report = await runSweep(run).catch(async (err) => {
-      await run.problem(err);
-      return null;
-    });
-    if (report) writeAllSync(1, `${JSON.stringify(report)}\n`);
-    if (run.diagnostics.length > 0) writeAllSync(2, `${run.diagnostics.join('\n')}\n`);
+    // Its own bundle, next to this one (this bundle runs with __dirname set to bundles/).
+    require(SWEEP_BUNDLE);
   } else if (process.env.AGENT_SESSION_DISABLE !== '1') {
     // The kill switch is checked before the library is even evaluated (it is imported lazily).
     const { HookRun, readStdin, runLifecycle, claimSweepFor, writeAllSync } = await import('../tools/claude/lifecycle.js');
@@ -28,10 +26,13 @@ async function main(): Promise<void> {
         return null;
       });
     const output = outcome && toProtocol(outcome);
-    if (output) writeAllSync(1, `${JSON.stringify(output)}\n`);
+    const written = [output ? writeAllSync(1, `${JSON.stringify(output)}\n`) : true];
     // After answering, and only when this hook touched the store: at most once per interval.
     if (outcome && (outcome.kind === 'applied' || outcome.kind === 'buffered') && (await claimSweepFor(run))) await startDetachedSweep();
-    if (run.diagnostics.length > 0) writeAllSync(2, `${run.diagnostics.join('\n')}\n`);
+    if (run.diagnostics.length > 0) written.push(writeAllSync(2, `${run.diagnostics.join('\n')}\n`));
+    // Done (the sweep, if any, is already a process of its own), and everything is written: exit
+    // without Node's teardown of the heap (about a millisecond).
+    if (written.every(Boolean)) process.exit(0);
   }
 }
 
@@ -57,10 +58,8 @@ function toProtocol(outcome: LifecycleOutcome): object | null {
 
 /** The sweep scans the store, so it must not delay Claude Code: a detached child nobody waits for. */
 async function startDetachedSweep(): Promise<void> {
-  const script = process.argv[1];
-  if (!script) return;
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, [script, '--sweep'], { detached: true, stdio: 'ignore', env: process.env, cwd: process.cwd() });
+  const child = spawn(process.execPath, [SWEEP_BUNDLE], { detached: true, stdio: 'ignore', env: process.env, cwd: process.cwd() });
   child.on('error', () => undefined);
   child.unref();
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { lazyStringWidth } from './lazy-string-width.mjs';
-import { lazyBuiltins, syncFsPromises } from './bundling/plugins.mjs';
+import { lazyBuiltins, lazyStaticBuiltins, syncFsPromises, withoutCleanup } from './bundling/plugins.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
@@ -39,10 +39,12 @@ await build({
 const hooks = sources('hooks').map((f) => path.basename(f, '.ts'));
 const executables = [
   { entry: 'tools/cli/main.ts', dir: 'bin', name: 'agent-session', plugins: [lazyStringWidth, lazyBuiltins] },
-  ...hooks.map((name) => ({ entry: `hooks/${name}.ts`, dir: 'hooks', name, plugins: [lazyStringWidth, lazyBuiltins, syncFsPromises] })),
+  ...hooks.map((name) => ({ entry: `hooks/${name}.ts`, dir: 'hooks', name, plugins: [lazyStringWidth, lazyBuiltins, lazyStaticBuiltins(['node:os']), syncFsPromises, withoutCleanup] })),
+  // subagent_stop's periodic sweep (detached, or `--sweep`): a bundle without a launcher of its own.
+  { entry: 'tools/claude/sweep-main.ts', dir: 'hooks', name: 'sweep', plugins: [lazyStringWidth, lazyBuiltins, syncFsPromises], bundleOnly: true },
 ];
 const launcher = readFileSync(path.join(root, 'scripts', 'launcher.cjs'), 'utf8');
-for (const { entry, dir, name, plugins } of executables) {
+for (const { entry, dir, name, plugins, bundleOnly } of executables) {
   await build({
     absWorkingDir: root,
     entryPoints: [entry],
@@ -52,11 +54,13 @@ for (const { entry, dir, name, plugins } of executables) {
     platform: 'node',
     target: 'node20',
     // The library finds the built hooks from its own file (tools/store/hook-files.ts).
-    define: { 'import.meta.url': '__bundle_url' },
-    banner: { js: 'var __bundle_url = require("node:url").pathToFileURL(__filename).href;' },
+    // Computed on use: pathToFileURL at start-up costs a hook a third of a millisecond.
+    define: { 'import.meta.url': '__bundle.url' },
+    banner: { js: 'var __bundle = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
     plugins,
     logLevel: 'warning',
   });
+  if (bundleOnly) continue;
   const bundleHash = createHash('sha256').update(readFileSync(path.join(out, dir, 'bundles', `${name}.cjs`))).digest('hex').slice(0, 12);
   const text = launcher.replaceAll('NAME', name).replaceAll('BUNDLE_HASH', bundleHash).replace('HOOK_VALUE', String(dir === 'hooks'));
   writeFileSync(path.join(out, dir, `${name}.js`), text, { mode: 0o755 });

@@ -49,3 +49,14 @@ test('yargs is loaded by the CLI only, never by a hook bundle', () => {
     assert.doesNotMatch(text, /\bimport\(/, `${bundle} calls import()`);
   }
 });
+
+test('the hook bundles leave the cleanup machinery to the sweep bundle', () => {
+  const bundle = (name) => readFileSync(path.join(DIST, 'hooks', 'bundles', name), 'utf8');
+  // esbuild marks each bundled module with a "// <path>" comment.
+  for (const name of ['pre_delegate.cjs', 'subagent_stop.cjs']) {
+    for (const module of ['tools/trees/cleanup.ts', 'tools/store/trash.ts', 'tools/trees/remove-subtree.ts', 'tools/git/work.ts']) {
+      assert.doesNotMatch(bundle(name), new RegExp(`^// ${module.replaceAll('.', '\\.')}$`, 'm'), `${name} bundles ${module}`);
+    }
+  }
+  assert.match(bundle('sweep.cjs'), /^\/\/ tools\/trees\/cleanup\.ts$/m, 'the sweep bundle carries the cleanup');
+});

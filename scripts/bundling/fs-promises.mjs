@@ -2,7 +2,8 @@
 // A hook touches a handful of small files; loading fs/promises and a thread-pool round trip per call
 // cost more than the I/O itself. Long runs (the detached sweep) yield to the event loop every 50 ms,
 // so timers (the lock refresh in tools/store/lock.ts) keep firing. The CLI and the library use the real module.
-import * as fs from 'node:fs';
+// Named imports: a namespace import would copy every property of node:fs at start-up (esbuild's __toESM).
+import { appendFileSync, closeSync, copyFileSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, rmdirSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 
 let lastYield = Date.now();
 
@@ -16,28 +17,28 @@ async function call(fn, args) {
 
 const promised = (fn) => (...args) => call(fn, args);
 
-export const appendFile = promised(fs.appendFileSync);
-export const copyFile = promised(fs.copyFileSync);
-export const lstat = promised(fs.lstatSync);
-export const mkdir = promised(fs.mkdirSync);
-export const readdir = promised(fs.readdirSync);
-export const readFile = promised(fs.readFileSync);
-export const realpath = promised(fs.realpathSync.native);
-export const rename = promised(fs.renameSync);
-export const rm = promised(fs.rmSync);
-export const rmdir = promised(fs.rmdirSync);
-export const stat = promised(fs.statSync);
-export const unlink = promised(fs.unlinkSync);
-export const utimes = promised(fs.utimesSync);
-export const writeFile = promised(fs.writeFileSync);
+export const appendFile = promised(appendFileSync);
+export const copyFile = promised(copyFileSync);
+export const lstat = promised(lstatSync);
+export const mkdir = promised(mkdirSync);
+export const readdir = promised(readdirSync);
+export const readFile = promised(readFileSync);
+export const realpath = promised(realpathSync.native);
+export const rename = promised(renameSync);
+export const rm = promised(rmSync);
+export const rmdir = promised(rmdirSync);
+export const stat = promised(statSync);
+export const unlink = promised(unlinkSync);
+export const utimes = promised(utimesSync);
+export const writeFile = promised(writeFileSync);
 
 /** A FileHandle with the methods the library calls on one. */
 export const open = promised((file, flags, mode) => {
-  const fd = fs.openSync(file, flags, mode);
+  const fd = openSync(file, flags, mode);
   return {
     fd,
-    writeFile: (data, options) => call(fs.writeFileSync, [fd, data, options]),
-    sync: () => call(fs.fsyncSync, [fd]),
-    close: () => call(fs.closeSync, [fd]),
+    writeFile: (data, options) => call(writeFileSync, [fd, data, options]),
+    sync: () => call(fsyncSync, [fd]),
+    close: () => call(closeSync, [fd]),
   };
 });

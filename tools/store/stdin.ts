@@ -32,9 +32,10 @@ export function readStdinSync(max: number): StdinResult | undefined {
 /**
  * Writes all of `text` to fd 1 or 2 with plain writes. Touching `process.stdout` costs a hook about a
  * tenth of Node's start-up (it builds a stream and loads `net` for a pipe). A non-blocking descriptor
- * that fills up (EAGAIN) gets the rest through the stream, which waits for it to drain.
+ * that fills up (EAGAIN) gets the rest through the stream, which waits for it to drain: then it
+ * returns false (the process must not exit before the stream is done).
  */
-export function writeAllSync(fd: 1 | 2, text: string): void {
+export function writeAllSync(fd: 1 | 2, text: string): boolean {
   const buffer = Buffer.from(text, 'utf8');
   let offset = 0;
   while (offset < buffer.length) {
@@ -43,7 +44,8 @@ export function writeAllSync(fd: 1 | 2, text: string): void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
       (fd === 1 ? process.stdout : process.stderr).write(buffer.subarray(offset));
-      return;
+      return false;
     }
   }
+  return true;
 }

@@ -1,0 +1,65 @@
+// The hooks write their answer with plain writes and then exit at once (skipping Node's teardown).
+// When stdout is a non-blocking descriptor that is full, the rest of the answer goes through the
+// stream, and the hook must wait for it rather than exit and cut its answer short.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, constants, createReadStream, openSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fixture, onlySession, project } from './helpers/hooks.mjs';
+import { cleanEnv, PRE_DELEGATE } from './helpers/run.mjs';
+
+test('pre_delegate delivers its whole answer through a full non-blocking stdout before it exits', async (t) => {
+  const proj = project(t);
+  const fifo = path.join(proj.dir, 'stdout.fifo');
+  const made = spawnSync('mkfifo', [fifo]);
+  assert.equal(made.status, 0, `mkfifo: ${made.stderr}`);
+
+  // A FIFO, filled up before the hook starts, as the hook's stdout, made non-blocking by a perl wrapper
+  // (a Node parent makes its children's stdio blocking): the hook's first plain write gets EAGAIN.
+  const probe = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+  const filler = Buffer.alloc(4096, 0x2e);
+  let filled = 0;
+  for (;;) {
+    try {
+      filled += writeSync(writer, filler);
+    } catch (err) {
+      if (err.code !== 'EAGAIN') throw err;
+      break;
+    }
+  }
+
+  const prompt = `Investigate. ${'x'.repeat(200_000)}`;
+  const payload = fixture('pretooluse-task', { session_id: 'output-1', tool_use_id: 'toolu_output_1', tool_input: { description: 'Big', prompt, subagent_type: 'general-purpose' } });
+  const env = cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: proj.dir, AGENT_SESSION_SWEEP_INTERVAL_MINUTES: '0', AGENT_SESSION_DEBUG: '1' });
+  const nonBlocking = 'fcntl(STDOUT, F_SETFL, fcntl(STDOUT, F_GETFL, 0) | O_NONBLOCK) or die; exec @ARGV or die';
+  const child = spawn('perl', ['-MFcntl', '-e', nonBlocking, process.execPath, PRE_DELEGATE], { cwd: proj.dir, env, stdio: ['pipe', writer, 'pipe'] });
+  closeSync(writer);
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  child.stdin.end(JSON.stringify(payload));
+
+  // The debug diagnostics go to stderr after the answer's write was attempted: only then is the FIFO read.
+  let stderr = '';
+  await new Promise((resolve, reject) => {
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      if (stderr.includes('\n')) resolve();
+    });
+    child.stderr.on('end', resolve);
+    child.on('error', reject);
+  });
+  const reader = openSync(fifo, 'r');
+  closeSync(probe);
+  const chunks = [];
+  for await (const chunk of createReadStream(null, { fd: reader })) chunks.push(chunk);
+
+  assert.equal(await exited, 0, stderr);
+  const text = Buffer.concat(chunks).toString('utf8');
+  assert.equal(text.slice(0, filled), '.'.repeat(filled));
+  const answer = JSON.parse(text.slice(filled));
+  const session = onlySession(proj.store).agent_id;
+  const rewritten = answer.hookSpecificOutput.updatedInput.prompt;
+  assert.ok(rewritten.startsWith(prompt), 'the rewritten prompt keeps the original');
+  assert.ok(rewritten.includes(session), 'the footer names the session');
+});
