@@ -9,6 +9,7 @@ export const name = 'hooks';
 export const title = 'Issue 3: hooks as whole processes (store of 10,000 sessions)';
 
 const FIXTURES = '/work/shared/claude-code/fixtures';
+const FLOOR = new URL('./lib/hook-floor.cjs', import.meta.url).pathname;
 const STORE_SIZE = 10_000;
 
 export async function run({ dist, tmp, quick, env, root }) {
@@ -49,6 +50,9 @@ export async function run({ dist, tmp, quick, env, root }) {
     return hook(subagentStop, fill(payloads.stop, { session_id: sessionId, agent_id: agentId }));
   };
   const bare = () => ({ args: ['-e', ''], options: { env, cwd: project, input: JSON.stringify(payloads.pre) } });
+  // Reference, not a target: a minimal script making pre_delegate's durable file changes (lib/hook-floor.cjs).
+  const floorStore = path.join(tmp, 'floor-store');
+  const floor = () => ({ args: [FLOOR, floorStore], options: { env, cwd: project, input: JSON.stringify(fill(payloads.pre, { session_id: `bench-floor-${++delegations}`, tool_use_id: `toolu_bench_floor_${delegations}` })) } });
   verify({ pre, stop, hookEnv, project, dist });
 
   const runs = quick ? 7 : 21;
@@ -56,7 +60,7 @@ export async function run({ dist, tmp, quick, env, root }) {
     const { args, options } = make(round);
     return runProcess(args, options).ms;
   };
-  const time = await interleave({ pre: timed(pre), stop: timed(stop), bare: timed(bare) }, { runs, warmup: 2 });
+  const time = await interleave({ pre: timed(pre), stop: timed(stop), bare: timed(bare), floor: timed(floor) }, { runs, warmup: 2 });
   const measured = (make) => (round) => {
     const { args, options } = make(round);
     return peakRss(args, options);
@@ -68,6 +72,9 @@ export async function run({ dist, tmp, quick, env, root }) {
       { label: "node -e '' (median)", value: round(time.bare, 1), unit: 'ms' },
       { label: 'pre_delegate, PreToolUse(Agent) creating a session (median)', value: round(time.pre, 1), unit: 'ms' },
       { label: 'subagent_stop, SubagentStop finalizing a session (median)', value: round(time.stop, 1), unit: 'ms' },
+      { label: 'reference: minimal script making the same durable changes as pre_delegate (median)', value: round(time.floor, 1), unit: 'ms' },
+      { label: "reference / node -e ''", value: round(time.floor / time.bare, 3), unit: '×' },
+      { label: 'pre_delegate / reference', value: round(time.pre / time.floor, 3), unit: '×' },
       { label: `node -e '' peak RSS (median, ${rssMethod()})`, value: rss.bare, unit: 'KiB' },
       { label: 'pre_delegate peak RSS (median)', value: rss.pre, unit: 'KiB' },
       { label: 'subagent_stop peak RSS (median)', value: rss.stop, unit: 'KiB' },
@@ -80,6 +87,7 @@ export async function run({ dist, tmp, quick, env, root }) {
     ],
     notes: [
       `store: ${STORE_SIZE} sessions; each pre_delegate run is the first delegation of its Claude Code session;`,
+      'reference: bench/lib/hook-floor.cjs (fs calls only: two locks, two fsynced atomic writes, one audit append), the floor under any durable hook;',
       `each subagent_stop run follows its own delegation and SubagentStart (untimed), in its own Claude Code session (${flows} flows)`,
     ],
   };
