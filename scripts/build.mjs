@@ -39,12 +39,13 @@ await build({
 const hooks = sources('hooks').map((f) => path.basename(f, '.ts'));
 const executables = [
   { entry: 'tools/cli/main.ts', dir: 'bin', name: 'agent-session', plugins: [lazyStringWidth, lazyBuiltins] },
-  ...hooks.map((name) => ({ entry: `hooks/${name}.ts`, dir: 'hooks', name, plugins: [lazyStringWidth, lazyBuiltins, lazyStaticBuiltins(['node:os']), syncFsPromises, withoutCleanup] })),
+  // The hooks hold locks for milliseconds, synchronously: no refresh timers (tools/store/lock.ts).
+  ...hooks.map((name) => ({ entry: `hooks/${name}.ts`, dir: 'hooks', name, plugins: [lazyStringWidth, lazyBuiltins, lazyStaticBuiltins(['node:os']), syncFsPromises, withoutCleanup], define: { __AGENT_SESSION_SHORT_HOLDS__: 'true' } })),
   // subagent_stop's periodic sweep (detached, or `--sweep`): a bundle without a launcher of its own.
   { entry: 'tools/claude/sweep-main.ts', dir: 'hooks', name: 'sweep', plugins: [lazyStringWidth, lazyBuiltins, syncFsPromises], bundleOnly: true },
 ];
 const launcher = readFileSync(path.join(root, 'scripts', 'launcher.cjs'), 'utf8');
-for (const { entry, dir, name, plugins, bundleOnly } of executables) {
+for (const { entry, dir, name, plugins, bundleOnly, define = {} } of executables) {
   await build({
     absWorkingDir: root,
     entryPoints: [entry],
@@ -55,7 +56,7 @@ for (const { entry, dir, name, plugins, bundleOnly } of executables) {
     target: 'node20',
     // The library finds the built hooks from its own file (tools/store/hook-files.ts).
     // Computed on use: pathToFileURL at start-up costs a hook a third of a millisecond.
-    define: { 'import.meta.url': '__bundle.url' },
+    define: { 'import.meta.url': '__bundle.url', ...define },
     banner: { js: 'var __bundle = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
     plugins,
     logLevel: 'warning',

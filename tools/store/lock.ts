@@ -18,6 +18,15 @@ const TOUCH_AFTER_MS = LOCK_STALE_MS / 2;
  */
 const TRUST_MS = LOCK_STALE_MS - 300;
 
+/**
+ * Set at build time (scripts/build.mjs) for the two hook bundles, which do their I/O synchronously and
+ * hold each lock for milliseconds: a refresh timer could not fire while they hold one, and setting up
+ * Node's timers costs a third of a millisecond of every hook run. There, a held lock is refreshed by
+ * every `check` and while this process waits for another lock. Everywhere else, by a timer too.
+ */
+declare const __AGENT_SESSION_SHORT_HOLDS__: boolean | undefined;
+const REFRESH_TIMERS = typeof __AGENT_SESSION_SHORT_HOLDS__ === 'undefined' || !__AGENT_SESSION_SHORT_HOLDS__;
+
 export interface LockOptions {
   /** Give up with ELOCKED after this long; longer than LOCK_STALE_MS so a dead holder's lock is recovered. */
   timeoutMs: number;
@@ -52,6 +61,8 @@ async function acquire(lockPath: string, options: LockOptions): Promise<HeldLock
     if (Date.now() + delay > deadline) {
       throw new SessionError('ELOCKED', `${options.what} is locked by another process; gave up after ${options.timeoutMs} ms`);
     }
+    // Locks this process already holds stay fresh while it waits (without timers, nothing else touches them).
+    for (const held of heldLocks) held.refresh();
     await new Promise((resolve) => setTimeout(resolve, delay * (1 + Math.random())));
     delay = Math.min(delay * 2, 50);
   }
@@ -119,7 +130,7 @@ function makeDir(lockPath: string): boolean {
 }
 
 /** Locks this process holds, released when it exits, even part-way through an operation. */
-const held = new Set<HeldLock>();
+const heldLocks = new Set<HeldLock>();
 let exitHandler = false;
 
 class HeldLock {
@@ -130,7 +141,7 @@ class HeldLock {
   private touched = Date.now();
   /** The file system keeps whole seconds: touch with the next whole second, as proper-lockfile does. */
   private readonly coarse: boolean;
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(lockPath: string) {
     this.path = lockPath;
@@ -138,13 +149,15 @@ class HeldLock {
     this.coarse = this.mtimeMs % 1000 === 0;
     // On whole seconds, the time mkdir stored is up to a second early: move it to the next second.
     if (this.coarse) this.touch(this.touched);
-    this.timer = setInterval(() => this.refresh(), LOCK_STALE_MS / 4);
-    this.timer.unref();
-    held.add(this);
+    if (REFRESH_TIMERS) {
+      this.timer = setInterval(() => this.refresh(), LOCK_STALE_MS / 4);
+      this.timer.unref();
+    }
+    heldLocks.add(this);
     if (!exitHandler) {
       exitHandler = true;
       process.once('exit', () => {
-        for (const lock of held) lock.release();
+        for (const lock of heldLocks) lock.release();
       });
     }
   }
@@ -167,8 +180,8 @@ class HeldLock {
 
   /** Removes the lock only if it is still ours: after a stall, it may be another process's by now. */
   release(): void {
-    clearInterval(this.timer);
-    if (!held.delete(this) || this.lost || this.whyNotOurs(Date.now())) return;
+    if (this.timer) clearInterval(this.timer);
+    if (!heldLocks.delete(this) || this.lost || this.whyNotOurs(Date.now())) return;
     try {
       rmdirSync(this.path);
     } catch {
