@@ -2,6 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sessions } from '../sessions.js';
 import { matches, parseLine, recoverTail, sha256, type AuditEntry, type AuditProblem } from './entry.js';
 import { auditLogOf } from './log.js';
+import { AUDIT_FILE } from '../store/audit-log.js';
+import { AuditTail } from '../store/audit-tail.js';
 import { resolveSince } from './duration.js';
 import { readAudit, type ReadAuditOptions } from './read.js';
 
@@ -21,7 +23,8 @@ export interface FollowAuditOptions extends ReadAuditOptions {
  */
 export async function followAudit(sessions: Sessions, options: FollowAuditOptions): Promise<void> {
   const filter = { session: options.session, action: options.action, since: resolveSince(options.since, sessions.now()) };
-  const tail = auditLogOf(sessions).tail();
+  // A reader of what is appended from now on (the hooks, which only append, never load it).
+  const tail = new AuditTail(auditLogOf(sessions).dir, AUDIT_FILE);
   // Start at the end before reading the backlog: an entry appended in between is in both, shown once.
   tail.start(false);
   try {

@@ -2,7 +2,6 @@ import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, r
 import path from 'node:path';
 import { toSessionError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
-import { AuditTail } from './audit-tail.js';
 import { withLock } from './lock.js';
 import { randomHex } from '../random.js';
 
@@ -145,11 +144,6 @@ export class AuditLog {
       for (let n = keep - 1; n >= 1; n--) renameIfExists(path.join(this.dir, `audit.${n}.jsonl`), path.join(this.dir, `audit.${n + 1}.jsonl`));
       renameIfExists(this.activePath, path.join(this.dir, 'audit.1.jsonl'));
     });
-  }
-
-  /** A reader of what is appended from now on, for `followAudit`. */
-  tail(): AuditTail {
-    return new AuditTail(this.dir, AUDIT_FILE);
   }
 
   private activeSize(): number {
