@@ -36,9 +36,13 @@ async function messyStore(dir) {
   mkdirSync(path.join(dir, 'bad'));
   writeFileSync(path.join(dir, 'bad', 'state.json'), '{ "agent_id": "bad", torn');
   const hourAgo = new Date(Date.now() - HOUR);
-  writeFileSync(path.join(dir, 'fresh', 'state.json.123.1.abc.tmp'), 'partial');
-  utimesSync(path.join(dir, 'fresh', 'state.json.123.1.abc.tmp'), hourAgo, hourAgo);
-  writeFileSync(path.join(dir, 'fresh', 'state.json.124.1.abd.tmp'), 'being written');
+  // Temp files of record writes: an old one (a crash's), one being written, one an earlier version
+  // left inside a session directory (doctor's to remove, not cleanup's).
+  writeFileSync(path.join(dir, '.tmp', 'fresh.state.json.123.1.abc.tmp'), 'partial');
+  utimesSync(path.join(dir, '.tmp', 'fresh.state.json.123.1.abc.tmp'), hourAgo, hourAgo);
+  writeFileSync(path.join(dir, '.tmp', 'fresh.state.json.124.1.abd.tmp'), 'being written');
+  writeFileSync(path.join(dir, 'fresh', 'state.json.125.1.abe.tmp'), 'legacy');
+  utimesSync(path.join(dir, 'fresh', 'state.json.125.1.abe.tmp'), hourAgo, hourAgo);
   mkdirSync(path.join(dir, '.locks', 'busy.lock'), { recursive: true });
   utimesSync(path.join(dir, '.locks', 'busy.lock'), hourAgo, hourAgo);
   // The guard of a takeover whose process was killed inside it.
@@ -81,8 +85,8 @@ test('cleanup finds and handles each category, and reports it', async (t) => {
   const quarantined = readdirSync(path.join(dir, '.quarantine'));
   assert.equal(quarantined.length, 1);
   assert.deepEqual(readFileSync(path.join(dir, '.quarantine', quarantined[0], 'state.json')), badBytes);
-  assert.ok(existsSync(path.join(dir, 'fresh', 'state.json.124.1.abd.tmp')));
-  assert.ok(!existsSync(path.join(dir, 'fresh', 'state.json.123.1.abc.tmp')));
+  assert.deepEqual(readdirSync(path.join(dir, '.tmp')), ['fresh.state.json.124.1.abd.tmp']);
+  assert.deepEqual(readdirSync(path.join(dir, 'fresh')).sort(), ['state.json', 'state.json.125.1.abe.tmp']);
   // What was purged is in the trash, restorable; the expired entry is gone.
   const entries = trashEntries(dir);
   assert.deepEqual(entries.map((e) => e.manifest.root).sort(), ['done', 'new-trash', 'orph', 'paused']);

@@ -632,10 +632,10 @@ test('a symlinked session directory or state.json never leads a write outside th
   assert.deepEqual(readdirSync(outside).sort(), ['target.json']);
 });
 
-test('a crash-left temp file next to state.json is ignored by every reader and writer', async (t) => {
+test('crash-left temp files (in .tmp/, or next to state.json from earlier versions) are ignored by every reader and writer', async (t) => {
   const { store } = setup(t);
   await seed(store, [{ id: 'tmp', phase: 'approval' }]);
-  writeFileSync(path.join(store, 'tmp', 'state.json.4242.1.abcdef.tmp'), '{"agent_id": "tmp", "phase": "exec');
+  writeFileSync(path.join(store, '.tmp', 'tmp.state.json.4242.1.abcdef.tmp'), '{"agent_id": "tmp", "phase": "exec');
   writeFileSync(path.join(store, 'tmp', 'state.json.4243.7.000000.tmp'), '');
   const [get, list, resume] = await Promise.all([
     cli(store, ['get', 'tmp', '--json']),

@@ -1,7 +1,7 @@
 // Crash safety of writes: processes updating sessions in a tight loop are killed with SIGKILL at random
 // moments, many times. Every state.json left behind parses and is a complete version some writer
 // produced (the one it last reported, or the one it was committing), never older; readers ignore the
-// temp files the kills leave.
+// temp files the kills leave (in the store's .tmp/, never in a session directory).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -83,8 +83,10 @@ test(`SIGKILL at random moments while ${SESSIONS} sessions are updated leaves ea
   const sessions = Sessions.open({ dir, cwd: dir, env: {} });
   const ids = Array.from({ length: SESSIONS }, (_, i) => `crash-${i}`);
   for (const id of ids) await sessions.create({ agentName: 'crasher', id });
-  // A temp file as a crash leaves it, from before any of this: it must never matter.
-  writeFileSync(path.join(dir, ids[0], 'state.json.99999.1.abcdef.tmp'), '{"agent_id": "crash-0", "metadata": {"n": 10');
+  // Temp files as a crash leaves them, from before any of this (one in .tmp/, one where earlier
+  // versions put them): they must never matter.
+  writeFileSync(path.join(dir, '.tmp', `${ids[0]}.state.json.99999.1.abcdef.tmp`), '{"agent_id": "crash-0", "metadata": {"n": 10');
+  writeFileSync(path.join(dir, ids[1], 'state.json.99998.1.abcdef.tmp'), '{"agent_id": "crash-1", "metadata": {"n": 10');
 
   const seen = new Map(ids.map((id) => [id, 0]));
   let kills = 0;
@@ -108,8 +110,11 @@ test(`SIGKILL at random moments while ${SESSIONS} sessions are updated leaves ea
     assert.deepEqual(listed.sessions.map((s) => s.agent_id).sort(), ids);
     for (const id of ids) assert.equal((await sessions.get(id)).metadata.n ?? 0, seen.get(id));
   }
-  const temps = ids.flatMap((id) => readdirSync(path.join(dir, id)).filter((name) => name.endsWith('.tmp')));
+  // Every temp file a kill left is in .tmp/, named for its session; session directories hold only their record.
+  const temps = readdirSync(path.join(dir, '.tmp'));
   assert.ok(temps.length >= 1);
+  for (const name of temps) assert.match(name, /^crash-\d\.state\.json\.\d+\.\d+\.[0-9a-f]+\.tmp$/);
+  for (const id of ids) assert.deepEqual(readdirSync(path.join(dir, id)).sort(), id === ids[1] ? ['state.json', 'state.json.99998.1.abcdef.tmp'] : ['state.json']);
   t.diagnostic(`${kills} kills; ${committing} landed between a commit and its report; ${temps.length} temp files left; ${[...seen.values()].reduce((a, b) => a + b)} updates`);
   assert.ok(kills >= SESSIONS * ROUNDS * 0.9, `only ${kills} workers were killed`);
 });

@@ -54,7 +54,7 @@ test('corrupt records, strays, stale locks, a broken index and bad audit lines a
   const corrupt = '{"agent_id": "broken", "phase": ';
   mkdirSync(path.join(dir, 'broken'));
   writeFileSync(path.join(dir, 'broken', 'state.json'), corrupt);
-  const temp = path.join(dir, ids[1], 'state.json.4242.1.abcdef.tmp');
+  const temp = path.join(dir, '.tmp', `${ids[1]}.state.json.4242.1.abcdef.tmp`);
   writeFileSync(temp, '{"half": ');
   utimesSync(temp, HOUR_AGO, HOUR_AGO);
   const lock = path.join(dir, '.locks', `${ids[0]}.lock`);

@@ -1,5 +1,5 @@
 // A second, informative baseline for cleanup: what bare Node needs to read and parse every record AND
-// list every session directory (cleanup must, to find stray temp files next to state.json).
+// list every session directory (what cleanup did to find stray temp files, before they moved to .tmp/).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 

@@ -2,7 +2,7 @@ import { isSessionError } from '../errors.js';
 import type { SessionRecord } from '../record.js';
 import type { Sessions } from '../sessions.js';
 import type { StoreProblem } from '../store/store.js';
-import { quarantineSession, findStrays, removeStray } from '../store/sweep.js';
+import { findLegacyTemps, findStrays, quarantineSession, removeStray, type StrayFile } from '../store/sweep.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
 import { checkIndex as checkIndexHealth, rebuildIndex } from '../trees/index-health.js';
 
@@ -97,15 +97,20 @@ export async function checkIndex(sessions: Sessions): Promise<Found[]> {
   return found;
 }
 
-export async function checkStrays(sessions: Sessions, snap: StoreSnapshot): Promise<Found[]> {
+/** Strays as cleanup finds them, and the temp files earlier versions left inside session directories. */
+export function checkStrays(sessions: Sessions, snap: StoreSnapshot): Found[] {
   const now = Date.now();
-  const strays = await findStrays(sessions.store.dir, snap.dirs, now, STRAY_AGE_MS);
-  const what = { temp: 'a temp file left by an interrupted write', lock: 'a stale lock', removing: 'a leftover of a removal' };
+  const strays = [...findStrays(sessions.store.dir, now, STRAY_AGE_MS), ...findLegacyTemps(sessions.store.dir, snap.dirs, now, STRAY_AGE_MS)];
+  const what = (stray: StrayFile) => {
+    if (stray.kind === 'lock') return 'a stale lock';
+    if (stray.kind === 'removing') return 'a leftover of a removal';
+    return `a temp file left by an interrupted write${stray.session === undefined ? '' : ` of session ${stray.session}`}`;
+  };
   return strays.map((stray) => ({
     check: stray.kind,
     severity: 'error',
     subject: stray.path,
-    message: `${what[stray.kind]} (${Math.round(stray.age_ms / 1000)} s old)`,
+    message: `${what(stray)} (${Math.round(stray.age_ms / 1000)} s old)`,
     repair: 'remove it',
     fix: async () => ((await removeStray(stray, Date.now(), STRAY_AGE_MS)) ? `removed ${stray.path}` : `left ${stray.path}: it is in use again`),
   }));

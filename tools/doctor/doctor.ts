@@ -60,7 +60,7 @@ async function examine(sessions: Sessions): Promise<{ found: Found[]; checked: D
     ...checkRecords(sessions, snap),
     ...checkParents(snap),
     ...(await checkIndex(sessions)),
-    ...(await checkStrays(sessions, snap)),
+    ...checkStrays(sessions, snap),
   ];
   return { found, checked: { sessions: records.length + problems.length, audit_entries: audit.entries, trash_entries: trash.entries } };
 }

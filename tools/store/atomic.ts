@@ -1,29 +1,46 @@
 import { randomHex } from '../random.js';
-import { open, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
 
 let counter = 0;
 
-/**
- * A unique temp name in the same directory, fsync, rename: readers see the old file or the new one.
- * `beforeRename` runs after the fsync, right before the rename (a lock's `check`: the fsync can be
- * slow, and the lock must still be ours when the file takes its place); if it throws, nothing changes.
- */
-export async function writeFileAtomic(file: string, data: string, mode = 0o644, beforeRename?: () => void): Promise<void> {
-  const temp = `${file}.${process.pid}.${++counter}.${randomHex(6)}.tmp`;
+export const TEMP_SUFFIX = '.tmp';
+
+export interface AtomicWriteOptions {
+  mode?: number;
+  /**
+   * Runs after the fsync, right before the rename (a lock's `check`: the fsync can be slow, and the
+   * lock must still be ours when the file takes its place); if it throws, nothing changes.
+   */
+  beforeRename?: () => void;
+  /** Where the temp file goes (default: next to `file`), created on demand; on `file`'s file system. */
+  tempDir?: string;
+  /** How the temp file's name starts (default: `file`'s name). */
+  tempName?: string;
+}
+
+/** A unique temp name, fsync, rename: readers see the old file or the new one. */
+export async function writeFileAtomic(file: string, data: string, options: AtomicWriteOptions = {}): Promise<void> {
+  const dir = options.tempDir ?? path.dirname(file);
+  const temp = path.join(dir, `${options.tempName ?? path.basename(file)}.${process.pid}.${++counter}.${randomHex(6)}${TEMP_SUFFIX}`);
+  const mode = options.mode ?? 0o644;
   try {
-    const handle = await open(temp, 'wx', mode);
+    // Open first and create a separate temp directory only when missing: no extra call per write.
+    const handle = await open(temp, 'wx', mode).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT' || options.tempDir === undefined) throw err;
+      await mkdir(dir, { recursive: true });
+      return open(temp, 'wx', mode);
+    });
     try {
       await handle.writeFile(data, 'utf8');
       await handle.sync();
     } finally {
       await handle.close();
     }
-    beforeRename?.();
+    options.beforeRename?.();
     await rename(temp, file);
   } catch (err) {
     await unlink(temp).catch(() => undefined);
     throw err;
   }
 }
-
-export const TEMP_SUFFIX = '.tmp';

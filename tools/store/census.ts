@@ -1,72 +1,48 @@
 /**
- * One synchronous pass over every session directory for cleanup: each record read and parsed (as
- * SessionStore.scan does), each directory's size, and the stray temp files in it. One readdir and one
- * read per session, instead of a scan plus a walk per session for sizes and strays.
+ * One synchronous pass over the session records for cleanup: each record read and parsed (as
+ * SessionStore.scan does), and its size. No directory is listed: temp files live in `.tmp/` (found by
+ * sweep.ts with one readdir), so a session directory holds state.json and nothing the store wrote.
  */
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SessionError } from '../errors.js';
 import { parseRecord, type SessionRecord } from '../record.js';
-import { TEMP_SUFFIX } from './atomic.js';
 import { STATE_FILE, type StoreProblem } from './store.js';
-import type { StrayFile } from './sweep.js';
-import { diskBytesSync } from './trash.js';
 
 export interface Census {
   records: SessionRecord[];
   problems: StoreProblem[];
-  /** Bytes of each session directory, readable or not. */
+  /**
+   * Bytes of each state.json read (parsed or not): a dry run's estimate. Other files in a session
+   * directory (put there by hand, or temp files of versions before `.tmp/`) are not counted here; a
+   * real purge moves and counts them with the session.
+   */
   bytes: Map<string, number>;
-  /** `state.json.*.tmp` files older than `minAgeMs`. */
-  temps: StrayFile[];
 }
 
-export function census(storeDir: string, ids: string[], now: number, minAgeMs: number): Census {
-  const result: Census = { records: [], problems: [], bytes: new Map(), temps: [] };
+export function census(storeDir: string, ids: string[]): Census {
+  const result: Census = { records: [], problems: [], bytes: new Map() };
+  // Plain concatenation (ids are single path segments), as in SessionStore.scan.
+  const prefix = storeDir.endsWith(path.sep) ? storeDir : storeDir + path.sep;
   for (const id of ids) {
-    const dir = path.join(storeDir, id);
-    let names: string[];
+    const file = `${prefix}${id}${path.sep}${STATE_FILE}`;
+    let data: Buffer;
     try {
-      names = readdirSync(dir);
-    } catch {
-      continue;
-    }
-    let bytes = 0;
-    for (const name of names) {
-      if (name === STATE_FILE) continue;
-      const file = path.join(dir, name);
-      bytes += diskBytesSync(file);
-      if (name.startsWith(`${STATE_FILE}.`) && name.endsWith(TEMP_SUFFIX)) {
-        const mtime = mtimeOf(file);
-        if (mtime !== undefined && now - mtime > minAgeMs) result.temps.push({ path: file, kind: 'temp', age_ms: Math.round(now - mtime) });
-      }
-    }
-    result.bytes.set(id, bytes);
-    // A directory without state.json is a create in progress (or one that crashed): not a session.
-    if (!names.includes(STATE_FILE)) continue;
-    const file = path.join(dir, STATE_FILE);
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
+      data = readFileSync(file);
     } catch (err) {
-      result.problems.push({ id, path: file, code: 'EIO', message: `cannot read ${file}: ${(err as NodeJS.ErrnoException).code}` });
+      const code = (err as NodeJS.ErrnoException).code;
+      // A directory without state.json is a create in progress (or one that crashed): not a session.
+      if (code === 'ENOENT') continue;
+      result.problems.push({ id, path: file, code: 'EIO', message: `cannot read ${file}: ${code}` });
       continue;
     }
-    result.bytes.set(id, bytes + Buffer.byteLength(text));
+    result.bytes.set(id, data.length);
     try {
-      result.records.push(parseRecord(text, id));
+      result.records.push(parseRecord(data.toString('utf8'), id));
     } catch (err) {
       const e = err as SessionError;
       result.problems.push({ id, path: file, code: e.code ?? 'ECORRUPT', message: e.message });
     }
   }
   return result;
-}
-
-function mtimeOf(file: string): number | undefined {
-  try {
-    return lstatSync(file).mtimeMs;
-  } catch {
-    return undefined;
-  }
 }

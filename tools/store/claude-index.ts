@@ -84,7 +84,7 @@ export class ClaudeIndex {
       const { data, result } = await change(current);
       if (data !== current) {
         check();
-        await writeFileAtomic(file, `${JSON.stringify(data)}\n`, undefined, check).catch((err) => {
+        await writeFileAtomic(file, `${JSON.stringify(data)}\n`, { beforeRename: check }).catch((err) => {
           throw toSessionError(err, `writing ${file}`);
         });
       }

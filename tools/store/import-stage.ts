@@ -10,6 +10,8 @@
  * `<op>` is `<UTC yyyymmdd-hhmmss>-<pid>-<hex>`.
  * Every move is a rename(2) within the store. A crash while `committing` is rolled back by the next
  * import or by `doctor --repair`: placed sessions go back to staging, set-aside ones back in place.
+ * Staged records keep their temp file next to them (not in `.tmp/`): a crash while staging leaves it
+ * in a staging directory that is discarded, never placed.
  */
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';

@@ -77,7 +77,7 @@ export async function writeSettingsFile(before: SettingsFile, text: string, now:
     const backup = before.text === undefined ? null : await backUp(file, now);
     const target = before.text === undefined ? file : await realpath(file);
     const mode = before.text === undefined ? 0o644 : (await stat(target)).mode & 0o777;
-    await writeFileAtomic(target, text, mode);
+    await writeFileAtomic(target, text, { mode });
     return backup;
   } catch (err) {
     throw toSessionError(err, `cannot write ${file}`);

@@ -12,6 +12,8 @@ export const STATE_FILE = 'state.json';
 /** Store-level areas start with "." so that no session id can name them. */
 const LOCKS_DIR = '.locks';
 const REMOVING_DIR = '.removing';
+/** Temp files of record writes, `<id>.state.json.<pid>.<n>.<hex>.tmp`: one readdir finds the strays (issue 4). */
+export const TEMP_DIR = '.tmp';
 
 export interface StoreProblem {
   id: string;
@@ -162,7 +164,8 @@ export class SessionStore {
     if (!info.isDirectory()) throw new SessionError('ECORRUPT', `session ${id}: ${dir} is not a plain directory`);
     const text = serializeRecord(record);
     check();
-    await writeFileAtomic(path.join(dir, STATE_FILE), text, undefined, check).catch((err) => {
+    const options = { tempDir: path.join(this.dir, TEMP_DIR), tempName: `${id}.${STATE_FILE}`, beforeRename: check };
+    await writeFileAtomic(path.join(dir, STATE_FILE), text, options).catch((err) => {
       throw toSessionError(err, `writing session ${id}`);
     });
     // The write upgraded a legacy record (serializeRecord stamps the version): callers get what is on disk.

@@ -1,9 +1,11 @@
 /**
  * What cleanup sweeps besides sessions, and the quarantine. On disk, inside the store:
- *   <id>/state.json.<pid>.<n>.<hex>.tmp   a write interrupted by a crash (atomic.ts names them)
+ *   .tmp/<id>.state.json.<pid>.<n>.<hex>.tmp   a record write interrupted by a crash (store.ts, atomic.ts)
  *   .locks/<name>.lock[.takeover]         a lock directory (or a takeover's guard); stale when not refreshed for a while
  *   .removing/<name>                      something already being destroyed
  *   .quarantine/<id>-<UTC yyyymmdd-hhmmss>-<4 hex>/   a corrupt session directory, moved aside unchanged
+ * Versions before `.tmp/` left their temps as `<id>/state.json.<pid>.<n>.<hex>.tmp`: finding those
+ * takes a readdir per session, so only doctor looks for them (findLegacyTemps); cleanup does not.
  */
 import { lstatSync, readdirSync, type Stats } from 'node:fs';
 import { lstat, mkdir, rename, rm } from 'node:fs/promises';
@@ -12,6 +14,7 @@ import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { TEMP_SUFFIX } from './atomic.js';
 import { withLock } from './lock.js';
+import { STATE_FILE, TEMP_DIR } from './store.js';
 import { REMOVING_DIR } from './trash.js';
 import { randomHex } from '../random.js';
 
@@ -21,30 +24,47 @@ export interface StrayFile {
   path: string;
   kind: 'temp' | 'lock' | 'removing';
   age_ms: number;
+  /** For a temp file: the session it was written for (from its name in `.tmp/`, or its directory). */
+  session?: string;
 }
 
-/** Temp files in session directories, stale lock directories and leftovers of `.removing/`. */
-export async function findStrays(storeDir: string, ids: string[], now: number, minAgeMs: number): Promise<StrayFile[]> {
-  const found: StrayFile[] = [];
-  const consider = (file: string, kind: StrayFile['kind']) => {
-    const info = lstatIfAny(file);
-    if (info && isOld(info.mtimeMs, now, minAgeMs, kind)) found.push({ path: file, kind, age_ms: Math.round(now - info.mtimeMs) });
-  };
-  // Synchronous on purpose: one directory per session, and one thread-pool round trip per readdir
-  // made this most of a cleanup dry run's time.
-  for (const id of ids) {
-    for (const name of namesSync(path.join(storeDir, id))) {
-      if (name.startsWith('state.json.') && name.endsWith(TEMP_SUFFIX)) consider(path.join(storeDir, id, name), 'temp');
-    }
+// Synchronous on purpose: one thread-pool round trip per readdir or lstat made this most of a
+// cleanup dry run's time.
+
+/** Temp files in `.tmp/`, stale lock directories and leftovers of `.removing/`: one readdir each. */
+export function findStrays(storeDir: string, now: number, minAgeMs: number): StrayFile[] {
+  const found: (StrayFile | undefined)[] = [];
+  const tmp = path.join(storeDir, TEMP_DIR);
+  for (const name of namesSync(tmp)) {
+    if (name.endsWith(TEMP_SUFFIX)) found.push(strayIfOld(path.join(tmp, name), 'temp', now, minAgeMs, TEMP_NAME.exec(name)?.[1]));
   }
   for (const name of namesSync(path.join(storeDir, '.locks'))) {
     // `<x>.lock.takeover` guards a takeover (lock.ts); one left by a process killed inside it is a stale lock too.
-    if (LOCK_NAME.test(name)) consider(path.join(storeDir, '.locks', name), 'lock');
+    if (LOCK_NAME.test(name)) found.push(strayIfOld(path.join(storeDir, '.locks', name), 'lock', now, minAgeMs));
   }
-  for (const name of namesSync(path.join(storeDir, REMOVING_DIR))) consider(path.join(storeDir, REMOVING_DIR, name), 'removing');
-  return found;
+  for (const name of namesSync(path.join(storeDir, REMOVING_DIR))) found.push(strayIfOld(path.join(storeDir, REMOVING_DIR, name), 'removing', now, minAgeMs));
+  return found.filter((stray) => stray !== undefined);
 }
 
+/** Temp files that versions before `.tmp/` left inside session directories: one readdir per session. */
+export function findLegacyTemps(storeDir: string, ids: string[], now: number, minAgeMs: number): StrayFile[] {
+  const found: (StrayFile | undefined)[] = [];
+  for (const id of ids) {
+    for (const name of namesSync(path.join(storeDir, id))) {
+      if (name.startsWith(`${STATE_FILE}.`) && name.endsWith(TEMP_SUFFIX)) found.push(strayIfOld(path.join(storeDir, id, name), 'temp', now, minAgeMs, id));
+    }
+  }
+  return found.filter((stray) => stray !== undefined);
+}
+
+function strayIfOld(file: string, kind: StrayFile['kind'], now: number, minAgeMs: number, session?: string): StrayFile | undefined {
+  const info = lstatIfAny(file);
+  if (!info || !isOld(info.mtimeMs, now, minAgeMs, kind)) return undefined;
+  return { path: file, kind, age_ms: Math.round(now - info.mtimeMs), ...(session === undefined ? {} : { session }) };
+}
+
+/** `<id>.state.json.<pid>.<n>.<hex>.tmp` (store.ts names them so); ids may contain dots. */
+const TEMP_NAME = /^(.+)\.state\.json\.\d+\.\d+\.[0-9a-f]+\.tmp$/;
 const LOCK_NAME = /\.lock(\.takeover)*$/;
 
 /** Older than `minAgeMs`; a lock also when dated that far in the future (a clock stepped back). */

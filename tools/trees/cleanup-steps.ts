@@ -3,7 +3,7 @@ import { judgeSession, type CleanupRules } from '../policy/cleanup-plan.js';
 import { applyFinalize } from '../policy/lifecycle.js';
 import type { Sessions } from '../sessions.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
-import { findStrays, quarantineSession, removeStray, type StrayFile } from '../store/sweep.js';
+import { findStrays, quarantineSession, removeStray } from '../store/sweep.js';
 import { diskBytes, type Trash } from '../store/trash.js';
 import type { CleanupReport } from './cleanup.js';
 
@@ -73,10 +73,10 @@ export async function expireTrash(sessions: Sessions, trash: Trash, dry: boolean
   }
 }
 
-export async function sweep(sessions: Sessions, temps: StrayFile[], dry: boolean, report: CleanupReport): Promise<void> {
+export async function sweep(sessions: Sessions, dry: boolean, report: CleanupReport): Promise<void> {
   const now = Date.now();
-  // Temp files were found by the census; locks and `.removing/` leftovers are looked for here.
-  for (const stray of [...temps, ...(await findStrays(sessions.store.dir, [], now, STRAY_AGE_MS))]) {
+  // Temp files of versions before `.tmp/` (inside session directories) are doctor's: see sweep.ts.
+  for (const stray of findStrays(sessions.store.dir, now, STRAY_AGE_MS)) {
     const bytes = await diskBytes(stray.path);
     if (!dry && !(await removeStray(stray, now, STRAY_AGE_MS))) continue;
     report.swept.push({ path: stray.path, kind: stray.kind });

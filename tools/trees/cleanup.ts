@@ -5,7 +5,7 @@ import type { Sessions } from '../sessions.js';
 import { census } from '../store/census.js';
 import { withAreaLock } from '../store/subtree-locks.js';
 import { Trash } from '../store/trash.js';
-import { abandon, describe, expireTrash, quarantine, STRAY_AGE_MS, sweep } from './cleanup-steps.js';
+import { abandon, describe, expireTrash, quarantine, sweep } from './cleanup-steps.js';
 import { reconcileIndex } from './hierarchy.js';
 import { recoverTrash, type Recovery } from './recover.js';
 import { removeSubtree } from './remove-subtree.js';
@@ -62,7 +62,7 @@ async function run(sessions: Sessions, hours: number, options: CleanupOptions): 
   const now = sessions.now();
   const rules = cleanupRules(sessions, hours);
   const recovered = await recoverTrash(sessions, { dryRun: dry });
-  const found = census(sessions.store.dir, sessions.store.ids(), Date.now(), STRAY_AGE_MS);
+  const found = census(sessions.store.dir, sessions.store.ids());
   const { records, problems } = found;
   const plan = planCleanup(records, problems.map((p) => p.id), now, rules);
   const report: CleanupReport = {
@@ -101,7 +101,7 @@ async function run(sessions: Sessions, hours: number, options: CleanupOptions): 
     tick();
   }
   await expireTrash(sessions, trash, dry, report);
-  await sweep(sessions, found.temps, dry, report);
+  await sweep(sessions, dry, report);
   report.removed = report.purged.map((p) => p.id);
   if (!dry && (report.purged.length > 0 || report.expired_trash.length > 0 || report.swept.length > 0)) {
     await sessions.audit('cleanup', report.removed, {
