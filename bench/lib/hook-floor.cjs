@@ -1,7 +1,7 @@
 // Reference for the hooks benchmark: the least a hook can do to create a session durably, with none
 // of our code. It reads a PreToolUse payload from stdin and makes the same file-system changes as
 // pre_delegate's first delegation of a conversation: the conversation's lock, its index (read),
-// the session's lock and directory, state.json (temp file, fsync, rename), one audit line, the
+// the session's lock and directory, state.json (temp file in .tmp/, fsync, rename), one audit line, the
 // conversation's index (temp file, fsync, rename), both locks released, the answer on stdout.
 // Usage: node hook-floor.cjs <store dir>
 'use strict';
@@ -12,8 +12,7 @@ const payload = JSON.parse(fs.readFileSync(0, 'utf8'));
 const id = `agent-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(16).slice(2, 10)}`;
 const conversation = `${store}/.claude-code/${payload.session_id}`;
 
-function atomic(file, text) {
-  const temp = `${file}.${process.pid}.tmp`;
+function atomic(file, text, temp = `${file}.${process.pid}.tmp`) {
   const fd = fs.openSync(temp, 'wx');
   fs.writeSync(fd, text);
   fs.fsyncSync(fd);
@@ -33,7 +32,8 @@ fs.mkdirSync(`${store}/.locks/${id}.lock`);
 fs.mkdirSync(`${store}/${id}`);
 const now = new Date().toISOString();
 const record = { schema_version: 1, agent_id: id, agent_name: payload.tool_input.subagent_type, purpose: payload.tool_input.description, phase: 'initializing', created_at: now, last_updated: now, history: [] };
-atomic(`${store}/${id}/state.json`, `${JSON.stringify(record, null, 2)}\n`);
+fs.mkdirSync(`${store}/.tmp`, { recursive: true });
+atomic(`${store}/${id}/state.json`, `${JSON.stringify(record, null, 2)}\n`, `${store}/.tmp/${id}.state.json.${process.pid}.tmp`);
 fs.appendFileSync(`${store}/audit.jsonl`, `${JSON.stringify({ v: 1, time: now, action: 'create', ids: [id] })}\n`);
 fs.rmdirSync(`${store}/.locks/${id}.lock`);
 atomic(`${conversation}.json`, `${JSON.stringify({ spawns: { [payload.tool_use_id]: { session: id } } })}\n`);
