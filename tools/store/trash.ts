@@ -15,8 +15,8 @@
  * its sessions back, parents first (a delete that was never acknowledged did not happen; a restore
  * that was cut short completes). Each session is therefore fully live or fully in a complete entry.
  */
-import { lstatSync, readdirSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
@@ -130,7 +130,9 @@ export class Trash {
     const file = path.join(this.entryDir(entry), 'manifest.json');
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      // Synchronous: a manifest is small, and cleanup reads every one (twice: recovery, expiry); a
+      // thread-pool round trip each made a cleanup with thousands of trash entries take seconds.
+      text = readFileSync(file, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw toSessionError(err, `reading ${file}`);
