@@ -77,33 +77,17 @@ export interface CleanupPlan {
  * `unreadable` are ids present in the store whose record could not be read.
  */
 export function planCleanup(records: SessionRecord[], unreadable: string[], now: number, rules: CleanupRules): CleanupPlan {
-  const byId = new Map(records.map((r) => [r.agent_id, r]));
+  const byId = new Map<string, SessionRecord>();
+  for (const r of records) byId.set(r.agent_id, r);
   const present = new Set([...byId.keys(), ...unreadable]);
   const kids = new Map<string, string[]>();
+  const verdicts = new Map<string, Verdict>();
   for (const r of records) {
     const parent = r.parent_session_id;
     if (parent && byId.has(parent)) kids.get(parent)?.push(r.agent_id) ?? kids.set(parent, [r.agent_id]);
+    verdicts.set(r.agent_id, judgeSession(r, now, rules));
   }
-  const verdicts = new Map(records.map((r) => [r.agent_id, judgeSession(r, now, rules)]));
-  const blocker = new Map<string, string | null>();
-  // Iterative post-order: the first descendant (or self) that keeps the subtree, or null.
-  const blockerOf = (start: string): string | null => {
-    const stack: [string, boolean][] = [[start, false]];
-    const seen = new Set<string>();
-    while (stack.length > 0) {
-      const [id, done] = stack.pop() as [string, boolean];
-      if (blocker.has(id)) continue;
-      if (done) {
-        const own = verdicts.get(id);
-        const self = own?.kind === 'purge' ? null : `${id}: ${own?.reason}`;
-        blocker.set(id, self ?? (kids.get(id) ?? []).map((k) => blocker.get(k) ?? null).find((b) => b !== null) ?? null);
-      } else if (!seen.has(id)) {
-        seen.add(id);
-        stack.push([id, true], ...(kids.get(id) ?? []).map((k): [string, boolean] => [k, false]));
-      }
-    }
-    return blocker.get(start) ?? null;
-  };
+  const blocker = blockers(records, kids, verdicts);
   const plan: CleanupPlan = { purge: [], abandon: [], skipped: [], orphans: [], kept: 0 };
   for (const r of records) {
     const id = r.agent_id;
@@ -111,16 +95,55 @@ export function planCleanup(records: SessionRecord[], unreadable: string[], now:
     const parent = r.parent_session_id;
     const orphan = parent !== null && !present.has(parent);
     const isRoot = parent === null || !byId.has(parent);
-    const blockedBy = blockerOf(id);
+    const blockedBy = blocker.get(id) ?? null;
     if (verdict.kind === 'abandon') plan.abandon.push({ id, reason: verdict.reason });
     else if (verdict.kind === 'running' || verdict.kind === 'future') plan.skipped.push({ id, reason: verdict.reason });
     else if (verdict.kind === 'purge' && blockedBy !== null) plan.skipped.push({ id, reason: `kept for its descendant ${blockedBy}` });
     else if (verdict.kind === 'recent') plan.kept++;
-    const purgeHere = blockedBy === null && (isRoot || blockerOf(parent as string) !== null);
+    const purgeHere = blockedBy === null && (isRoot || (blocker.get(parent as string) ?? null) !== null);
     if (purgeHere) plan.purge.push({ id, reason: orphan ? `orphan (parent ${parent} is gone); ${verdict.reason}` : verdict.reason, ...subtree(id, kids), orphan });
     if (orphan) plan.orphans.push({ id, parent: parent as string, action: purgeHere ? 'purged with its subtree' : `kept: ${blockedBy}` });
   }
   return plan;
+}
+
+/**
+ * For every session, the first one of its subtree (itself, then its children's blockers in order)
+ * that keeps the subtree, or null. One iterative post-order pass; a child still on the stack (a
+ * parent-link cycle) counts as null.
+ */
+function blockers(records: SessionRecord[], kids: Map<string, string[]>, verdicts: Map<string, Verdict>): Map<string, string | null> {
+  const blocker = new Map<string, string | null>();
+  const entered = new Set<string>();
+  const stack: string[] = [];
+  for (const r of records) {
+    if (entered.has(r.agent_id)) continue;
+    entered.add(r.agent_id);
+    stack.push(r.agent_id);
+    while (stack.length > 0) {
+      const id = stack[stack.length - 1] as string;
+      const children = kids.get(id);
+      const before = stack.length;
+      // Children first; pushed in reverse so that they are done in order.
+      for (let i = (children?.length ?? 0) - 1; i >= 0; i--) {
+        const k = (children as string[])[i] as string;
+        if (!entered.has(k)) {
+          entered.add(k);
+          stack.push(k);
+        }
+      }
+      if (stack.length > before) continue;
+      stack.pop();
+      const own = verdicts.get(id);
+      let found: string | null = own?.kind === 'purge' ? null : `${id}: ${own?.reason}`;
+      for (const k of children ?? []) {
+        if (found !== null) break;
+        found = blocker.get(k) ?? null;
+      }
+      blocker.set(id, found);
+    }
+  }
+  return blocker;
 }
 
 function subtree(root: string, kids: Map<string, string[]>): { ids: string[]; depths: number[] } {
