@@ -61,8 +61,12 @@ for (const { entry, dir, name, plugins, bundleOnly, define = {} } of executables
     plugins,
     logLevel: 'warning',
   });
+  // A bundle is never run directly: its entry's #! line would only cost the launcher a copy of it.
+  const bundleFile = path.join(out, dir, 'bundles', `${name}.cjs`);
+  const bundled = readFileSync(bundleFile, 'utf8');
+  if (bundled.startsWith('#!')) writeFileSync(bundleFile, bundled.replace(/^#!.*/, ''));
   if (bundleOnly) continue;
-  const bundleHash = createHash('sha256').update(readFileSync(path.join(out, dir, 'bundles', `${name}.cjs`))).digest('hex').slice(0, 12);
+  const bundleHash = createHash('sha256').update(readFileSync(bundleFile)).digest('hex').slice(0, 12);
   const text = launcher.replaceAll('NAME', name).replaceAll('BUNDLE_HASH', bundleHash).replace('HOOK_VALUE', String(dir === 'hooks'));
   writeFileSync(path.join(out, dir, `${name}.js`), text, { mode: 0o755 });
   chmodSync(path.join(out, dir, `${name}.js`), 0o755);

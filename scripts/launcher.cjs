@@ -17,8 +17,9 @@ const HOOK = HOOK_VALUE;
 let bundle = path.join(__dirname, 'bundles', 'NAME.cjs');
 
 try {
-  // The real directory: under --preserve-symlinks-main, __dirname is that of a link (node_modules/.bin).
-  bundle = path.join(path.dirname(fs.realpathSync(__filename)), 'bundles', 'NAME.cjs');
+  // Node resolves links to the main script, except under --preserve-symlinks-main: then __dirname can
+  // be that of a link (node_modules/.bin), and the bundle is found from the real file.
+  if (!fs.existsSync(bundle)) bundle = path.join(path.dirname(fs.realpathSync(__filename)), 'bundles', 'NAME.cjs');
   run();
 } catch (err) {
   if (HOOK) {
@@ -46,8 +47,10 @@ function compile() {
   try {
     const vm = require('node:vm');
     const cacheFile = `${bundle}.BUNDLE_HASH.${process.version}-${process.arch}${flagsTag()}.v8cache`;
-    // Without its #! line, which only the start of a script may have (the line count stays the same).
-    const source = fs.readFileSync(bundle, 'utf8').replace(/^#!.*/, '');
+    // The build leaves out the #! line, which only the start of a script may have (blanked: the line
+    // count stays the same).
+    let source = fs.readFileSync(bundle, 'utf8');
+    if (source.startsWith('#!')) source = source.replace(/^#!.*/, '');
     let cachedData;
     try {
       cachedData = fs.readFileSync(cacheFile);

@@ -239,6 +239,21 @@ test('timestamps: Z, +00:00, microseconds and other offsets are read as instants
   assert.equal(formatTimestamp(Date.UTC(2026, 0, 2)), '2026-01-02T00:00:00.000Z');
 });
 
+test('formatTimestamp writes exactly what toISOString writes, for any time', () => {
+  // Built from the UTC fields (tools/time.ts says why): it must never differ from toISOString.
+  const samples = [0, 1, -1, 999, Date.UTC(1970, 0, 1, 0, 0, 0, 1), Date.UTC(2000, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 11, 31, 23, 59, 59, 999)];
+  samples.push(Date.UTC(0, 0, 1) - 1, Date.UTC(0, 0, 1), Date.UTC(9999, 11, 31, 23, 59, 59, 999), Date.UTC(9999, 11, 31, 23, 59, 59, 999) + 1, 8.64e15, -8.64e15);
+  samples[samples.indexOf(Date.UTC(0, 0, 1))] = new Date('0000-01-01T00:00:00.000Z').getTime();
+  let seed = 7;
+  for (let i = 0; i < 2000; i++) {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    samples.push(Math.round((seed / 2 ** 31 - 0.5) * 2 * 8.64e15 * (i % 2 ? 1 : 1e-3)));
+  }
+  for (const ms of samples) assert.equal(formatTimestamp(ms), new Date(ms).toISOString(), String(ms));
+  assert.throws(() => formatTimestamp(Number.NaN), RangeError);
+  assert.throws(() => formatTimestamp(8.64e15 + 1), RangeError);
+});
+
 test('a record whose timestamp has no zone is corrupt, not read as UTC', async (t) => {
   const { sessions, dir } = open(t);
   await sessions.create({ agentName: 'a', id: 'z' });

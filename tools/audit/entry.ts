@@ -1,6 +1,6 @@
 import { sha256Hex } from './sha256.js';
 import { isPlainObject } from '../merge-patch.js';
-import { parseTimestamp } from '../time.js';
+import { formatTimestamp, parseTimestamp } from '../time.js';
 
 /** Version of one audit line's layout. */
 export const AUDIT_VERSION = 1;
@@ -51,7 +51,7 @@ const HASH_TAIL = /,"hash":"([0-9a-f]{64})"\}$/;
 /** The lines (each ending in "\n") recording one change; several only when its ids do not fit in one. */
 export function formatEntry(input: AuditInput): string[] {
   const details = fitDetails(input.details);
-  const base = { v: AUDIT_VERSION, time: new Date(input.time).toISOString(), action: input.action, ids: input.ids, actor: input.actor, pid: input.pid, details };
+  const base = { v: AUDIT_VERSION, time: formatTimestamp(input.time), action: input.action, ids: input.ids, actor: input.actor, pid: input.pid, details };
   const whole = seal(base);
   if (Buffer.byteLength(whole) <= MAX_LINE_BYTES) return [whole];
   // 24 bytes covers `"part":[NNNN,NNNN],` and the sealing overhead is inside `seal(empty)`.

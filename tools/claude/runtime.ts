@@ -5,6 +5,7 @@ import { appendHookLog } from '../store/hook-log.js';
 import { fileExists } from '../store/file-exists.js';
 import { resolveStoreDir } from '../store/project.js';
 import { readStdinSync, type StdinResult } from '../store/stdin.js';
+import { formatTimestamp } from '../time.js';
 import type { HookContext } from './context.js';
 
 export { writeAllSync } from '../store/stdin.js';
@@ -79,7 +80,7 @@ export class HookRun {
   async problem(err: unknown): Promise<void> {
     const code = err instanceof SessionError ? err.code : 'EINTERNAL';
     const message = err instanceof Error ? err.message : String(err);
-    const line = `${new Date().toISOString()} ${this.name} ${this.event} pid=${process.pid} ${code}: ${message}`;
+    const line = `${formatTimestamp(Date.now())} ${this.name} ${this.event} pid=${process.pid} ${code}: ${message}`;
     const logged = await appendHookLog(this.storeDir(), line.slice(0, 2000));
     this.note(`failing open: ${code}: ${message}${logged ? '' : ' (the hook log could not be written)'}`);
     if (this.debug && err instanceof Error && err.stack) this.diagnostics.push(err.stack);
