@@ -260,6 +260,25 @@ test('get and show: the record, a readable summary with relative times, and thei
   [1, 1, 2, 2, 2].forEach((code, i) => failed(failures[i], code));
 });
 
+test('text for people shows control characters escaped: a record cannot break a line or drive the terminal', async (t) => {
+  const { store } = setup(t);
+  const purpose = 'first line\nsecond \u001b[31mred\u001b[0m\tend';
+  await seed(store, [{ id: 'c', agent: 'agent\u001b]0;title\u0007x', purpose, phase: 'approval' }]);
+  const [shown, listed, tree, json] = await Promise.all([
+    cli(store, ['show', 'c']),
+    cli(store, ['list']),
+    cli(store, ['tree']),
+    cli(store, ['show', 'c', '--json']),
+  ]);
+  for (const result of [shown, listed, tree]) {
+    assert.equal(result.code, 0, result.stderr);
+    assert.doesNotMatch(result.stdout, /[\u0000-\u0009\u000b-\u001f\u007f]/, 'no control character but the line ends');
+    assert.ok(result.stdout.includes('agent\\u001b]0;title\\u0007x'), result.stdout);
+  }
+  assert.ok(shown.stdout.includes('  purpose:      first line\\nsecond \\u001b[31mred\\u001b[0m\\tend\n'), shown.stdout);
+  assert.equal(ok(json).purpose, purpose, '--json carries the exact text');
+});
+
 test('list: newest first, every filter, --limit, and {sessions, problems} with --json', async (t) => {
   const { store } = setup(t);
   await seed(store, [

@@ -1,4 +1,5 @@
 import type { Settings } from '../config.js';
+import { escapeControls } from '../errors.js';
 import { Sessions } from '../sessions.js';
 
 /** What the CLI needs from the outside world; tests pass a fake one. */
@@ -34,9 +35,10 @@ export function makeContext(io: Io): Context {
     io,
     exitCode: 0,
     open: (args, settings) => Sessions.open({ dir: args.dir, cwd: io.cwd, env: io.env, now: io.now, settings, actor: 'cli' }),
-    out: (line) => io.stdout(`${line}\n`),
+    // Text for people: a record's purpose or agent name can hold line breaks or terminal escapes.
+    out: (line) => io.stdout(`${escapeControls(line)}\n`),
     json: (value) => io.stdout(`${JSON.stringify(value, null, 2)}\n`),
-    warn: (line) => io.stderr(`agent-session: ${line}\n`),
+    warn: (line) => io.stderr(`agent-session: ${escapeControls(line)}\n`),
   };
 }
 
