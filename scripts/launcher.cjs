@@ -6,7 +6,8 @@
 // milliseconds of every hook and command.
 // The cache sits next to the bundle, named after the bundle's content (V8 itself only compares the
 // source's length), the Node version and any Node flags (V8 refuses a cache made under other
-// flags). A run without a usable one writes it on exit: temp file, fsync, rename. A read-only
+// flags), stored twice over so that damaged bytes are noticed (see checkedCache). A run without a
+// usable one writes it on exit: temp file, fsync, rename. A read-only
 // install runs without it; AGENT_SESSION_NO_CODE_CACHE=1 turns it off. Anything wrong with reading
 // or compiling falls back to a plain require: the bundle runs exactly once either way.
 // A hook fails open even here: if its bundle cannot be loaded it exits 0 with no output.
@@ -53,7 +54,7 @@ function compile() {
     if (source.startsWith('#!')) source = source.replace(/^#!.*/, '');
     let cachedData;
     try {
-      cachedData = fs.readFileSync(cacheFile);
+      cachedData = checkedCache(fs.readFileSync(cacheFile));
     } catch {
       cachedData = undefined;
     }
@@ -63,6 +64,19 @@ function compile() {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The cache, if the file holds it twice over, both copies equal. V8 checks a cache's header, not its
+ * bytes (release builds skip the checksum, and turning the check on costs 2 ms), and damaged bytecode
+ * makes it abort the process: a hook that crashed on every run until someone deleted the file. A
+ * second copy costs a read of 100 kB and a memcmp; hashing it in JS or loading zlib costs far more.
+ */
+function checkedCache(data) {
+  const half = data.length / 2;
+  if (!Number.isInteger(half) || half === 0) return undefined;
+  const copy = data.subarray(0, half);
+  return copy.equals(data.subarray(half)) ? copy : undefined;
 }
 
 /** Node flags change what V8 accepts: each set of flags gets its own cache. */
@@ -80,8 +94,9 @@ function saveCache(script, cacheFile) {
   let fd;
   try {
     fd = fs.openSync(temp, 'wx');
-    fs.writeFileSync(fd, script.createCachedData());
-    // V8 does not checksum a cache it is given: only a whole file may ever take the cache's name.
+    const cache = script.createCachedData();
+    fs.writeFileSync(fd, Buffer.concat([cache, cache]));
+    // Only a whole file may ever take the cache's name.
     fs.fsyncSync(fd);
     fs.closeSync(fd);
     fd = undefined;

@@ -61,6 +61,31 @@ test('the launcher writes a code cache for this Node version next to the bundle,
   assert.deepEqual(readdirSync(hooks.bundles).filter((f) => f.endsWith('.tmp')), []);
 });
 
+test('a cache with damaged bytes is never given to V8: the hook answers as usual and the cache is rewritten', async (t) => {
+  const hooks = privateHooks(t);
+  const cache = path.join(hooks.bundles, cacheName(hooks.script));
+  const first = project(t);
+  assert.ok((await delegate(hooks.script, first, 1)).includes(onlySession(first.store).agent_id));
+  const good = readFileSync(cache);
+  const half = good.length / 2;
+  assert.ok(good.subarray(0, half).equals(good.subarray(half)), 'the cache is stored twice over');
+
+  // Bytes damaged after V8's header (which V8 does check): given to V8, this bytecode aborts Node
+  // (SIGTRAP, exit 133) on every run. The second copy no longer matches, so the launcher drops it.
+  const damaged = Buffer.from(good);
+  for (let i = 2000; i < half; i += 997) damaged[i] ^= 0xff;
+  writeFileSync(cache, damaged);
+  const second = project(t);
+  const answer = await delegate(hooks.script, second, 2);
+  assert.ok(answer.includes(onlySession(second.store).agent_id), answer);
+  const rewritten = readFileSync(cache);
+  assert.ok(rewritten.subarray(0, rewritten.length / 2).equals(rewritten.subarray(rewritten.length / 2)), 'a whole new cache');
+  const replaced = statSync(cache).ino;
+  const third = project(t);
+  assert.ok((await delegate(hooks.script, third, 3)).includes(onlySession(third.store).agent_id));
+  assert.equal(statSync(cache).ino, replaced, 'the new cache is accepted in turn');
+});
+
 test('a cache that cannot be written leaves the hook working and no temp files behind', async (t) => {
   const hooks = privateHooks(t);
   // A directory where the cache file would go: reading and renaming over it both fail (also as root).
