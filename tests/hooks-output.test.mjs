@@ -1,6 +1,7 @@
 // The hooks write their answer with plain writes and then exit at once (skipping Node's teardown).
 // When stdout is a non-blocking descriptor that is full, the rest of the answer goes through the
-// stream, and the hook must wait for it rather than exit and cut its answer short.
+// stream, and the hook must wait for it rather than exit and cut its answer short; if the reader
+// goes away instead, the hook still ends quietly with exit 0.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants, createReadStream, openSync, writeSync } from 'node:fs';
@@ -9,14 +10,17 @@ import { test } from 'node:test';
 import { fixture, onlySession, project } from './helpers/hooks.mjs';
 import { cleanEnv, PRE_DELEGATE } from './helpers/run.mjs';
 
-test('pre_delegate delivers its whole answer through a full non-blocking stdout before it exits', async (t) => {
+/**
+ * pre_delegate started with a FIFO as stdout, filled up before the hook starts and made non-blocking
+ * by a perl wrapper (a Node parent makes its children's stdio blocking): the hook's first plain write
+ * gets EAGAIN. Resolves once the hook has written its first stderr line (the debug diagnostics come
+ * after the answer's write was attempted), with the FIFO not yet read.
+ */
+async function hookOnFullFifo(t) {
   const proj = project(t);
   const fifo = path.join(proj.dir, 'stdout.fifo');
   const made = spawnSync('mkfifo', [fifo]);
   assert.equal(made.status, 0, `mkfifo: ${made.stderr}`);
-
-  // A FIFO, filled up before the hook starts, as the hook's stdout, made non-blocking by a perl wrapper
-  // (a Node parent makes its children's stdio blocking): the hook's first plain write gets EAGAIN.
   const probe = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
   const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
   const filler = Buffer.alloc(4096, 0x2e);
@@ -39,27 +43,43 @@ test('pre_delegate delivers its whole answer through a full non-blocking stdout 
   const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   child.stdin.end(JSON.stringify(payload));
 
-  // The debug diagnostics go to stderr after the answer's write was attempted: only then is the FIFO read.
-  let stderr = '';
+  const run = { proj, fifo, probe, filled, prompt, exited, stderr: '' };
+  const stderrEnded = new Promise((resolve) => child.stderr.on('end', resolve));
   await new Promise((resolve, reject) => {
     child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      if (stderr.includes('\n')) resolve();
+      run.stderr += chunk;
+      if (run.stderr.includes('\n')) resolve();
     });
     child.stderr.on('end', resolve);
     child.on('error', reject);
   });
-  const reader = openSync(fifo, 'r');
-  closeSync(probe);
+  run.stderrEnded = stderrEnded;
+  return run;
+}
+
+test('pre_delegate delivers its whole answer through a full non-blocking stdout before it exits', async (t) => {
+  const run = await hookOnFullFifo(t);
+  const reader = openSync(run.fifo, 'r');
+  closeSync(run.probe);
   const chunks = [];
   for await (const chunk of createReadStream(null, { fd: reader })) chunks.push(chunk);
 
-  assert.equal(await exited, 0, stderr);
+  assert.equal(await run.exited, 0, run.stderr);
   const text = Buffer.concat(chunks).toString('utf8');
-  assert.equal(text.slice(0, filled), '.'.repeat(filled));
-  const answer = JSON.parse(text.slice(filled));
-  const session = onlySession(proj.store).agent_id;
+  assert.equal(text.slice(0, run.filled), '.'.repeat(run.filled));
+  const answer = JSON.parse(text.slice(run.filled));
+  const session = onlySession(run.proj.store).agent_id;
   const rewritten = answer.hookSpecificOutput.updatedInput.prompt;
-  assert.ok(rewritten.startsWith(prompt), 'the rewritten prompt keeps the original');
+  assert.ok(rewritten.startsWith(run.prompt), 'the rewritten prompt keeps the original');
   assert.ok(rewritten.includes(session), 'the footer names the session');
+});
+
+test('pre_delegate exits 0 quietly when the reader of its full stdout goes away before reading', async (t) => {
+  const run = await hookOnFullFifo(t);
+  // The only read end closes with the FIFO full: the rest of the answer meets EPIPE.
+  closeSync(run.probe);
+  assert.equal(await run.exited, 0, run.stderr);
+  await run.stderrEnded;
+  assert.doesNotMatch(run.stderr, /EPIPE|Unhandled|Error/, run.stderr);
+  assert.equal(onlySession(run.proj.store).purpose, 'Big', 'the session was created before the answer');
 });

@@ -33,7 +33,8 @@ export function readStdinSync(max: number): StdinResult | undefined {
  * Writes all of `text` to fd 1 or 2 with plain writes. Touching `process.stdout` costs a hook about a
  * tenth of Node's start-up (it builds a stream and loads `net` for a pipe). A non-blocking descriptor
  * that fills up (EAGAIN) gets the rest through the stream, which waits for it to drain: then it
- * returns false (the process must not exit before the stream is done).
+ * returns false (the process must not exit before the stream is done). If the reader closes the pipe
+ * meanwhile, the rest is dropped quietly and the process ends normally.
  */
 export function writeAllSync(fd: 1 | 2, text: string): boolean {
   const buffer = Buffer.from(text, 'utf8');
@@ -43,7 +44,10 @@ export function writeAllSync(fd: 1 | 2, text: string): boolean {
       offset += writeSync(fd, buffer, offset);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
-      (fd === 1 ? process.stdout : process.stderr).write(buffer.subarray(offset));
+      const stream = fd === 1 ? process.stdout : process.stderr;
+      // A reader that goes away while we wait (EPIPE) leaves nobody to tell: no unhandled 'error'.
+      stream.on('error', () => undefined);
+      stream.write(buffer.subarray(offset));
       return false;
     }
   }
