@@ -97,6 +97,23 @@ test('a lock held past the stale time is kept fresh by its holder, so nobody tak
   assert.equal((await holder.exited).code, 0);
 });
 
+test('a holder whose steps each block for most of a second (a slow disk) keeps its lock from check to check', { timeout: 20_000 }, async (t) => {
+  const lockPath = path.join(tempDir(t), 'slow.lock');
+  // Each step blocks the thread like a synchronous fsync on a slow disk: no timer can refresh the lock
+  // meanwhile (the hooks have none at all), only the checks between the steps.
+  const slowStep = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 0.45 * LOCK_STALE_MS);
+  let steps = 0;
+  await withLock(lockPath, { timeoutMs: 1000, what: 'session slow' }, async (check) => {
+    for (let i = 0; i < 4; i++) {
+      slowStep();
+      check();
+      steps++;
+    }
+  });
+  assert.equal(steps, 4, 'no check said the lock was lost');
+  assert.equal(existsSync(lockPath), false, 'released');
+});
+
 test('a lock taken over meanwhile fails the check before a commit, and the new holder keeps it', async (t) => {
   const lockPath = path.join(tempDir(t), 'taken.lock');
   let committed = false;

@@ -10,8 +10,12 @@ import { SessionError, toSessionError } from '../errors.js';
  * dependencies cost a hook several milliseconds to load, and a thread-pool round trip per step.
  */
 export const LOCK_STALE_MS = 2000;
-/** Touch the lock once it is this old. */
-const TOUCH_AFTER_MS = LOCK_STALE_MS / 2;
+/**
+ * A refresh (a timer tick, a check, a wait for another lock) touches the lock once it is this old.
+ * Short, so that a holder whose steps each block for most of a second (a slow disk's fsync, with no
+ * timer able to run) still renews the lock at every check; a fast hook run never touches it.
+ */
+const TOUCH_AFTER_MS = LOCK_STALE_MS / 8;
 /**
  * Past this since the last touch the lock is no longer trusted to be ours: others may take it at
  * LOCK_STALE_MS, and the commit that follows a check needs a moment.
@@ -164,7 +168,7 @@ class HeldLock {
 
   /**
    * Makes sure the lock is still ours (its mtime is the one we last gave it, and we gave it recently
-   * enough), and touches it once it is half-way to stale. Called by the timer and by `check`.
+   * enough), and touches it once it is TOUCH_AFTER_MS old. Called by the timer and by `check`.
    */
   refresh(): void {
     if (this.lost) return;
