@@ -3,7 +3,7 @@
 // when old, `.tmp` is never a session, and temps that earlier versions left inside session
 // directories are doctor's to find and remove.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -155,4 +155,55 @@ test('a dry run counts each state.json; a real purge moves, and counts, whatever
   assert.equal(real.json.bytes_to_trash, recordBytes + 12);
   const [entry] = files(path.join(dir, '.trash'));
   assert.deepEqual(files(path.join(dir, '.trash', entry, 'sessions', 'old')), ['notes.txt', 'state.json']);
+});
+
+test('an unusable .tmp/ fails writes with its path, leaves no empty session directory, and doctor names it', async (t) => {
+  const { Sessions } = await loadLibrary();
+  for (const kind of ['file', 'link']) {
+    const dir = tempDir(t);
+    const sessions = Sessions.open({ dir, cwd: dir, env: {} });
+    await sessions.create({ agentName: 'w', id: 'kept' });
+    rmSync(path.join(dir, '.tmp'), { recursive: true });
+    if (kind === 'file') {
+      writeFileSync(path.join(dir, '.tmp'), 'not a directory');
+      await assert.rejects(sessions.create({ agentName: 'w', id: 'new' }), (err) => err.message.includes(path.join(dir, '.tmp')));
+      assert.equal(existsSync(path.join(dir, 'new')), false, 'the failed create left no directory');
+      await assert.rejects(sessions.update('kept', { phase: 'approval' }), (err) => err.message.includes(path.join(dir, '.tmp')));
+      assert.equal(JSON.parse(readFileSync(path.join(dir, 'kept', 'state.json'), 'utf8')).phase, 'initializing');
+    } else {
+      const outside = tempDir(t);
+      symlinkSync(outside, path.join(dir, '.tmp'));
+    }
+    const found = await cli(dir, ['doctor', '--json']);
+    assert.equal(found.code, 1, `${kind}: ${JSON.stringify(found.json)}`);
+    const finding = found.json.findings.find((f) => f.check === 'temp');
+    assert.equal(finding.subject, path.join(dir, '.tmp'));
+    assert.equal(finding.severity, 'error');
+    assert.match(finding.message, kind === 'file' ? /is not a directory/ : /is a symbolic link/);
+    const text = await cli(dir, ['doctor']);
+    assert.doesNotMatch(text.stdout, /The store is healthy/);
+  }
+});
+
+test('doctor --repair removes an old empty session directory (a create that died) under its lock; a fresh one stays', async (t) => {
+  const dir = tempDir(t);
+  await build(dir, [{ id: 'a', phase: 'approval' }]);
+  mkdirSync(path.join(dir, 'dead'));
+  utimesSync(path.join(dir, 'dead'), HOUR_AGO, HOUR_AGO);
+  mkdirSync(path.join(dir, 'young'));
+  mkdirSync(path.join(dir, 'full'));
+  writeFileSync(path.join(dir, 'full', 'notes.txt'), 'kept');
+  utimesSync(path.join(dir, 'full'), HOUR_AGO, HOUR_AGO);
+
+  const found = await cli(dir, ['doctor', '--json']);
+  const records = Object.fromEntries(found.json.findings.filter((f) => f.check === 'record').map((f) => [f.subject, f]));
+  assert.equal(records.dead.repair, 'remove the empty directory');
+  assert.equal(records.young.repair, null, 'a fresh one may be a create in progress');
+  assert.equal(records.full.repair, null, 'a directory with files is never removed');
+
+  const repaired = await cli(dir, ['doctor', '--json', '--repair']);
+  assert.ok(repaired.json.repairs.includes('removed the empty directory dead'), JSON.stringify(repaired.json.repairs));
+  assert.equal(existsSync(path.join(dir, 'dead')), false);
+  assert.ok(existsSync(path.join(dir, 'young')) && existsSync(path.join(dir, 'full', 'notes.txt')));
+  assert.ok(existsSync(path.join(dir, 'a', 'state.json')));
 });

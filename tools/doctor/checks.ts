@@ -1,8 +1,9 @@
 import { isSessionError } from '../errors.js';
 import type { SessionRecord } from '../record.js';
 import type { Sessions } from '../sessions.js';
-import type { StoreProblem } from '../store/store.js';
-import { findLegacyTemps, findStrays, quarantineSession, removeStray, type StrayFile } from '../store/sweep.js';
+import path from 'node:path';
+import { TEMP_DIR, type StoreProblem } from '../store/store.js';
+import { findLegacyTemps, findStrays, isOldEmptySessionDir, quarantineSession, removeEmptySessionDir, removeStray, tempDirProblem, type StrayFile } from '../store/sweep.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
 import { checkIndex as checkIndexHealth, rebuildIndex } from '../trees/index-health.js';
 
@@ -40,10 +41,22 @@ export function checkRecords(sessions: Sessions, snap: StoreSnapshot): Found[] {
     return { ...base, repair: 'move it to the quarantine', fix: () => quarantine(sessions, p.id) };
   });
   const known = new Set([...snap.records.map((r) => r.agent_id), ...snap.problems.map((p) => p.id)]);
+  const now = Date.now();
   for (const id of snap.dirs.filter((d) => !known.has(d))) {
-    found.push({ check: 'record', severity: 'warning', subject: id, message: 'a session directory without state.json (a create in progress, or one that crashed)', repair: null });
+    const message = 'a session directory without state.json (a create in progress, or one that crashed)';
+    if (!isOldEmptySessionDir(sessions.store.dir, id, now, STRAY_AGE_MS)) {
+      found.push({ check: 'record', severity: 'warning', subject: id, message, repair: null });
+      continue;
+    }
+    found.push({ check: 'record', severity: 'warning', subject: id, message: `${message}, empty`, repair: 'remove the empty directory', fix: () => removeEmpty(sessions, id) });
   }
   return found;
+}
+
+async function removeEmpty(sessions: Sessions, id: string): Promise<string> {
+  // Under the id's lock: a create holds it from its mkdir to its rename.
+  const gone = await withSessionLocks(sessions.store.dir, [id], sessions.settings.lockTimeoutMs, () => removeEmptySessionDir(sessions.store.dir, id));
+  return gone ? `removed the empty directory ${id}` : `left ${id}: it is no longer empty`;
 }
 
 async function quarantine(sessions: Sessions, id: string): Promise<string> {
@@ -97,21 +110,23 @@ export async function checkIndex(sessions: Sessions): Promise<Found[]> {
   return found;
 }
 
-/** Strays as cleanup finds them, and the temp files earlier versions left inside session directories. */
+/** `.tmp/` unusable, strays as cleanup finds them, and the temp files earlier versions left inside session directories. */
 export function checkStrays(sessions: Sessions, snap: StoreSnapshot): Found[] {
   const now = Date.now();
+  const problem = tempDirProblem(sessions.store.dir);
+  const unusable: Found[] = problem === undefined ? [] : [{ check: 'temp', severity: 'error', subject: path.join(sessions.store.dir, TEMP_DIR), message: `the store's temp directory ${problem}`, repair: null }];
   const strays = [...findStrays(sessions.store.dir, now, STRAY_AGE_MS), ...findLegacyTemps(sessions.store.dir, snap.dirs, now, STRAY_AGE_MS)];
   const what = (stray: StrayFile) => {
     if (stray.kind === 'lock') return 'a stale lock';
     if (stray.kind === 'removing') return 'a leftover of a removal';
     return `a temp file left by an interrupted write${stray.session === undefined ? '' : ` of session ${stray.session}`}`;
   };
-  return strays.map((stray) => ({
+  return [...unusable, ...strays.map((stray): Found => ({
     check: stray.kind,
     severity: 'error',
     subject: stray.path,
     message: `${what(stray)} (${Math.round(stray.age_ms / 1000)} s old)`,
     repair: 'remove it',
     fix: async () => ((await removeStray(stray, Date.now(), STRAY_AGE_MS)) ? `removed ${stray.path}` : `left ${stray.path}: it is in use again`),
-  }));
+  }))];
 }

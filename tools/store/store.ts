@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId, isValidId } from '../ids.js';
@@ -71,7 +71,11 @@ export class SessionStore {
       if ((await this.read(id)) !== undefined) {
         throw new SessionError('EEXIST', `session ${id} already exists`, { details: { id } });
       }
-      await this.commit(id, record, check);
+      await this.commit(id, record, check).catch(async (err) => {
+        // No record was written (a full disk, an unwritable .tmp/): leave no empty session directory.
+        await rmdir(dir).catch(() => undefined);
+        throw err;
+      });
       await afterWrite?.(record);
       return record;
     });

@@ -7,8 +7,8 @@
  * Versions before `.tmp/` left their temps as `<id>/state.json.<pid>.<n>.<hex>.tmp`: finding those
  * takes a readdir per session, so only doctor looks for them (findLegacyTemps); cleanup does not.
  */
-import { lstatSync, readdirSync, type Stats } from 'node:fs';
-import { lstat, mkdir, rename, rm } from 'node:fs/promises';
+import { accessSync, constants, lstatSync, readdirSync, type Stats } from 'node:fs';
+import { lstat, mkdir, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
@@ -118,3 +118,37 @@ export async function quarantineSession(storeDir: string, id: string, now: numbe
   return target;
 }
 
+
+/**
+ * Why no record can be written through `<store>/.tmp/`, or undefined when it is fine (absent: the
+ * first write makes it). A symbolic link is refused too: temps would be written wherever it points.
+ */
+export function tempDirProblem(storeDir: string): string | undefined {
+  const dir = path.join(storeDir, TEMP_DIR);
+  const info = lstatIfAny(dir);
+  if (!info) return undefined;
+  if (info.isSymbolicLink()) return 'is a symbolic link: record writes would put their temp files wherever it points; replace it with a directory';
+  if (!info.isDirectory()) return 'is not a directory: no record can be written until it is moved away';
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    return `is not writable (${(err as NodeJS.ErrnoException).code}): no record can be written; fix its owner or permissions`;
+  }
+  return undefined;
+}
+
+/** Whether `<store>/<id>` is an empty directory last changed over `minAgeMs` ago (a create that died). */
+export function isOldEmptySessionDir(storeDir: string, id: string, now: number, minAgeMs: number): boolean {
+  assertValidId(id);
+  const info = lstatIfAny(path.join(storeDir, id));
+  return info !== undefined && info.isDirectory() && now - info.mtimeMs > minAgeMs && namesSync(path.join(storeDir, id)).length === 0;
+}
+
+/** Removes `<store>/<id>` if it is still empty (rmdir refuses otherwise); true when it is gone. Call under the id's lock. */
+export async function removeEmptySessionDir(storeDir: string, id: string): Promise<boolean> {
+  assertValidId(id);
+  return rmdir(path.join(storeDir, id)).then(
+    () => true,
+    (err) => (err as NodeJS.ErrnoException).code === 'ENOENT',
+  );
+}
