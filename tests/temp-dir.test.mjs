@@ -150,6 +150,10 @@ test('a dry run counts each state.json; a real purge moves, and counts, whatever
   writeFileSync(path.join(dir, 'old', 'notes.txt'), 'twelve bytes');
   const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
   assert.equal(dry.json.bytes_to_trash, recordBytes);
+  assert.equal(dry.json.bytes_freed, 0);
+  // Without a backup, the same bytes are freed at once, in a dry run as in a real one.
+  const dryNoBackup = await cli(dir, ['cleanup', '--dry-run', '--no-backup', '--json']);
+  assert.deepEqual([dryNoBackup.json.bytes_to_trash, dryNoBackup.json.bytes_freed], [0, recordBytes]);
   const real = await cli(dir, ['cleanup', '--json']);
   assert.deepEqual(real.json.removed, ['old']);
   assert.equal(real.json.bytes_to_trash, recordBytes + 12);

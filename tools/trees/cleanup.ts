@@ -134,7 +134,11 @@ async function purge(
 ): Promise<void> {
   if (dry) {
     root.ids.forEach((id, i) => report.purged.push({ id, root: root.id, depth: root.depths[i] ?? 0, reason: i === 0 ? root.reason : `with ${root.id}` }));
-    for (const id of root.ids) report.bytes_to_trash += sizes.get(id) ?? 0;
+    // Counted where the real run counts them: moved to the trash, or freed at once with --no-backup.
+    for (const id of root.ids) {
+      if (backup) report.bytes_to_trash += sizes.get(id) ?? 0;
+      else report.bytes_freed += sizes.get(id) ?? 0;
+    }
     return;
   }
   const accept = (nodes: TreeNode[]) => {
