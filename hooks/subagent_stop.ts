@@ -13,8 +13,14 @@ const SWEEP_BUNDLE = `${__dirname}/sweep.cjs`;
 // Bundled as CommonJS (no top-level await): the library and its built-in modules load only in main().
 async function main(): Promise<void> {
   if (process.argv.includes('--sweep')) {
-    // Its own bundle, next to this one (this bundle runs with __dirname set to bundles/).
-    require(SWEEP_BUNDLE);
+    // Its own bundle, next to this one (this bundle runs with __dirname set to bundles/). Run by a
+    // person or a cron job, not by Claude Code: a missing bundle is an error, not a silent success.
+    try {
+      require(SWEEP_BUNDLE);
+    } catch (err) {
+      process.stderr.write(`agent-session: cannot load the sweep ${SWEEP_BUNDLE} (${String((err as Error).message).split('\n')[0]}); reinstall the package\n`);
+      process.exitCode = 4;
+    }
   } else if (process.env.AGENT_SESSION_DISABLE !== '1') {
     // The kill switch is checked before the library is even evaluated (it is imported lazily).
     const { HookRun, readStdin, runLifecycle, claimSweepFor, writeAllSync } = await import('../tools/claude/lifecycle.js');
@@ -28,7 +34,7 @@ async function main(): Promise<void> {
     const output = outcome && toProtocol(outcome);
     const written = [output ? writeAllSync(1, `${JSON.stringify(output)}\n`) : true];
     // After answering, and only when this hook touched the store: at most once per interval.
-    if (outcome && (outcome.kind === 'applied' || outcome.kind === 'buffered') && (await claimSweepFor(run))) await startDetachedSweep();
+    if (outcome && (outcome.kind === 'applied' || outcome.kind === 'buffered') && (await claimSweepFor(run))) await startDetachedSweep(run);
     if (run.diagnostics.length > 0) written.push(writeAllSync(2, `${run.diagnostics.join('\n')}\n`));
     // Done (the sweep, if any, is already a process of its own), and everything is written: exit
     // without Node's teardown of the heap (about a millisecond).
@@ -57,7 +63,13 @@ function toProtocol(outcome: LifecycleOutcome): object | null {
 }
 
 /** The sweep scans the store, so it must not delay Claude Code: a detached child nobody waits for. */
-async function startDetachedSweep(): Promise<void> {
+async function startDetachedSweep(run: { problem(err: unknown): Promise<void> }): Promise<void> {
+  // Nobody reads the child's stderr: a missing bundle is logged here, in the store's hook log.
+  const { existsSync } = await import('node:fs');
+  if (!existsSync(SWEEP_BUNDLE)) {
+    await run.problem(new Error(`cannot start the periodic sweep: ${SWEEP_BUNDLE} is missing; reinstall agent-session`));
+    return;
+  }
   const { spawn } = await import('node:child_process');
   const child = spawn(process.execPath, [SWEEP_BUNDLE], { detached: true, stdio: 'ignore', env: process.env, cwd: process.cwd() });
   child.on('error', () => undefined);

@@ -1,11 +1,11 @@
 // The hook executables are launchers that run their bundle with V8's code cache (scripts/launcher.cjs).
 // Each test runs a private copy of dist/hooks, so the shared build's cache files are not touched.
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
-import { fixture, hook, onlySession, project } from './helpers/hooks.mjs';
+import { fixture, flow, hook, hookLog, onlySession, project } from './helpers/hooks.mjs';
 import { cleanEnv, DIST, runNode, tempDir } from './helpers/run.mjs';
 
 /** The cache file's name for this build (the launcher names it after its bundle's content) and this Node. */
@@ -163,4 +163,26 @@ test('the CLI whose output cannot be written (a full disk) says so on one line a
   const r = spawnSync(process.execPath, [path.join(DIST, 'bin', 'agent-session.js'), 'list', '--json', '--dir', store], { env: cleanEnv(), stdio: ['ignore', full, 'pipe'], encoding: 'utf8' });
   assert.equal(r.status, 4);
   assert.equal(r.stderr, 'agent-session: cannot write the output (ENOSPC)\n');
+});
+
+test('a missing sweep bundle: the detached sweep is logged as a problem, and --sweep by hand fails with exit 4', async (t) => {
+  const hooks = privateHooks(t);
+  const stop = path.join(path.dirname(hooks.script), 'subagent_stop.js');
+  rmSync(path.join(hooks.bundles, 'sweep.cjs'));
+  const proj = project(t);
+  const f = flow();
+  assert.equal((await hook(hooks.script, proj, f.pre)).code, 0);
+  // A stamp one interval old: this stop claims the sweep and would start it detached.
+  const stamp = path.join(proj.store, '.claude-code', 'last-sweep');
+  writeFileSync(stamp, 'x');
+  const hourAgo = (Date.now() - 3_600_000 - 1000) / 1000;
+  utimesSync(stamp, hourAgo, hourAgo);
+  const result = await hook(stop, proj, f.start, { AGENT_SESSION_SWEEP_INTERVAL_MINUTES: '60' });
+  assert.deepEqual([result.code, result.stdout, result.stderr], [0, '', '']);
+  assert.match(hookLog(proj.store), /cannot start the periodic sweep: .*sweep\.cjs is missing; reinstall agent-session/);
+
+  const byHand = await runNode(stop, ['--sweep'], { cwd: proj.dir, env: cleanEnv({ AGENT_SESSION_DIR: proj.store }) });
+  assert.equal(byHand.code, 4);
+  assert.equal(byHand.stdout, '');
+  assert.match(byHand.stderr, /^agent-session: cannot load the sweep .*sweep\.cjs .*; reinstall the package\n$/);
 });
