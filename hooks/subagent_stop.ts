@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     }
   } else if (process.env.AGENT_SESSION_DISABLE !== '1') {
     // The kill switch is checked before the library is even evaluated (it is imported lazily).
-    const { HookRun, readStdin, runLifecycle, claimSweepFor, writeAllSync } = await import('../tools/claude/lifecycle.js');
+    const { HookRun, readStdin, runLifecycle, claimSweepFor, fileExists, writeAllSync } = await import('../tools/claude/lifecycle.js');
     const run = new HookRun('subagent_stop', process.env, process.cwd());
     const outcome = await readStdin(() => process.stdin)
       .then((stdin) => runLifecycle(run, stdin))
@@ -34,7 +34,11 @@ async function main(): Promise<void> {
     const output = outcome && toProtocol(outcome);
     const written = [output ? writeAllSync(1, `${JSON.stringify(output)}\n`) : true];
     // After answering, and only when this hook touched the store: at most once per interval.
-    if (outcome && (outcome.kind === 'applied' || outcome.kind === 'buffered') && (await claimSweepFor(run))) await startDetachedSweep(run);
+    if (outcome && (outcome.kind === 'applied' || outcome.kind === 'buffered') && (await claimSweepFor(run))) {
+      // Nobody reads the detached child's stderr: a missing bundle is logged here, in the hook log.
+      if (fileExists(SWEEP_BUNDLE)) await startDetachedSweep();
+      else await run.problem(new Error(`cannot start the periodic sweep: ${SWEEP_BUNDLE} is missing; reinstall agent-session`));
+    }
     if (run.diagnostics.length > 0) written.push(writeAllSync(2, `${run.diagnostics.join('\n')}\n`));
     // Done (the sweep, if any, is already a process of its own), and everything is written: exit
     // without Node's teardown of the heap (about a millisecond).
@@ -63,13 +67,7 @@ function toProtocol(outcome: LifecycleOutcome): object | null {
 }
 
 /** The sweep scans the store, so it must not delay Claude Code: a detached child nobody waits for. */
-async function startDetachedSweep(run: { problem(err: unknown): Promise<void> }): Promise<void> {
-  // Nobody reads the child's stderr: a missing bundle is logged here, in the store's hook log.
-  const { existsSync } = await import('node:fs');
-  if (!existsSync(SWEEP_BUNDLE)) {
-    await run.problem(new Error(`cannot start the periodic sweep: ${SWEEP_BUNDLE} is missing; reinstall agent-session`));
-    return;
-  }
+async function startDetachedSweep(): Promise<void> {
   const { spawn } = await import('node:child_process');
   const child = spawn(process.execPath, [SWEEP_BUNDLE], { detached: true, stdio: 'ignore', env: process.env, cwd: process.cwd() });
   child.on('error', () => undefined);
