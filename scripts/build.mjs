@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { lazyStringWidth } from './lazy-string-width.mjs';
-import { lazyBuiltins, lazyStaticBuiltins, syncFsPromises, withoutCleanup } from './bundling/plugins.mjs';
+import { lazyBuiltins, lazyStaticBuiltins, sharedPath, syncFsPromises, withoutCleanup } from './bundling/plugins.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
@@ -38,11 +38,11 @@ await build({
 // checked before any is loaded), where an ES module bundle hoists them all to start-up.
 const hooks = sources('hooks').map((f) => path.basename(f, '.ts'));
 const executables = [
-  { entry: 'tools/cli/main.ts', dir: 'bin', name: 'agent-session', plugins: [lazyStringWidth, lazyBuiltins] },
+  { entry: 'tools/cli/main.ts', dir: 'bin', name: 'agent-session', plugins: [lazyStringWidth, lazyBuiltins, sharedPath] },
   // The hooks hold locks for milliseconds, synchronously: no refresh timers (tools/store/lock.ts).
-  ...hooks.map((name) => ({ entry: `hooks/${name}.ts`, dir: 'hooks', name, plugins: [lazyStringWidth, lazyBuiltins, lazyStaticBuiltins(['node:os']), syncFsPromises, withoutCleanup], define: { __AGENT_SESSION_SHORT_HOLDS__: 'true' } })),
+  ...hooks.map((name) => ({ entry: `hooks/${name}.ts`, dir: 'hooks', name, plugins: [lazyStringWidth, lazyBuiltins, sharedPath, lazyStaticBuiltins(['node:os']), syncFsPromises, withoutCleanup], define: { __AGENT_SESSION_SHORT_HOLDS__: 'true' } })),
   // subagent_stop's periodic sweep (detached, or `--sweep`): a bundle without a launcher of its own.
-  { entry: 'tools/claude/sweep-main.ts', dir: 'hooks', name: 'sweep', plugins: [lazyStringWidth, lazyBuiltins, syncFsPromises], bundleOnly: true },
+  { entry: 'tools/claude/sweep-main.ts', dir: 'hooks', name: 'sweep', plugins: [lazyStringWidth, lazyBuiltins, sharedPath, syncFsPromises], bundleOnly: true },
 ];
 const launcher = readFileSync(path.join(root, 'scripts', 'launcher.cjs'), 'utf8');
 for (const { entry, dir, name, plugins, bundleOnly, define = {} } of executables) {
@@ -63,8 +63,14 @@ for (const { entry, dir, name, plugins, bundleOnly, define = {} } of executables
   });
   // A bundle is never run directly: its entry's #! line would only cost the launcher a copy of it.
   const bundleFile = path.join(out, dir, 'bundles', `${name}.cjs`);
-  const bundled = readFileSync(bundleFile, 'utf8');
-  if (bundled.startsWith('#!')) writeFileSync(bundleFile, bundled.replace(/^#!.*/, ''));
+  // Pure ASCII, too: one character beyond it (a → in a comment) makes V8 hold the whole source as
+  // UTF-16, twice the bytes to decode, hash and scan on every run. esbuild escapes strings already;
+  // what is left (comments) gets \uXXXX escapes, which mean the same in strings, regular expressions
+  // and names, and nothing in a comment.
+  const bundled = readFileSync(bundleFile, 'utf8')
+    .replace(/^#!.*/, '')
+    .replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  writeFileSync(bundleFile, bundled);
   if (bundleOnly) continue;
   const bundleHash = createHash('sha256').update(readFileSync(bundleFile)).digest('hex').slice(0, 12);
   const text = launcher.replaceAll('NAME', name).replaceAll('BUNDLE_HASH', bundleHash).replace('HOOK_VALUE', String(dir === 'hooks'));
