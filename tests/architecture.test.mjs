@@ -60,3 +60,21 @@ test('the hook bundles leave the cleanup machinery to the sweep bundle', () => {
   }
   assert.match(bundle('sweep.cjs'), /^\/\/ tools\/trees\/cleanup\.ts$/m, 'the sweep bundle carries the cleanup');
 });
+
+test('every executable bundle is pure ASCII and requires node:path once', () => {
+  const bundles = ['hooks', 'bin'].flatMap((dir) =>
+    readdirSync(path.join(DIST, dir, 'bundles'))
+      .filter((f) => f.endsWith('.cjs'))
+      .map((f) => path.join(DIST, dir, 'bundles', f)),
+  );
+  assert.ok(bundles.length >= 4, `expected the CLI, hook and sweep bundles, found ${bundles}`);
+  // The sources have → and … in comments; one such character makes V8 keep the whole bundle as UTF-16.
+  assert.ok(sources('tools').some((file) => /[^\x00-\x7f]/.test(readFileSync(path.join(ROOT, file), 'utf8'))), 'no source has a non-ASCII character: this test proves nothing');
+  for (const bundle of bundles) {
+    const text = readFileSync(bundle, 'utf8');
+    const at = text.search(/[^\x00-\x7f]/);
+    assert.equal(at, -1, `${path.basename(bundle)} has a non-ASCII character: ${JSON.stringify(text.slice(at - 40, at + 10))}`);
+    // esbuild gives each module importing node:path its own copy of it (__toESM) unless they share one.
+    assert.equal(text.match(/require\("node:path"\)/g)?.length, 1, `${path.basename(bundle)} requires node:path more than once`);
+  }
+});

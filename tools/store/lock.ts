@@ -160,7 +160,8 @@ class HeldLock {
     heldLocks.add(this);
     if (!exitHandler) {
       exitHandler = true;
-      process.once('exit', () => {
+      // 'exit' comes once: `on` serves as well as `once`, without compiling once's wrapper in every hook.
+      process.on('exit', () => {
         for (const lock of heldLocks) lock.release();
       });
     }
