@@ -1,5 +1,6 @@
 // Issue 3: the two hooks as whole processes, on real payloads, with a store of 10,000 sessions,
 // against `node -e ''`: median wall time and peak memory, hook and baseline runs interleaved.
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadSerializer, writeStore } from './lib/fixtures.mjs';
@@ -24,6 +25,9 @@ export async function run({ dist, tmp, quick, env, root }) {
   const project = path.join(tmp, 'project');
   const store = path.join(project, '.claude', 'session');
   writeStore(await loadSerializer(dist), store, STORE_SIZE, { shape: 'trees', index: true });
+  // The 10,000 sessions just written are still being written back to disk; every fsync a hook makes
+  // would wait behind them. A user's store is settled: so is this one before anything is timed.
+  syncDisks();
   const transcript = path.join(project, 'transcript.jsonl');
   writeFileSync(transcript, '{}\n');
   const hookEnv = { ...env, CLAUDE_PROJECT_DIR: project, CLAUDECODE: '1' };
@@ -91,6 +95,12 @@ export async function run({ dist, tmp, quick, env, root }) {
       `each subagent_stop run follows its own delegation and SubagentStart (untimed), in its own Claude Code session (${flows} flows)`,
     ],
   };
+}
+
+/** Flushes every dirty page to disk (sync(1)); without it, the first rounds time the write-back. */
+function syncDisks() {
+  const result = spawnSync('sync', [], { stdio: 'ignore' });
+  if (result.error || result.status !== 0) throw new Error(`sync failed: ${result.error?.message ?? `exit ${result.status}`}`);
 }
 
 /** Real payloads: the copies in tests/fixtures when present, else the shared captures. */
