@@ -40,7 +40,13 @@ function run() {
     return;
   }
   compiled.wrapper.call(module.exports, module.exports, require, module, bundle, path.dirname(bundle));
-  if (compiled.stale) process.once('exit', () => saveCache(compiled.script, compiled.cacheFile));
+  // A hook's cache only after a run that did its real work (the bundle marks it: markRunWorthCaching
+  // in tools/claude/runtime.ts), so that it holds the functions that work needs.
+  if (compiled.stale) {
+    process.once('exit', () => {
+      if (!HOOK || globalThis[Symbol.for('agent-session.run-worth-caching')] === true) saveCache(compiled.script, compiled.cacheFile);
+    });
+  }
 }
 
 /** The bundle compiled with its cache (undefined if anything goes wrong: then it is simply required). */

@@ -117,6 +117,35 @@ test('other Node flags get a cache of their own, and the default one is left as 
   assert.equal(statSync(path.join(hooks.bundles, cacheName(hooks.script))).ino, plain.ino);
 });
 
+test('a hook writes its cache only after a run that did its work: events it ignores leave none', async (t) => {
+  const hooks = privateHooks(t);
+  const stopScript = path.join(path.dirname(hooks.script), 'subagent_stop.js');
+  const caches = (name) => readdirSync(hooks.bundles).filter((f) => f.startsWith(`${name}.cjs.`) && f.endsWith('.v8cache'));
+  const proj = project(t);
+  const f = flow({ session: 'worth-1', toolUseId: 'toolu_worth_1', agentId: 'aworth1' });
+
+  // A cache written now would hold only the code that ignores an event, for every later run.
+  const bash = await hook(hooks.script, proj, { ...f.pre, tool_name: 'Bash', tool_input: { command: 'ls' } });
+  assert.equal(bash.code, 0, bash.stderr);
+  assert.equal(bash.stdout, '');
+  const unknown = await hook(stopScript, proj, flow({ session: 'worth-0', agentId: 'anobody' }).stop('done'));
+  assert.equal(unknown.code, 0, unknown.stderr);
+  const empty = await hook(hooks.script, proj, '', { CLAUDECODE: '' });
+  assert.equal(empty.json?.reason, 'invalid_json', empty.stdout);
+  assert.deepEqual([...caches('pre_delegate'), ...caches('subagent_stop')], []);
+
+  // A delegation, then its agent's start: each hook's first real run writes its cache.
+  const delegated = await hook(hooks.script, proj, f.pre);
+  assert.ok(delegated.json.hookSpecificOutput.updatedInput.prompt.includes(onlySession(proj.store).agent_id));
+  assert.deepEqual(caches('pre_delegate'), [cacheName(hooks.script)]);
+  assert.deepEqual(caches('subagent_stop'), []);
+  const started = await hook(stopScript, proj, f.start);
+  assert.equal(started.code, 0, started.stderr);
+  assert.equal(onlySession(proj.store).phase, 'executing');
+  assert.equal(caches('subagent_stop').length, 1);
+  assert.ok(statSync(path.join(hooks.bundles, caches('subagent_stop')[0])).size > 10_000);
+});
+
 test('a hook whose bundle is missing or throws at load still fails open: exit 0, no output', async (t) => {
   const hooks = privateHooks(t);
   const bundle = path.join(hooks.bundles, 'pre_delegate.cjs');

@@ -3,7 +3,7 @@ import { isPlainObject } from '../merge-patch.js';
 import { handleSpawned, handleStart, handleStop, type LifecycleResult } from './handle-lifecycle.js';
 import { legacyStop, legacyStopFailure, type LegacyStopAnswer } from './legacy.js';
 import { isLegacy, parseLifecycle } from './payload.js';
-import { parseJson, STDIN_MAX_BYTES, type HookRun, type StdinResult } from './runtime.js';
+import { markRunWorthCaching, parseJson, STDIN_MAX_BYTES, type HookRun, type StdinResult } from './runtime.js';
 
 /** Everything subagent_stop can conclude; the hook maps each kind to its stdout in one switch. */
 export type LifecycleOutcome = LifecycleResult | { kind: 'none' } | { kind: 'legacy'; answer: LegacyStopAnswer };
@@ -38,6 +38,7 @@ export async function runLifecycle(run: HookRun, stdin: StdinResult): Promise<Li
     case 'legacy-stop':
       throw new SessionError('EINVALID', 'the earlier format was not recognized');
   }
+  if (result.kind !== 'ignored') markRunWorthCaching();
   run.note(`${run.event}: ${result.kind === 'applied' ? `session ${result.session} ${result.changes.join(', ') || 'bound'}` : `${result.kind}: ${result.why}`}`);
   return result;
 }
@@ -46,7 +47,9 @@ async function answerLegacy(run: HookRun, raw: unknown): Promise<LifecycleOutcom
   try {
     const input = parseLifecycle(raw);
     if (input.kind !== 'legacy-stop') throw new SessionError('EINVALID', 'not the earlier format');
-    return { kind: 'legacy', answer: await legacyStop(run.context().sessions, input) };
+    const answer = await legacyStop(run.context().sessions, input);
+    markRunWorthCaching();
+    return { kind: 'legacy', answer };
   } catch (err) {
     await run.problem(err);
     return { kind: 'legacy', answer: legacyStopFailure('error', err instanceof Error ? err.message : String(err)) };

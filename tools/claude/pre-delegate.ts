@@ -3,7 +3,7 @@ import { isPlainObject } from '../merge-patch.js';
 import { handleDelegation, type DelegationResult } from './handle-delegation.js';
 import { legacyDelegate, legacyFailure, type LegacyAnswer } from './legacy.js';
 import { isLegacy, parsePreDelegate } from './payload.js';
-import { parseJson, STDIN_MAX_BYTES, type HookRun, type StdinResult } from './runtime.js';
+import { markRunWorthCaching, parseJson, STDIN_MAX_BYTES, type HookRun, type StdinResult } from './runtime.js';
 
 /** Everything pre_delegate can conclude; the hook maps each kind to its stdout in one switch. */
 export type PreDelegateOutcome = DelegationResult | { kind: 'none' } | { kind: 'legacy'; answer: LegacyAnswer };
@@ -31,6 +31,7 @@ export async function runPreDelegate(run: HookRun, stdin: StdinResult): Promise<
     return { kind: 'none' };
   }
   const result = await handleDelegation(run.context(), input);
+  markRunWorthCaching();
   run.note(`${input.toolUseId} (${input.agentType}): ${result.kind} session ${result.session}`);
   return result;
 }
@@ -39,7 +40,9 @@ async function answerLegacy(run: HookRun, raw: unknown): Promise<PreDelegateOutc
   try {
     const input = parsePreDelegate(raw);
     if (input.kind !== 'legacy-delegate') throw new SessionError('EINVALID', 'not the earlier format');
-    return { kind: 'legacy', answer: await legacyDelegate(run.context().sessions, input) };
+    const answer = await legacyDelegate(run.context().sessions, input);
+    markRunWorthCaching();
+    return { kind: 'legacy', answer };
   } catch (err) {
     await run.problem(err);
     return { kind: 'legacy', answer: legacyFailure('error', err instanceof Error ? err.message : String(err)) };

@@ -31,6 +31,16 @@ export async function readStdin(stream: () => AsyncIterable<Buffer | string>, ma
   return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
 }
 
+/**
+ * Tells the launcher (scripts/launcher.cjs) that this run did a hook's real work (a delegation
+ * recorded, an event applied). V8's code cache holds what the run that wrote it compiled, so the
+ * launcher writes it only after such a run: a first run that merely ignored an event would otherwise
+ * leave every later run compiling most of the library anew.
+ */
+export function markRunWorthCaching(): void {
+  (globalThis as Record<symbol, unknown>)[Symbol.for('agent-session.run-worth-caching')] = true;
+}
+
 export type JsonResult = { ok: true; value: unknown } | { ok: false; error: SessionError };
 
 export function parseJson(text: string): JsonResult {
