@@ -62,8 +62,8 @@ export function lazyStaticBuiltins(names) {
 
 /**
  * For every executable bundle: `import path from 'node:path'` in each module would become its own
- * `__toESM(require("node:path"))`, a copy of the module object made at start-up (about a tenth of a
- * millisecond each, in a dozen modules). They share one module here, which requires it once.
+ * `__toESM(require("node:path"))`, a copy of the module object made at start-up (nine in a hook
+ * bundle, about 0.3 ms together in a CPU profile). They share one module here, which requires it once.
  */
 export const sharedPath = {
   name: 'shared-path',
