@@ -145,6 +145,36 @@ test('a purge takes whole subtrees only: a running great-grandchild protects eve
   }
 });
 
+test('sessions on a hand-made parent cycle are kept, and the dry run plans exactly what the real run does', async (t) => {
+  const dir = tempDir(t);
+  await build(dir, [
+    { id: 'a', ...DONE },
+    { id: 'b', parent: 'a', ...DONE },
+    { id: 'c', parent: 'b', ...DONE },
+    { id: 'x', parent: 'c', ...DONE },
+    { id: 'y', parent: 'a', phase: 'planning' },
+    { id: 'self', ...DONE },
+  ]);
+  // a → b → c → a: no tree holds them (doctor reports it as an error). x hangs off the cycle and is
+  // purgeable on its own; y is recent, and everything on the cycle reaches it.
+  // 'self' is its own parent.
+  for (const [id, parent] of [['a', 'c'], ['self', 'self']]) {
+    const file = path.join(dir, id, 'state.json');
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), parent_session_id: parent }, null, 2));
+  }
+
+  const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
+  assert.equal(dry.code, 0, dry.stderr);
+  const real = await cli(dir, ['cleanup', '--json']);
+  assert.equal(real.code, 0, real.stderr);
+  for (const report of [dry.json, real.json]) {
+    assert.deepEqual(report.purged.map((p) => [p.id, p.root]), [['x', 'x']]);
+    assert.deepEqual(ids(report.skipped), ['a', 'b', 'c', 'self']);
+    for (const s of report.skipped) assert.match(s.reason, /parent links form a cycle/);
+  }
+  assert.deepEqual(liveIds(dir), ['a', 'b', 'c', 'self', 'y']);
+});
+
 test('one cleanup at a time: a held cleanup lock makes the second exit 4 with a message; two at once never purge twice', async (t) => {
   const dir = tempDir(t);
   await build(dir, Array.from({ length: 40 }, (_, i) => ({ id: `s${i}`, ...DONE })));

@@ -20,7 +20,8 @@ export type Verdict =
   | { kind: 'abandon'; reason: string }
   | { kind: 'running'; reason: string }
   | { kind: 'future'; reason: string }
-  | { kind: 'recent'; reason: string };
+  | { kind: 'recent'; reason: string }
+  | { kind: 'cycle'; reason: string };
 
 const hours = (ms: number) => `${Math.round((ms / 3_600_000) * 10) / 10} h`;
 
@@ -87,6 +88,10 @@ export function planCleanup(records: SessionRecord[], unreadable: string[], now:
     if (parent && byId.has(parent)) kids.get(parent)?.push(r.agent_id) ?? kids.set(parent, [r.agent_id]);
     verdicts.set(r.agent_id, judgeSession(r, now, rules));
   }
+  // A session on a parent-link cycle belongs to no tree (doctor reports it as an error): kept, with
+  // whatever hangs off the cycle judged as usual. This also keeps every planned subtree off a cycle.
+  const cyclic = onCycles(records, byId);
+  for (const id of cyclic) verdicts.set(id, { kind: 'cycle', reason: 'its parent links form a cycle (agent-session doctor); left for a person to fix' });
   const blocker = blockers(records, kids, verdicts);
   const plan: CleanupPlan = { purge: [], abandon: [], skipped: [], orphans: [], kept: 0 };
   for (const r of records) {
@@ -97,7 +102,7 @@ export function planCleanup(records: SessionRecord[], unreadable: string[], now:
     const isRoot = parent === null || !byId.has(parent);
     const blockedBy = blocker.get(id) ?? null;
     if (verdict.kind === 'abandon') plan.abandon.push({ id, reason: verdict.reason });
-    else if (verdict.kind === 'running' || verdict.kind === 'future') plan.skipped.push({ id, reason: verdict.reason });
+    else if (verdict.kind === 'running' || verdict.kind === 'future' || verdict.kind === 'cycle') plan.skipped.push({ id, reason: verdict.reason });
     else if (verdict.kind === 'purge' && blockedBy !== null) plan.skipped.push({ id, reason: `kept for its descendant ${blockedBy}` });
     else if (verdict.kind === 'recent') plan.kept++;
     const purgeHere = blockedBy === null && (isRoot || (blocker.get(parent as string) ?? null) !== null);
@@ -107,10 +112,32 @@ export function planCleanup(records: SessionRecord[], unreadable: string[], now:
   return plan;
 }
 
+/** The ids on parent-link cycles: following parents from each session, once, until a root or a known session. */
+function onCycles(records: SessionRecord[], byId: Map<string, SessionRecord>): Set<string> {
+  const cyclic = new Set<string>();
+  const done = new Set<string>();
+  for (const r of records) {
+    const path: string[] = [];
+    const onPath = new Set<string>();
+    let id: string | null = r.agent_id;
+    while (id !== null && byId.has(id) && !done.has(id)) {
+      if (onPath.has(id)) {
+        for (const member of path.slice(path.indexOf(id))) cyclic.add(member);
+        break;
+      }
+      onPath.add(id);
+      path.push(id);
+      id = byId.get(id)?.parent_session_id ?? null;
+    }
+    for (const member of path) done.add(member);
+  }
+  return cyclic;
+}
+
 /**
  * For every session, the first one of its subtree (itself, then its children's blockers in order)
- * that keeps the subtree, or null. One iterative post-order pass; a child still on the stack (a
- * parent-link cycle) counts as null.
+ * that keeps the subtree, or null. One iterative post-order pass. Sessions on cycles keep themselves
+ * (see onCycles), so the child still on the stack that closes a cycle never decides anything.
  */
 function blockers(records: SessionRecord[], kids: Map<string, string[]>, verdicts: Map<string, Verdict>): Map<string, string | null> {
   const blocker = new Map<string, string | null>();
