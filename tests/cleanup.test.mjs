@@ -145,6 +145,12 @@ test('a purge takes whole subtrees only: a running great-grandchild protects eve
   }
 });
 
+/** Changes fields of a record behind the library's back, as a person with an editor would. */
+function editRecord(dir, id, fields) {
+  const file = path.join(dir, id, 'state.json');
+  writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), ...fields }, null, 2));
+}
+
 test('sessions on a hand-made parent cycle are kept, and the dry run plans exactly what the real run does', async (t) => {
   const dir = tempDir(t);
   await build(dir, [
@@ -158,10 +164,8 @@ test('sessions on a hand-made parent cycle are kept, and the dry run plans exact
   // a → b → c → a: no tree holds them (doctor reports it as an error). x hangs off the cycle and is
   // purgeable on its own; y is recent, and everything on the cycle reaches it.
   // 'self' is its own parent.
-  for (const [id, parent] of [['a', 'c'], ['self', 'self']]) {
-    const file = path.join(dir, id, 'state.json');
-    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), parent_session_id: parent }, null, 2));
-  }
+  editRecord(dir, 'a', { parent_session_id: 'c' });
+  editRecord(dir, 'self', { parent_session_id: 'self' });
 
   const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
   assert.equal(dry.code, 0, dry.stderr);
@@ -173,6 +177,38 @@ test('sessions on a hand-made parent cycle are kept, and the dry run plans exact
     for (const s of report.skipped) assert.match(s.reason, /parent links form a cycle/);
   }
   assert.deepEqual(liveIds(dir), ['a', 'b', 'c', 'self', 'y']);
+});
+
+test('the dry run plans what the real run does: hand-edited parents, a newer-schema child, children oldest first', async (t) => {
+  const dir = tempDir(t);
+  await build(dir, [
+    { id: 'x', ...DONE },
+    { id: 'w', ...DONE },
+    { id: 'p', ...DONE },
+    { id: 'q', parent: 'p', ...DONE },
+    { id: 'r', ...DONE },
+    { id: 'zz', parent: 'r', ...DONE, hoursAgo: 49 },
+    { id: 'aa', parent: 'r', ...DONE },
+  ]);
+  // w was made a child of x by hand (the children index still lists it as a root); q is a record of
+  // a schema this version does not read, so neither run may take its parent.
+  editRecord(dir, 'w', { parent_session_id: 'x' });
+  editRecord(dir, 'q', { schema_version: 99 });
+
+  const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
+  assert.equal(dry.code, 0, dry.stderr);
+  const real = await cli(dir, ['cleanup', '--json']);
+  assert.equal(real.code, 0, real.stderr);
+  for (const report of [dry.json, real.json]) {
+    // r's children in creation order (zz first), not in the order of their names.
+    const purged = report.purged.map((e) => [e.id, e.root, e.depth]);
+    assert.deepEqual(purged.filter(([, root]) => root === 'r'), [['r', 'r', 0], ['zz', 'r', 1], ['aa', 'r', 1]]);
+    assert.deepEqual(purged.filter(([, root]) => root === 'x'), [['x', 'x', 0], ['w', 'x', 1]]);
+    assert.equal(purged.length, 5);
+    assert.deepEqual(ids(report.skipped), ['p', 'q']);
+    assert.match(report.skipped.find((e) => e.id === 'p').reason, /descendant q: EVERSION/);
+  }
+  assert.deepEqual(liveIds(dir), ['p', 'q']);
 });
 
 test('one cleanup at a time: a held cleanup lock makes the second exit 4 with a message; two at once never purge twice', async (t) => {

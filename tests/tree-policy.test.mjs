@@ -52,7 +52,7 @@ test('planCleanup: whole subtrees only, protected by any live descendant; orphan
   assert.deepEqual(plan.orphans.map((o) => [o.id, o.action.startsWith('purged')]), [['o', true], ['o2', false]]);
   assert.equal(plan.kept, 2);
   // An unreadable parent is present: its children are not orphans.
-  assert.deepEqual(planCleanup([rec('k', 'completed', 48, 'bad')], ['bad'], NOW, RULES).orphans, []);
+  assert.deepEqual(planCleanup([rec('k', 'completed', 48, 'bad')], [{ id: 'bad' }], NOW, RULES).orphans, []);
 });
 
 test('planDelete: running sessions block unless forced; --no-cascade blocks a parent even when forced', () => {

@@ -21,7 +21,8 @@ export type Verdict =
   | { kind: 'running'; reason: string }
   | { kind: 'future'; reason: string }
   | { kind: 'recent'; reason: string }
-  | { kind: 'cycle'; reason: string };
+  | { kind: 'cycle'; reason: string }
+  | { kind: 'unreadable'; reason: string };
 
 const hours = (ms: number) => `${Math.round((ms / 3_600_000) * 10) / 10} h`;
 
@@ -64,6 +65,15 @@ export interface PurgeRoot {
   orphan: boolean;
 }
 
+/** A session directory whose record could not be read. */
+export interface UnreadableSession {
+  id: string;
+  /** Its parent, when the record says (one of a newer schema); such a session keeps its ancestors. */
+  parent?: string | null;
+  /** Why it stays in the store (unset: cleanup moves it aside before purging, so it keeps nothing). */
+  stays?: string;
+}
+
 export interface CleanupPlan {
   purge: PurgeRoot[];
   abandon: Blocker[];
@@ -75,18 +85,25 @@ export interface CleanupPlan {
 /**
  * Which subtrees go: a subtree is purged only when every session in it is purgeable on its own, so a
  * running or recent descendant protects its ancestors. Orphans (parent absent) are judged as roots.
- * `unreadable` are ids present in the store whose record could not be read.
+ * Children are taken oldest first, the order in which a real purge walks and reports them.
  */
-export function planCleanup(records: SessionRecord[], unreadable: string[], now: number, rules: CleanupRules): CleanupPlan {
+export function planCleanup(records: SessionRecord[], unreadable: UnreadableSession[], now: number, rules: CleanupRules): CleanupPlan {
   const byId = new Map<string, SessionRecord>();
   for (const r of records) byId.set(r.agent_id, r);
-  const present = new Set([...byId.keys(), ...unreadable]);
+  const present = new Set([...byId.keys(), ...unreadable.map((u) => u.id)]);
   const kids = new Map<string, string[]>();
   const verdicts = new Map<string, Verdict>();
-  for (const r of records) {
+  const link = (parent: string, child: string) => kids.get(parent)?.push(child) ?? kids.set(parent, [child]);
+  for (const r of [...records].sort(byCreation)) {
     const parent = r.parent_session_id;
-    if (parent && byId.has(parent)) kids.get(parent)?.push(r.agent_id) ?? kids.set(parent, [r.agent_id]);
+    if (parent && byId.has(parent)) link(parent, r.agent_id);
     verdicts.set(r.agent_id, judgeSession(r, now, rules));
+  }
+  // An unreadable record that stays (a newer schema) is a descendant no purge may take.
+  for (const u of unreadable) {
+    if (u.stays === undefined || !u.parent || !byId.has(u.parent)) continue;
+    link(u.parent, u.id);
+    verdicts.set(u.id, { kind: 'unreadable', reason: u.stays });
   }
   // A session on a parent-link cycle belongs to no tree (doctor reports it as an error): kept, with
   // whatever hangs off the cycle judged as usual. This also keeps every planned subtree off a cycle.
@@ -187,4 +204,9 @@ function subtree(root: string, kids: Map<string, string[]>): { ids: string[]; de
     stack.push(...(kids.get(id) ?? []).slice().reverse().map((k): [string, number] => [k, depth + 1]));
   }
   return { ids, depths };
+}
+
+/** Oldest first, then by id: the order of a subtree's children everywhere (as hierarchy.ts sorts them). */
+function byCreation(a: SessionRecord, b: SessionRecord): number {
+  return a.created_at.localeCompare(b.created_at) || a.agent_id.localeCompare(b.agent_id);
 }

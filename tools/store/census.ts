@@ -9,9 +9,14 @@ import type { SessionError } from '../errors.js';
 import { parseRecord, type SessionRecord } from '../record.js';
 import { STATE_FILE, type StoreProblem } from './store.js';
 
+export interface CensusProblem extends StoreProblem {
+  /** The parent a record of a newer schema names (it stays in the store, under that parent). */
+  parent?: string | null;
+}
+
 export interface Census {
   records: SessionRecord[];
-  problems: StoreProblem[];
+  problems: CensusProblem[];
   /**
    * Bytes of each state.json read (parsed or not): a dry run's estimate. Other files in a session
    * directory (put there by hand, or temp files of versions before `.tmp/`) are not counted here; a
@@ -41,8 +46,16 @@ export function census(storeDir: string, ids: string[]): Census {
       result.records.push(parseRecord(data.toString('utf8'), id));
     } catch (err) {
       const e = err as SessionError;
-      result.problems.push({ id, path: file, code: e.code ?? 'ECORRUPT', message: e.message });
+      const problem: CensusProblem = { id, path: file, code: e.code ?? 'ECORRUPT', message: e.message };
+      if (e.code === 'EVERSION') problem.parent = parentOf(data);
+      result.problems.push(problem);
     }
   }
   return result;
+}
+
+/** `parent_session_id` of a record parseRecord refused as too new (it did parse as a JSON object). */
+function parentOf(data: Buffer): string | null {
+  const parent = (JSON.parse(data.toString('utf8')) as { parent_session_id?: unknown }).parent_session_id;
+  return typeof parent === 'string' ? parent : null;
 }

@@ -1,12 +1,13 @@
 import { SessionError } from '../errors.js';
 import { judgeSession, planCleanup, type CleanupRules } from '../policy/cleanup-plan.js';
 import type { TreeNode } from '../policy/tree-guard.js';
+import type { SessionRecord } from '../record.js';
 import type { Sessions } from '../sessions.js';
 import { census } from '../store/census.js';
 import { withAreaLock } from '../store/subtree-locks.js';
 import { Trash } from '../store/trash.js';
 import { abandon, describe, expireTrash, quarantine, sweep } from './cleanup-steps.js';
-import { reconcileIndex } from './hierarchy.js';
+import { reconcileIndex, type ExtraLinks } from './hierarchy.js';
 import { recoverTrash, type Recovery } from './recover.js';
 import { removeSubtree } from './remove-subtree.js';
 
@@ -64,7 +65,9 @@ async function run(sessions: Sessions, hours: number, options: CleanupOptions): 
   const recovered = await recoverTrash(sessions, { dryRun: dry });
   const found = census(sessions.store.dir, sessions.store.ids());
   const { records, problems } = found;
-  const plan = planCleanup(records, problems.map((p) => p.id), now, rules);
+  // Corrupt records are moved aside before the purges; any other problem stays and is skipped.
+  const unreadable = problems.map((p) => ({ id: p.id, parent: p.parent, stays: p.code === 'ECORRUPT' ? undefined : `${p.code}: ${p.message}` }));
+  const plan = planCleanup(records, unreadable, now, rules);
   const report: CleanupReport = {
     dry_run: dry,
     cutoff: new Date(now - rules.cutoffMs).toISOString(),
@@ -94,7 +97,7 @@ async function run(sessions: Sessions, hours: number, options: CleanupOptions): 
     await quarantine(sessions, problem, dry, report);
     tick();
   }
-  const links = dry ? undefined : await reconcileIndex(sessions, true);
+  const links = dry ? undefined : withRecordLinks(await reconcileIndex(sessions, true), records);
   const trash = new Trash(sessions.store.dir);
   for (const root of plan.purge) {
     await purge(sessions, root, rules, dry, options.backup ?? true, links, report, found.bytes);
@@ -114,6 +117,20 @@ async function run(sessions: Sessions, hours: number, options: CleanupOptions): 
     });
   }
   return report;
+}
+
+/**
+ * The links a purge follows besides the index: every parent link the records name, so that a
+ * parent edited by hand (which the index does not follow) is seen as the plan saw it. A purge
+ * still checks each child's record names its parent.
+ */
+function withRecordLinks(extra: ExtraLinks, records: SessionRecord[]): ExtraLinks {
+  const links: ExtraLinks = new Map([...extra].map(([parent, ids]) => [parent, [...ids]]));
+  for (const r of records) {
+    const parent = r.parent_session_id;
+    if (parent) links.get(parent)?.push(r.agent_id) ?? links.set(parent, [r.agent_id]);
+  }
+  return links;
 }
 
 export function cleanupRules(sessions: Sessions, hours: number): CleanupRules {
