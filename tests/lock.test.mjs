@@ -13,7 +13,10 @@ import { DIST, ROOT, tempDir } from './helpers/run.mjs';
 const require = createRequire(path.join(ROOT, 'package.json'));
 const lockfile = require('proper-lockfile');
 const LOCK_MODULE = pathToFileURL(path.join(DIST, 'tools', 'store', 'lock.js')).href;
-const { withLock, LOCK_STALE_MS } = await import(LOCK_MODULE);
+const { withLock, isStaleLockTime, LOCK_STALE_MS } = await import(LOCK_MODULE);
+const { withSessionLocks } = await import(pathToFileURL(path.join(DIST, 'tools', 'store', 'subtree-locks.js')).href);
+/** Blocks the thread as a synchronous step on a slow disk does: no timer runs meanwhile. */
+const block = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /** proper-lockfile as the store configured it: one attempt, 2 s stale. Resolves 'locked' or the error code. */
 function tryProperLockfile(lockPath) {
@@ -112,6 +115,47 @@ test('a holder whose steps each block for most of a second (a slow disk) keeps i
   });
   assert.equal(steps, 4, 'no check said the lock was lost');
   assert.equal(existsSync(lockPath), false, 'released');
+});
+
+test('holding many session locks: check(id) looks at that lock, check() at all, and both keep every lock fresh', { timeout: 20_000 }, async (t) => {
+  const dir = tempDir(t);
+  const ids = Array.from({ length: 200 }, (_, i) => `s${String(i).padStart(3, '0')}`);
+  const lockOf = (id) => path.join(dir, '.locks', `${id}.lock`);
+  await withSessionLocks(dir, ids, 2000, async (check) => {
+    assert.equal(readdirSync(path.join(dir, '.locks')).length, 200);
+    // Steps that each block (no timer can run) for twice the stale time in all, one session each:
+    // the other 199 locks are kept fresh by the checks alone, so nobody may take them over.
+    const until = Date.now() + 2 * LOCK_STALE_MS;
+    for (let i = 0; Date.now() < until; i++) {
+      block(LOCK_STALE_MS / 10);
+      check(ids[i % 10]);
+    }
+    // Looked at before anything is awaited: a refresh timer could not have helped.
+    for (const id of ['s050', 's199']) assert.equal(isStaleLockTime(statSync(lockOf(id)).mtimeMs), false, `${id} stayed fresh`);
+    // Another process took s107's lock over (removed it, made its own).
+    rmdirSync(lockOf('s107'));
+    mkdirSync(lockOf('s107'));
+    const theirs = new Date(Date.now() + 5000);
+    utimesSync(lockOf('s107'), theirs, theirs);
+    check('s003');
+    assert.throws(() => check(), /lost the lock on session s107 \(another process took it over\)/);
+    assert.throws(() => check('s107'), /lost the lock on session s107/);
+    check('s003');
+  });
+  assert.deepEqual(readdirSync(path.join(dir, '.locks')), ['s107.lock'], "every lock released but the other process's");
+});
+
+test('holding many session locks: a stall past the trusted time fails the next check of any session', { timeout: 20_000 }, async (t) => {
+  const dir = tempDir(t);
+  const ids = Array.from({ length: 20 }, (_, i) => `s${String(i).padStart(2, '0')}`);
+  await assert.rejects(
+    withSessionLocks(dir, ids, 2000, async (check) => {
+      check('s05');
+      block(LOCK_STALE_MS);
+      check('s05');
+    }),
+    (err) => err.code === 'ELOCKED' && /lost the lock on session s00 \(not refreshed for \d+ ms/.test(err.message),
+  );
 });
 
 test('a lock taken over meanwhile fails the check before a commit, and the new holder keeps it', async (t) => {

@@ -15,7 +15,7 @@ export const LOCK_STALE_MS = 2000;
  * Short, so that a holder whose steps each block for most of a second (a slow disk's fsync, with no
  * timer able to run) still renews the lock at every check; a fast hook run never touches it.
  */
-const TOUCH_AFTER_MS = LOCK_STALE_MS / 8;
+export const TOUCH_AFTER_MS = LOCK_STALE_MS / 8;
 /**
  * Past this since the last touch the lock is no longer trusted to be ours: others may take it at
  * LOCK_STALE_MS, and the commit that follows a check needs a moment.
@@ -39,14 +39,21 @@ export interface LockOptions {
 }
 
 /**
- * Runs `fn` holding the lock at `lockPath` (a directory; its parent must exist). `fn` gets `check`,
- * to call right before a commit: it throws ELOCKED unless the lock is still ours and fresh (not taken
- * over, not stalled near the stale time), so nobody renames a file under a lock someone else holds.
+ * `check()`: throws ELOCKED unless the lock is still ours and fresh (its directory looked at: not taken
+ * over, not removed, not stalled near the stale time). `check({ look: false })`, for a holder of many
+ * locks between its commits: the same, but the directory is looked at only when a touch is due, the
+ * one time another process following the protocol could have taken the lock.
  */
-export async function withLock<T>(lockPath: string, options: LockOptions, fn: (check: () => void) => Promise<T>): Promise<T> {
+export type LockCheck = (options?: { look: boolean }) => void;
+
+/**
+ * Runs `fn` holding the lock at `lockPath` (a directory; its parent must exist). `fn` gets `check`,
+ * to call right before a commit, so nobody renames a file under a lock someone else holds.
+ */
+export async function withLock<T>(lockPath: string, options: LockOptions, fn: (check: LockCheck) => Promise<T>): Promise<T> {
   const lock = await acquire(lockPath, options);
-  const check = () => {
-    lock.refresh();
+  const check: LockCheck = (how) => {
+    lock.refresh(how?.look ?? true);
     if (lock.lost) throw new SessionError('ELOCKED', `lost the lock on ${options.what} (${lock.lost})`);
   };
   try {
@@ -169,13 +176,15 @@ class HeldLock {
 
   /**
    * Makes sure the lock is still ours (its mtime is the one we last gave it, and we gave it recently
-   * enough), and touches it once it is TOUCH_AFTER_MS old. Called by the timer and by `check`.
+   * enough), and touches it once it is TOUCH_AFTER_MS old. Called by the timer and by `check`. With
+   * `look` false and no touch due, only the in-memory half: no system call.
    */
-  refresh(): void {
+  refresh(look = true): void {
     if (this.lost) return;
     const now = Date.now();
-    this.lost = this.whyNotOurs(now);
-    if (this.lost || now - this.touched < TOUCH_AFTER_MS) return;
+    const due = now - this.touched >= TOUCH_AFTER_MS;
+    this.lost = look || due ? this.whyNotOurs(now) : this.stalled(now);
+    if (this.lost || !due) return;
     try {
       this.touch(now);
     } catch (err) {
@@ -194,8 +203,14 @@ class HeldLock {
     }
   }
 
-  private whyNotOurs(now: number): string | undefined {
+  private stalled(now: number): string | undefined {
     if (now - this.touched > TRUST_MS) return `not refreshed for ${now - this.touched} ms, so another process may have taken it over`;
+    return undefined;
+  }
+
+  private whyNotOurs(now: number): string | undefined {
+    const stalled = this.stalled(now);
+    if (stalled) return stalled;
     let mtimeMs: number;
     try {
       mtimeMs = statSync(this.path).mtimeMs;

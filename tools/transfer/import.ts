@@ -8,7 +8,7 @@ import { readBundleFile } from '../store/bundle-file.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { ImportStaging, type ImportManifest } from '../store/import-stage.js';
 import { LOCK_STALE_MS } from '../store/lock.js';
-import { withSessionLocks } from '../store/subtree-locks.js';
+import { withSessionLocks, type SessionLocksCheck } from '../store/subtree-locks.js';
 import { parseBundleText, verifyBundle, type Bundle } from './bundle.js';
 
 export type ImportSource = { file: string } | { text: string } | { bundle: unknown };
@@ -99,7 +99,7 @@ export function planImport(records: SessionRecord[], existing: Set<string>, opti
 }
 
 /** Under the locks of every id: set aside replaced sessions, index, place; roll back on any failure. */
-async function commit(staging: ImportStaging, manifest: ImportManifest, records: SessionRecord[], storeDir: string, check: () => void): Promise<void> {
+async function commit(staging: ImportStaging, manifest: ImportManifest, records: SessionRecord[], storeDir: string, check: SessionLocksCheck): Promise<void> {
   const taken = manifest.ids.filter((id) => staging.isLive(id) && !manifest.replaced.includes(id));
   if (taken.length > 0) throw new SessionError('EEXIST', `session(s) created while importing: ${taken.join(', ')}`, { details: { ids: taken } });
   check();
@@ -111,7 +111,7 @@ async function commit(staging: ImportStaging, manifest: ImportManifest, records:
     for (const record of records) {
       // Index markers go before the record they describe (see tools/store/children-index.ts).
       await index.add(record.parent_session_id, record.agent_id);
-      check();
+      check(record.agent_id);
       await staging.place(manifest.op, record.agent_id);
     }
   } catch (err) {

@@ -2,7 +2,7 @@ import { SessionError } from '../errors.js';
 import { planDelete, type Blocker, type DeletePlan, type TreeNode } from '../policy/tree-guard.js';
 import type { Sessions } from '../sessions.js';
 import { ChildrenIndex } from '../store/children-index.js';
-import { withSessionLocks } from '../store/subtree-locks.js';
+import { withSessionLocks, type SessionLocksCheck } from '../store/subtree-locks.js';
 import { diskBytes, Trash, TRASH_FORMAT, type PreservedWork, type TrashManifest, type TrashSession } from '../store/trash.js';
 import { reconcileIndex, subtreeNodes, type ExtraLinks } from './hierarchy.js';
 import { capturePatch, findUnsavedWork, type UnsavedWork } from './work.js';
@@ -78,7 +78,7 @@ async function moveToTrash(
   plan: DeletePlan,
   unsaved: UnsavedWork[],
   options: RemoveOptions,
-  check: () => void,
+  check: SessionLocksCheck,
 ): Promise<Removal> {
   const trash = new Trash(sessions.store.dir);
   const root = nodes[0] as TreeNode;
@@ -108,7 +108,7 @@ async function moveToTrash(
       if (name) await trash.writeWorkFile(entry, name, await capturePatch(w.state));
     }
     for (const session of order) {
-      check();
+      check(session.id);
       checkEntry();
       await trash.moveIn(entry, session.id);
     }

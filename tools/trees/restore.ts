@@ -100,7 +100,7 @@ export async function putBack(sessions: Sessions, trash: Trash, manifest: TrashM
     }
     await trash.writeManifest({ ...manifest, status: 'restoring' });
     for (const s of order) {
-      check();
+      check(s.id);
       await index.add(s.parent, s.id);
       await trash.moveOut(manifest.entry, s.id);
     }
