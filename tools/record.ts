@@ -129,3 +129,13 @@ function validHistory(history: unknown): boolean {
 function corrupt(id: string, why: string, cause?: unknown): SessionError {
   return new SessionError('ECORRUPT', `session ${id} is corrupt: ${why}`, { cause, details: { id } });
 }
+
+/**
+ * Oldest first, then by id: the order of siblings everywhere (tree, delete, cleanup). Plain
+ * code-point comparison: timestamps are ISO strings of one format, and it is several times faster
+ * than localeCompare over thousands of sessions.
+ */
+export function compareCreation(aCreatedAt: string, aId: string, bCreatedAt: string, bId: string): number {
+  if (aCreatedAt !== bCreatedAt) return aCreatedAt < bCreatedAt ? -1 : 1;
+  return aId < bId ? -1 : aId > bId ? 1 : 0;
+}

@@ -1,5 +1,5 @@
 import { isFinalPhase, isResumablePhase } from '../phases.js';
-import type { SessionRecord } from '../record.js';
+import { compareCreation, type SessionRecord } from '../record.js';
 import { parseTimestamp } from '../time.js';
 import { ACTIVE_PHASES, type Blocker } from './tree-guard.js';
 
@@ -94,11 +94,16 @@ export function planCleanup(records: SessionRecord[], unreadable: UnreadableSess
   const kids = new Map<string, string[]>();
   const verdicts = new Map<string, Verdict>();
   const link = (parent: string, child: string) => kids.get(parent)?.push(child) ?? kids.set(parent, [child]);
-  for (const r of [...records].sort(byCreation)) {
+  for (const r of records) {
     const parent = r.parent_session_id;
     if (parent && byId.has(parent)) link(parent, r.agent_id);
     verdicts.set(r.agent_id, judgeSession(r, now, rules));
   }
+  const older = (a: string, b: string) => {
+    const [ra, rb] = [byId.get(a) as SessionRecord, byId.get(b) as SessionRecord];
+    return compareCreation(ra.created_at, a, rb.created_at, b);
+  };
+  for (const list of kids.values()) if (list.length > 1) list.sort(older);
   // An unreadable record that stays (a newer schema) is a descendant no purge may take.
   for (const u of unreadable) {
     if (u.stays === undefined || !u.parent || !byId.has(u.parent)) continue;
@@ -129,25 +134,25 @@ export function planCleanup(records: SessionRecord[], unreadable: UnreadableSess
   return plan;
 }
 
-/** The ids on parent-link cycles: following parents from each session, once, until a root or a known session. */
+/** The ids on parent-link cycles: parents followed up from each session until a root or a session already walked. */
 function onCycles(records: SessionRecord[], byId: Map<string, SessionRecord>): Set<string> {
   const cyclic = new Set<string>();
-  const done = new Set<string>();
-  for (const r of records) {
-    const path: string[] = [];
-    const onPath = new Set<string>();
+  // The walk that reached each session: met again in the same walk, it closes a cycle.
+  const walkOf = new Map<string, number>();
+  records.forEach((r, walk) => {
     let id: string | null = r.agent_id;
-    while (id !== null && byId.has(id) && !done.has(id)) {
-      if (onPath.has(id)) {
-        for (const member of path.slice(path.indexOf(id))) cyclic.add(member);
-        break;
-      }
-      onPath.add(id);
-      path.push(id);
+    while (id !== null && byId.has(id) && !walkOf.has(id)) {
+      walkOf.set(id, walk);
       id = byId.get(id)?.parent_session_id ?? null;
     }
-    for (const member of path) done.add(member);
-  }
+    if (id === null || walkOf.get(id) !== walk) return;
+    // Round the cycle once from where this walk closed it.
+    const start = id;
+    do {
+      cyclic.add(id);
+      id = byId.get(id)?.parent_session_id as string;
+    } while (id !== start);
+  });
   return cyclic;
 }
 
@@ -204,9 +209,4 @@ function subtree(root: string, kids: Map<string, string[]>): { ids: string[]; de
     stack.push(...(kids.get(id) ?? []).slice().reverse().map((k): [string, number] => [k, depth + 1]));
   }
   return { ids, depths };
-}
-
-/** Oldest first, then by id: the order of a subtree's children everywhere (as hierarchy.ts sorts them). */
-function byCreation(a: SessionRecord, b: SessionRecord): number {
-  return a.created_at.localeCompare(b.created_at) || a.agent_id.localeCompare(b.agent_id);
 }

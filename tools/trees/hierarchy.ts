@@ -2,7 +2,7 @@ import { isSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import type { TreeNode } from '../policy/tree-guard.js';
 import { selectSessions, summarize, type ListFilter, type SessionSummary } from '../policy/selection.js';
-import type { SessionRecord } from '../record.js';
+import { compareCreation, type SessionRecord } from '../record.js';
 import type { ListResult, Sessions } from '../sessions.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { notFound } from '../store/store.js';
@@ -148,9 +148,9 @@ async function readLenient(sessions: Sessions, id: string): Promise<SessionRecor
 }
 
 function byCreatedAt(a: SessionRecord, b: SessionRecord): number {
-  return a.created_at.localeCompare(b.created_at) || a.agent_id.localeCompare(b.agent_id);
+  return compareCreation(a.created_at, a.agent_id, b.created_at, b.agent_id);
 }
 
 function byCreation(a: TreeNode, b: TreeNode): number {
-  return (a.record?.created_at ?? '').localeCompare(b.record?.created_at ?? '') || a.id.localeCompare(b.id);
+  return compareCreation(a.record?.created_at ?? '', a.id, b.record?.created_at ?? '', b.id);
 }
