@@ -107,7 +107,11 @@ async function commit(staging: ImportStaging, manifest: ImportManifest, records:
   await staging.writeManifest(manifest);
   const index = new ChildrenIndex(storeDir);
   try {
-    for (const id of manifest.replaced) if (staging.isLive(id)) await staging.setAside(manifest.op, id);
+    for (const id of manifest.replaced) {
+      if (!staging.isLive(id)) continue;
+      check(id);
+      await staging.setAside(manifest.op, id);
+    }
     for (const record of records) {
       // Index markers go before the record they describe (see tools/store/children-index.ts).
       await index.add(record.parent_session_id, record.agent_id);
