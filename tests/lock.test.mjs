@@ -145,6 +145,25 @@ test('holding many session locks: check(id) looks at that lock, check() at all, 
   assert.deepEqual(readdirSync(path.join(dir, '.locks')), ['s107.lock'], "every lock released but the other process's");
 });
 
+test('holding many session locks while a step awaits past the stale time: all stay fresh, nobody takes one over', { timeout: 20_000 }, async (t) => {
+  const dir = tempDir(t);
+  const ids = Array.from({ length: 100 }, (_, i) => `s${String(i).padStart(3, '0')}`);
+  const lockOf = (id) => path.join(dir, '.locks', `${id}.lock`);
+  await withSessionLocks(dir, ids, 2000, async (check) => {
+    const since = Date.now();
+    const attempts = [];
+    for (let i = 0; Date.now() - since < LOCK_STALE_MS + 1000; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      attempts.push(await tryProperLockfile(lockOf(ids[(i * 37) % ids.length])));
+    }
+    assert.ok(attempts.length >= 10, `tried ${attempts.length} times`);
+    assert.deepEqual([...new Set(attempts)], ['ELOCKED']);
+    for (const id of ids) assert.equal(isStaleLockTime(statSync(lockOf(id)).mtimeMs), false, `${id} stayed fresh`);
+    check();
+  });
+  assert.deepEqual(readdirSync(path.join(dir, '.locks')), [], 'every lock released');
+});
+
 test('holding many session locks: a stall past the trusted time fails the next check of any session', { timeout: 20_000 }, async (t) => {
   const dir = tempDir(t);
   const ids = Array.from({ length: 20 }, (_, i) => `s${String(i).padStart(2, '0')}`);

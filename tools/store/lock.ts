@@ -21,6 +21,12 @@ export const TOUCH_AFTER_MS = LOCK_STALE_MS / 8;
  * LOCK_STALE_MS, and the commit that follows a check needs a moment.
  */
 const TRUST_MS = LOCK_STALE_MS - 300;
+/**
+ * A lock one of many held together (`timer: false`) is touched once it is this old, by its holder's
+ * `check({ look: false })`: each touch costs system calls for every lock held. Still young enough that a
+ * step blocking for a second between two checks leaves every lock trusted.
+ */
+const MANY_TOUCH_AFTER_MS = LOCK_STALE_MS / 4;
 
 /**
  * Set at build time (scripts/build.mjs) for the two hook bundles, which do their I/O synchronously and
@@ -36,15 +42,26 @@ export interface LockOptions {
   timeoutMs: number;
   /** What the lock protects, for the error message. */
   what: string;
+  /**
+   * False for a lock held as one of many (see subtree-locks.ts): no timer of its own (thousands of
+   * timers would each look at their lock twice a second); its holder keeps it fresh with `check`.
+   */
+  timer?: boolean;
 }
 
 /**
  * `check()`: throws ELOCKED unless the lock is still ours and fresh (its directory looked at: not taken
  * over, not removed, not stalled near the stale time). `check({ look: false })`, for a holder of many
- * locks between its commits: the same, but the directory is looked at only when a touch is due, the
- * one time another process following the protocol could have taken the lock.
+ * locks between its commits: the same, but the directory is looked at (and touched) only once the lock
+ * is MANY_TOUCH_AFTER_MS old; until it is stale nobody following the protocol can have taken it.
  */
 export type LockCheck = (options?: { look: boolean }) => void;
+
+/** A lock held until `release` (which does nothing the second time). */
+export interface Lock {
+  check: LockCheck;
+  release: () => void;
+}
 
 /**
  * Runs `fn` holding the lock at `lockPath` (a directory; its parent must exist). `fn` gets `check`,
@@ -52,39 +69,48 @@ export type LockCheck = (options?: { look: boolean }) => void;
  */
 export async function withLock<T>(lockPath: string, options: LockOptions, fn: (check: LockCheck) => Promise<T>): Promise<T> {
   const lock = await acquire(lockPath, options);
-  const check: LockCheck = (how) => {
-    lock.refresh(how?.look ?? true);
-    if (lock.lost) throw new SessionError('ELOCKED', `lost the lock on ${options.what} (${lock.lost})`);
-  };
   try {
-    return await fn(check);
+    return await fn(checkOf(lock, options.what));
   } finally {
     lock.release();
   }
+}
+
+/** The lock at `lockPath`, for a caller that holds many and lets go of them itself (see withLock). */
+export async function takeLock(lockPath: string, options: LockOptions): Promise<Lock> {
+  const lock = await acquire(lockPath, options);
+  return { check: checkOf(lock, options.what), release: () => lock.release() };
+}
+
+function checkOf(lock: HeldLock, what: string): LockCheck {
+  return (how) => {
+    lock.refresh(how?.look ?? true);
+    if (lock.lost) throw new SessionError('ELOCKED', `lost the lock on ${what} (${lock.lost})`);
+  };
 }
 
 async function acquire(lockPath: string, options: LockOptions): Promise<HeldLock> {
   const deadline = Date.now() + options.timeoutMs;
   let delay = 2;
   for (;;) {
-    const lock = tryLock(lockPath, options.what);
+    const lock = tryLock(lockPath, options.what, options.timer ?? true);
     if (lock) return lock;
     if (Date.now() + delay > deadline) {
       throw new SessionError('ELOCKED', `${options.what} is locked by another process; gave up after ${options.timeoutMs} ms`);
     }
     // Locks this process already holds stay fresh while it waits (without timers, nothing else touches them).
-    for (const held of heldLocks) held.refresh();
+    for (const held of heldLocks) held.refresh(false);
     await new Promise((resolve) => setTimeout(resolve, delay * (1 + Math.random())));
     delay = Math.min(delay * 2, 50);
   }
 }
 
 /** One attempt: the lock, or undefined while a live process holds it (or another is taking it over). */
-function tryLock(lockPath: string, what: string): HeldLock | undefined {
+function tryLock(lockPath: string, what: string, timer: boolean): HeldLock | undefined {
   try {
-    if (makeDir(lockPath)) return new HeldLock(lockPath);
+    if (makeDir(lockPath)) return new HeldLock(lockPath, timer);
     if (!isStale(lockPath)) return undefined;
-    return takeOver(lockPath);
+    return takeOver(lockPath, timer);
   } catch (err) {
     // Removed between our mkdir and stat (its holder released it): try again.
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(path.dirname(lockPath))) return undefined;
@@ -110,7 +136,7 @@ function isStale(lockPath: string): boolean {
  * (itself made with mkdir, and taken over the same way if its maker died), and the lock is looked at
  * again under it: otherwise a second process that judged the old lock stale could remove the new one.
  */
-function takeOver(lockPath: string): HeldLock | undefined {
+function takeOver(lockPath: string, timer: boolean): HeldLock | undefined {
   const guard = `${lockPath}.takeover`;
   if (!makeDir(guard)) {
     if (isStale(guard)) rmdirSync(guard);
@@ -119,7 +145,7 @@ function takeOver(lockPath: string): HeldLock | undefined {
   try {
     if (!isStale(lockPath)) return undefined;
     rmdirSync(lockPath);
-    return makeDir(lockPath) ? new HeldLock(lockPath) : undefined;
+    return makeDir(lockPath) ? new HeldLock(lockPath, timer) : undefined;
   } finally {
     try {
       rmdirSync(guard);
@@ -154,13 +180,13 @@ class HeldLock {
   private readonly coarse: boolean;
   private readonly timer: NodeJS.Timeout | undefined;
 
-  constructor(lockPath: string) {
+  constructor(lockPath: string, timer: boolean) {
     this.path = lockPath;
     this.mtimeMs = statSync(lockPath).mtimeMs;
     this.coarse = this.mtimeMs % 1000 === 0;
     // On whole seconds, the time mkdir stored is up to a second early: move it to the next second.
     if (this.coarse) this.touch(this.touched);
-    if (REFRESH_TIMERS) {
+    if (REFRESH_TIMERS && timer) {
       this.timer = setInterval(() => this.refresh(), LOCK_STALE_MS / 4);
       this.timer.unref();
     }
@@ -177,12 +203,13 @@ class HeldLock {
   /**
    * Makes sure the lock is still ours (its mtime is the one we last gave it, and we gave it recently
    * enough), and touches it once it is TOUCH_AFTER_MS old. Called by the timer and by `check`. With
-   * `look` false and no touch due, only the in-memory half: no system call.
+   * `look` false: touched once MANY_TOUCH_AFTER_MS old, and until then only the in-memory half (no
+   * system call).
    */
   refresh(look = true): void {
     if (this.lost) return;
     const now = Date.now();
-    const due = now - this.touched >= TOUCH_AFTER_MS;
+    const due = now - this.touched >= (look ? TOUCH_AFTER_MS : MANY_TOUCH_AFTER_MS);
     this.lost = look || due ? this.whyNotOurs(now) : this.stalled(now);
     if (this.lost || !due) return;
     try {

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
-import { TOUCH_AFTER_MS, withLock, type LockCheck } from './lock.js';
+import { takeLock, TOUCH_AFTER_MS, withLock, type Lock } from './lock.js';
 
 /** Lock directories live where SessionStore puts them, so these locks exclude its updates. */
 export function sessionLockPath(storeDir: string, id: string): string {
@@ -25,9 +25,10 @@ export type SessionLocksCheck = (id?: string) => void;
 /**
  * Holds the locks of many sessions at once: taken in sorted id order (two subtree operations can
  * never wait on each other in a cycle), all within one deadline (ELOCKED, never a hang).
- * Thousands of locks (a large subtree) cost no system call per lock per step: the locks held are
- * kept fresh at most every TOUCH_AFTER_MS / 2, while taking the others and between the steps, and
- * nothing about them can change in between (another process takes a lock only once it is stale).
+ * Thousands of locks (a large subtree) cost no system call per lock per step: one timer and every
+ * check keep the locks held fresh, at most every TOUCH_AFTER_MS / 2, each looked at and touched
+ * only once it is half a second old (nothing about a lock can change before it is stale). They are
+ * let go of one by one, kept fresh meanwhile, so that none stalls into another process's hands.
  */
 export async function withSessionLocks<T>(
   storeDir: string,
@@ -37,34 +38,57 @@ export async function withSessionLocks<T>(
 ): Promise<T> {
   const sorted = [...new Set(ids)].sort();
   const deadline = Date.now() + timeoutMs;
-  const held = new Map<string, LockCheck>();
+  const held = new Map<string, Lock>();
   let kept = 0;
+  // Every lock gets its turn even when one was lost (the check throws then, and goes on throwing).
   const keepFresh = () => {
     const now = Date.now();
     if (now - kept < TOUCH_AFTER_MS / 2) return;
-    for (const check of held.values()) check({ look: false });
     kept = now;
+    let lost: unknown;
+    for (const lock of held.values()) {
+      try {
+        lock.check({ look: false });
+      } catch (err) {
+        lost ??= err;
+      }
+    }
+    if (lost) throw lost;
+  };
+  const keepFreshQuietly = () => {
+    try {
+      keepFresh();
+    } catch {
+      // The lost lock stays lost: the next check says so.
+    }
   };
   const check: SessionLocksCheck = (id) => {
-    if (id === undefined) return held.forEach((one) => one());
+    if (id === undefined) return held.forEach((lock) => lock.check());
     keepFresh();
-    const one = held.get(id);
-    if (!one) throw new Error(`check(${id}): not one of the sessions locked`);
-    one();
+    const lock = held.get(id);
+    if (!lock) throw new Error(`check(${id}): not one of the sessions locked`);
+    lock.check();
   };
-  await ensureLocksDir(storeDir);
-  const step = async (i: number): Promise<T> => {
-    if (i === sorted.length) return fn(check);
-    const id = sorted[i] as string;
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) throw new SessionError('ELOCKED', `could not lock ${sorted.length} sessions within ${timeoutMs} ms`, { details: { id } });
-    keepFresh();
-    return withLock(sessionLockPath(storeDir, id), { timeoutMs: remaining, what: `session ${id}` }, (one) => {
-      held.set(id, one);
-      return step(i + 1);
-    });
-  };
-  return step(0);
+  // While a step awaits (a thread-pool fsync, a slow disk).
+  const timer = setInterval(keepFreshQuietly, TOUCH_AFTER_MS / 2);
+  timer.unref();
+  try {
+    await ensureLocksDir(storeDir);
+    for (const id of sorted) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw new SessionError('ELOCKED', `could not lock ${sorted.length} sessions within ${timeoutMs} ms`, { details: { id } });
+      keepFresh();
+      held.set(id, await takeLock(sessionLockPath(storeDir, id), { timeoutMs: remaining, what: `session ${id}`, timer: false }));
+    }
+    return await fn(check);
+  } finally {
+    clearInterval(timer);
+    for (const [id, lock] of held) {
+      held.delete(id);
+      keepFreshQuietly();
+      lock.release();
+    }
+  }
 }
 
 /** A store-level lock (for example the one that keeps two cleanups from running at once). */
