@@ -60,6 +60,8 @@ export type LockCheck = (options?: { look: boolean }) => void;
 /** A lock held until `release` (which does nothing the second time). */
 export interface Lock {
   check: LockCheck;
+  /** `check({ look: false })` without the throw: why the lock is no longer ours, if it is not. */
+  refresh: () => string | undefined;
   release: () => void;
 }
 
@@ -79,7 +81,11 @@ export async function withLock<T>(lockPath: string, options: LockOptions, fn: (c
 /** The lock at `lockPath`, for a caller that holds many and lets go of them itself (see withLock). */
 export async function takeLock(lockPath: string, options: LockOptions): Promise<Lock> {
   const lock = await acquire(lockPath, options);
-  return { check: checkOf(lock, options.what), release: () => lock.release() };
+  const refresh = () => {
+    lock.refresh(false);
+    return lock.lost;
+  };
+  return { check: checkOf(lock, options.what), refresh, release: () => lock.release() };
 }
 
 function checkOf(lock: HeldLock, what: string): LockCheck {
@@ -99,7 +105,7 @@ async function acquire(lockPath: string, options: LockOptions): Promise<HeldLock
       throw new SessionError('ELOCKED', `${options.what} is locked by another process; gave up after ${options.timeoutMs} ms`);
     }
     // Locks this process already holds stay fresh while it waits (without timers, nothing else touches them).
-    for (const held of heldLocks) held.refresh(false);
+    for (const held of heldLocks) held.refresh(!held.oneOfMany);
     await new Promise((resolve) => setTimeout(resolve, delay * (1 + Math.random())));
     delay = Math.min(delay * 2, 50);
   }
@@ -179,9 +185,12 @@ class HeldLock {
   /** The file system keeps whole seconds: touch with the next whole second, as proper-lockfile does. */
   private readonly coarse: boolean;
   private readonly timer: NodeJS.Timeout | undefined;
+  /** Held as one of many (no timer of its own): looked at only when due, as its holder does. */
+  readonly oneOfMany: boolean;
 
   constructor(lockPath: string, timer: boolean) {
     this.path = lockPath;
+    this.oneOfMany = !timer;
     this.mtimeMs = statSync(lockPath).mtimeMs;
     this.coarse = this.mtimeMs % 1000 === 0;
     // On whole seconds, the time mkdir stored is up to a second early: move it to the next second.
@@ -219,14 +228,38 @@ class HeldLock {
     }
   }
 
-  /** Removes the lock only if it is still ours: after a stall, it may be another process's by now. */
+  /**
+   * Removes the lock only if it is still ours. After a stall it may be another process's by now: then
+   * it is removed only through the takeover guard, as any process would take over a stale lock, and
+   * only if its mtime is still the one we gave it (so nobody took it over), leaving no stale lock behind.
+   */
   release(): void {
     if (this.timer) clearInterval(this.timer);
-    if (!heldLocks.delete(this) || this.lost || this.whyNotOurs(Date.now())) return;
+    if (!heldLocks.delete(this)) return;
+    if (!this.lost && !this.whyNotOurs(Date.now())) {
+      try {
+        rmdirSync(this.path);
+      } catch {
+        // Already gone.
+      }
+      return;
+    }
+    const guard = `${this.path}.takeover`;
     try {
-      rmdirSync(this.path);
+      if (!makeDir(guard)) return;
     } catch {
-      // Already gone.
+      return;
+    }
+    try {
+      if (statSync(this.path).mtimeMs === this.mtimeMs) rmdirSync(this.path);
+    } catch {
+      // Gone meanwhile.
+    } finally {
+      try {
+        rmdirSync(guard);
+      } catch {
+        // Taken as stale by another process.
+      }
     }
   }
 

@@ -39,38 +39,26 @@ export async function withSessionLocks<T>(
   const sorted = [...new Set(ids)].sort();
   const deadline = Date.now() + timeoutMs;
   const held = new Map<string, Lock>();
+  // The first lock found lost: from then on every check throws (its lock's error).
+  let lostId: string | undefined;
   let kept = 0;
-  // Every lock gets its turn even when one was lost (the check throws then, and goes on throwing).
+  // At most once per TOUCH_AFTER_MS / 2 of other work: a pass over tens of thousands of locks (their
+  // touches included) never runs back to back. A lost lock costs nothing more.
   const keepFresh = () => {
-    const now = Date.now();
-    if (now - kept < TOUCH_AFTER_MS / 2) return;
-    kept = now;
-    let lost: unknown;
-    for (const lock of held.values()) {
-      try {
-        lock.check({ look: false });
-      } catch (err) {
-        lost ??= err;
-      }
-    }
-    if (lost) throw lost;
-  };
-  const keepFreshQuietly = () => {
-    try {
-      keepFresh();
-    } catch {
-      // The lost lock stays lost: the next check says so.
-    }
+    if (Date.now() - kept < TOUCH_AFTER_MS / 2) return;
+    for (const [id, lock] of held) if (lock.refresh() !== undefined && lostId === undefined) lostId = id;
+    kept = Date.now();
   };
   const check: SessionLocksCheck = (id) => {
     if (id === undefined) return held.forEach((lock) => lock.check());
     keepFresh();
+    if (lostId !== undefined) held.get(lostId)?.check();
     const lock = held.get(id);
     if (!lock) throw new Error(`check(${id}): not one of the sessions locked`);
     lock.check();
   };
   // While a step awaits (a thread-pool fsync, a slow disk).
-  const timer = setInterval(keepFreshQuietly, TOUCH_AFTER_MS / 2);
+  const timer = setInterval(keepFresh, TOUCH_AFTER_MS / 2);
   timer.unref();
   try {
     await ensureLocksDir(storeDir);
@@ -78,6 +66,7 @@ export async function withSessionLocks<T>(
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw new SessionError('ELOCKED', `could not lock ${sorted.length} sessions within ${timeoutMs} ms`, { details: { id } });
       keepFresh();
+      if (lostId !== undefined) held.get(lostId)?.check();
       held.set(id, await takeLock(sessionLockPath(storeDir, id), { timeoutMs: remaining, what: `session ${id}`, timer: false }));
     }
     return await fn(check);
@@ -85,7 +74,7 @@ export async function withSessionLocks<T>(
     clearInterval(timer);
     for (const [id, lock] of held) {
       held.delete(id);
-      keepFreshQuietly();
+      keepFresh();
       lock.release();
     }
   }
