@@ -23,7 +23,7 @@ export const TOUCH_AFTER_MS = LOCK_STALE_MS / 8;
 const TRUST_MS = LOCK_STALE_MS - 300;
 /**
  * A lock one of many held together (`timer: false`) is touched once it is this old, by its holder's
- * `check({ look: false })`: each touch costs system calls for every lock held. Still young enough that a
+ * `Lock.refresh`: each touch costs system calls for every lock held. Still young enough that a
  * step blocking for a second between two checks leaves every lock trusted.
  */
 const MANY_TOUCH_AFTER_MS = LOCK_STALE_MS / 4;
@@ -44,23 +44,25 @@ export interface LockOptions {
   what: string;
   /**
    * False for a lock held as one of many (see subtree-locks.ts): no timer of its own (thousands of
-   * timers would each look at their lock twice a second); its holder keeps it fresh with `check`.
+   * timers would each look at their lock twice a second); its holder keeps it fresh with `Lock.refresh`.
    */
   timer?: boolean;
 }
 
 /**
- * `check()`: throws ELOCKED unless the lock is still ours and fresh (its directory looked at: not taken
- * over, not removed, not stalled near the stale time). `check({ look: false })`, for a holder of many
- * locks between its commits: the same, but the directory is looked at (and touched) only once the lock
- * is MANY_TOUCH_AFTER_MS old; until it is stale nobody following the protocol can have taken it.
+ * Throws ELOCKED unless the lock is still ours and fresh (its directory looked at: not taken over, not
+ * removed, not stalled near the stale time).
  */
-export type LockCheck = (options?: { look: boolean }) => void;
+export type LockCheck = () => void;
 
 /** A lock held until `release` (which does nothing the second time). */
 export interface Lock {
   check: LockCheck;
-  /** `check({ look: false })` without the throw: why the lock is no longer ours, if it is not. */
+  /**
+   * For a holder of many locks between its commits: why the lock is no longer ours, if it is not.
+   * The directory is looked at (and touched) only once the lock is MANY_TOUCH_AFTER_MS old; until
+   * it is stale, nobody following the protocol can have taken it.
+   */
   refresh: () => string | undefined;
   release: () => void;
 }
@@ -89,8 +91,8 @@ export async function takeLock(lockPath: string, options: LockOptions): Promise<
 }
 
 function checkOf(lock: HeldLock, what: string): LockCheck {
-  return (how) => {
-    lock.refresh(how?.look ?? true);
+  return () => {
+    lock.refresh();
     if (lock.lost) throw new SessionError('ELOCKED', `lost the lock on ${what} (${lock.lost})`);
   };
 }

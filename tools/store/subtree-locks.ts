@@ -17,7 +17,7 @@ export function areaLockPath(storeDir: string, name: string): string {
 
 /**
  * `check()` throws ELOCKED if any of the locks was lost, looking at each lock directory; `check(id)`
- * looks at that session's lock only, and keeps the others fresh (see LockCheck). A step that changes
+ * looks at that session's lock only, and keeps the others fresh (see Lock.refresh). A step that changes
  * one session calls `check(id)` right before; one that changes them all, `check()`.
  */
 export type SessionLocksCheck = (id?: string) => void;
