@@ -145,15 +145,22 @@ function isStale(lockPath: string): boolean {
  * again under it: otherwise a second process that judged the old lock stale could remove the new one.
  */
 function takeOver(lockPath: string, timer: boolean): HeldLock | undefined {
+  return underTakeoverGuard(lockPath, () => {
+    if (!isStale(lockPath)) return undefined;
+    rmdirSync(lockPath);
+    return makeDir(lockPath) ? new HeldLock(lockPath, timer) : undefined;
+  });
+}
+
+/** Runs `fn` holding `<lock>.takeover`; undefined while another process holds it (a dead one's is removed). */
+function underTakeoverGuard<T>(lockPath: string, fn: () => T | undefined): T | undefined {
   const guard = `${lockPath}.takeover`;
   if (!makeDir(guard)) {
     if (isStale(guard)) rmdirSync(guard);
     return undefined;
   }
   try {
-    if (!isStale(lockPath)) return undefined;
-    rmdirSync(lockPath);
-    return makeDir(lockPath) ? new HeldLock(lockPath, timer) : undefined;
+    return fn();
   } finally {
     try {
       rmdirSync(guard);
@@ -246,22 +253,12 @@ class HeldLock {
       }
       return;
     }
-    const guard = `${this.path}.takeover`;
     try {
-      if (!makeDir(guard)) return;
+      underTakeoverGuard(this.path, () => {
+        if (statSync(this.path).mtimeMs === this.mtimeMs) rmdirSync(this.path);
+      });
     } catch {
-      return;
-    }
-    try {
-      if (statSync(this.path).mtimeMs === this.mtimeMs) rmdirSync(this.path);
-    } catch {
-      // Gone meanwhile.
-    } finally {
-      try {
-        rmdirSync(guard);
-      } catch {
-        // Taken as stale by another process.
-      }
+      // Gone meanwhile, or the guard could not be made: a stale lock is taken over by the next comer.
     }
   }
 

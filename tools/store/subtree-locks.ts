@@ -49,10 +49,13 @@ export async function withSessionLocks<T>(
     for (const [id, lock] of held) if (lock.refresh() !== undefined && lostId === undefined) lostId = id;
     kept = Date.now();
   };
-  const check: SessionLocksCheck = (id) => {
-    if (id === undefined) return held.forEach((lock) => lock.check());
+  const keepFreshOrThrow = () => {
     keepFresh();
     if (lostId !== undefined) held.get(lostId)?.check();
+  };
+  const check: SessionLocksCheck = (id) => {
+    if (id === undefined) return held.forEach((lock) => lock.check());
+    keepFreshOrThrow();
     const lock = held.get(id);
     if (!lock) throw new Error(`check(${id}): not one of the sessions locked`);
     lock.check();
@@ -65,8 +68,7 @@ export async function withSessionLocks<T>(
     for (const id of sorted) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw new SessionError('ELOCKED', `could not lock ${sorted.length} sessions within ${timeoutMs} ms`, { details: { id } });
-      keepFresh();
-      if (lostId !== undefined) held.get(lostId)?.check();
+      keepFreshOrThrow();
       held.set(id, await takeLock(sessionLockPath(storeDir, id), { timeoutMs: remaining, what: `session ${id}`, timer: false }));
     }
     return await fn(check);
