@@ -718,6 +718,25 @@ test('an option that needs a value and has none is a usage error, never its defa
   assert.deepEqual(tree(root), before);
 });
 
+
+test('a yes/no option given a value other than true or false is a usage error: --dry-run=yes never writes', async (t) => {
+  const { root, store } = setup(t);
+  await seed(store, [{ id: 'old', outcome: 'completed', minutesAgo: 48 * 60 }]);
+  const before = tree(root);
+  const results = await Promise.all([
+    cli(store, ['cleanup', '--dry-run=yes']), // yargs alone reads this as false: a real cleanup
+    cli(store, ['cleanup', '--dry-run=1', '--json']),
+    cli(store, ['list', '--json=no']),
+    runCli(['install', '--dry-run=y'], { cwd: root, env: cleanEnv({ HOME: root }) }),
+  ]);
+  for (const result of results) failed(result, 2);
+  assert.match(results[0].stderr, /--dry-run takes no value \(or true\/false\), not "yes"/);
+  assert.deepEqual(tree(root), before);
+  // true and false still work, and a string option's value may look like anything.
+  assert.equal(ok(await cli(store, ['cleanup', '--dry-run=true', '--json'])).dry_run, true);
+  assert.deepEqual(tree(root), before);
+  assert.equal(ok(await cli(store, ['create', '--agent=x', '--purpose=--json=yes', '--json'])).purpose, '--json=yes');
+});
 test('an error about input holding line breaks is still one line on stderr; table cells cannot break the table', async (t) => {
   const { store } = setup(t);
   const results = await Promise.all([

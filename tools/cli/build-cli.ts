@@ -34,6 +34,9 @@ export function buildCli(argv: string[], ctx: Context) {
     .option('dir', { type: 'string', requiresArg: true, describe: 'Session store directory (default: <project>/.claude/session)', global: true })
     .option('json', { type: 'boolean', describe: 'Print exactly one JSON document on stdout', global: true })
     .middleware((args) => {
+      // Runs after the command's builder: the options known now include the command's own.
+      // (getOptions is yargs's, missing from @types/yargs; cli.test.mjs fails if it ever goes.)
+      checkBooleanValues(argv, (cli as unknown as { getOptions(): { boolean: string[] } }).getOptions().boolean);
       args.ctx = ctx;
     })
     .demandCommand(1, 'Name a command.')
@@ -53,4 +56,23 @@ export function buildCli(argv: string[], ctx: Context) {
     });
   for (const module of COMMANDS) cli.command(module as never);
   return cli;
+}
+
+/**
+ * yargs reads `--dry-run=yes` as false: a dry run that writes. A yes/no option given a value takes
+ * only `true` or `false`, like `--dry-run=true`; anything else is a usage error.
+ */
+function checkBooleanValues(argv: string[], booleans: string[]): void {
+  const names = new Set(booleans.flatMap((name) => [name, kebab(name)]));
+  for (const arg of argv) {
+    if (arg === '--') return;
+    const match = /^--(?:no-)?([^=]+)=(.*)$/s.exec(arg);
+    if (match && names.has(match[1]!) && match[2] !== 'true' && match[2] !== 'false') {
+      throw new SessionError('EINVALID', `--${match[1]} takes no value (or true/false), not "${match[2]}"`, { details: { usage: true } });
+    }
+  }
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
