@@ -141,11 +141,17 @@ test('entries of ours from elsewhere are replaced in place by install and remove
   const lookAlikes = [
     { type: 'command', command: 'node /home/me/tools/my_pre_delegate.js' },
     { type: 'command', command: 'python3 /opt/legacy/hooks/subagent_stop.py' },
+    // Mentions a built hook's path without running it with node.
+    { type: 'command', command: 'python3 scripts/lint.py dist/hooks/pre_delegate.js' },
+    { type: 'command', command: 'node "$CLAUDE_PROJECT_DIR"/.claude/hooks/pre_delegate.js' },
   ];
+  // On an event we never register, even our own command is the user's.
+  const elsewhere = [{ hooks: [{ type: 'command', command: 'node "$CLAUDE_PROJECT_DIR"/.claude/hooks/subagent_stop.js' }, { type: 'command', command: 'node /x/dist/hooks/subagent_stop.js' }] }];
   const old = {
     hooks: {
+      Stop: elsewhere,
       PreToolUse: [
-        { matcher: 'Agent|Task', hooks: [{ type: 'command', command: 'node /old/node_modules/agent-session/dist/hooks/pre_delegate.js', timeout: 10 }, ...lookAlikes] },
+        { matcher: 'Agent|Task', hooks: [{ type: 'command', command: "AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'", timeout: 10, statusMessage: 'recording' }, ...lookAlikes] },
         { matcher: 'Task', hooks: [{ type: 'command', command: 'npx agent-session-pre-delegate' }] },
       ],
       SubagentStop: [{ hooks: [{ type: 'command', command: 'npx -y agent-session-subagent-stop' }] }],
@@ -155,15 +161,87 @@ test('entries of ours from elsewhere are replaced in place by install and remove
   const r = await p.run('install', '--json');
   assert.equal(r.code, 0, r.stderr);
   const report = JSON.parse(r.stdout);
-  assert.deepEqual(report.removed.map((e) => e.command).sort(), ['node /old/node_modules/agent-session/dist/hooks/pre_delegate.js', 'npx -y agent-session-subagent-stop', 'npx agent-session-pre-delegate'].sort());
+  assert.deepEqual(report.removed.map((e) => e.command).sort(), ["AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'", 'npx -y agent-session-subagent-stop', 'npx agent-session-pre-delegate'].sort());
   const hooks = JSON.parse(read(p.settings)).hooks;
-  // Updated where it was, next to the look-alikes; the group emptied of the npx entry is gone.
-  assert.deepEqual(hooks.PreToolUse, [{ matcher: 'Agent|Task', hooks: [{ type: 'command', command: `node ${HOOK_FILE.pre_delegate}`, timeout: lib.HOOK_TIMEOUT_SECONDS }, ...lookAlikes] }]);
+  // Updated where it was, next to the look-alikes, keeping a field someone added; the group emptied of the npx entry is gone.
+  assert.deepEqual(hooks.PreToolUse, [{ matcher: 'Agent|Task', hooks: [{ type: 'command', command: `node ${HOOK_FILE.pre_delegate}`, timeout: lib.HOOK_TIMEOUT_SECONDS, statusMessage: 'recording' }, ...lookAlikes] }]);
+  assert.deepEqual(hooks.Stop, elsewhere);
   assert.equal(hooks.SubagentStop.length, 1);
   assert.equal(hooks.SubagentStop[0].hooks[0].command, `node ${HOOK_FILE.subagent_stop}`);
 
   assert.equal((await p.run('uninstall')).code, 0);
-  assert.deepEqual(JSON.parse(read(p.settings)), { hooks: { PreToolUse: [{ matcher: 'Agent|Task', hooks: lookAlikes }] } });
+  assert.deepEqual(JSON.parse(read(p.settings)), { hooks: { Stop: elsewhere, PreToolUse: [{ matcher: 'Agent|Task', hooks: lookAlikes }] } });
+
+  // Nothing of ours left: uninstall writes nothing, no backup, even where it could tidy up.
+  const tidy = '{"model":"x","hooks":{}}';
+  writeFileSync(p.settings, tidy);
+  const before = backups(p.settings).length;
+  const none = await p.run('uninstall', '--json');
+  assert.equal(JSON.parse(none.stdout).changed, false);
+  assert.equal(read(p.settings), tidy);
+  assert.equal(backups(p.settings).length, before);
+});
+
+test('a settings file keeps its layout (BOM, CRLF, indentation); one a rewrite would alter, or read-only, is refused untouched', async (t) => {
+  const p = setup(t);
+  mkdirSync(path.dirname(p.settings));
+  writeFileSync(p.settings, '\ufeff{\r\n\t"model": "x"\r\n}\r\n');
+  assert.equal((await p.run('install')).code, 0);
+  const text = read(p.settings);
+  assert.ok(text.startsWith('\ufeff{\r\n\t"model": "x",\r\n\t"hooks": {'), JSON.stringify(text.slice(0, 40)));
+  assert.equal(text.replace(/\r\n/g, '').includes('\n'), false, 'every line ends in CRLF');
+  assert.equal((await p.run('uninstall')).code, 0);
+  assert.equal(read(p.settings), '\ufeff{\r\n\t"model": "x"\r\n}\r\n');
+
+  for (const [json, reason] of [
+    ['{"env":{"BIG":12345678901234567890}}', /the number 12345678901234567890 cannot be kept exactly/],
+    ['{"a":1e400}', /the number 1e400 cannot be kept exactly/],
+    ['{"d":1,"e":{"d":1,"d":2}}', /the key "d" appears twice in one object/],
+  ]) {
+    writeFileSync(p.settings, json);
+    const r = await p.run('install');
+    assert.equal(r.code, 2, json);
+    assert.match(r.stderr, reason);
+    assert.equal(read(p.settings), json);
+  }
+  // The same values written differently are no loss: 1.50 is 1.5, a key may repeat in another object.
+  writeFileSync(p.settings, '{"env":{"F":1.50,"H":1E2,"K":{"d":1}},"d":3,"L":[{"d":1},{"d":2}]}');
+  assert.equal((await p.run('install')).code, 0);
+  assert.deepEqual(JSON.parse(read(p.settings)).env, { F: 1.5, H: 100, K: { d: 1 } });
+
+  writeFileSync(p.settings, '{"model": "opus"}');
+  chmodSync(p.settings, 0o444);
+  const readOnly = await p.run('install');
+  assert.equal(readOnly.code, 2);
+  assert.match(readOnly.stderr, /settings\.json is read-only; refusing to change it/);
+  assert.equal(read(p.settings), '{"model": "opus"}');
+  chmodSync(p.settings, 0o666);
+  assert.equal((await p.run('install')).code, 0);
+  assert.equal(statSync(p.settings).mode & 0o777, 0o666, 'the mode is kept exactly, whatever the umask');
+});
+
+test('a dangling settings symlink is written through to its target; the project must exist and not be HOME', async (t) => {
+  const p = setup(t);
+  mkdirSync(path.dirname(p.settings));
+  const target = path.join(p.home, 'dotfiles', 'settings.json');
+  symlinkSync(target, p.settings);
+  mkdirSync(path.dirname(target));
+  assert.equal((await p.run('install')).code, 0);
+  assert.ok(lstatSync(p.settings).isSymbolicLink());
+  assert.equal(JSON.parse(read(target)).hooks.SubagentStart.length, 1);
+
+  const missing = path.join(p.home, 'no', 'such', 'project');
+  const r = await runCli(['install'], { cwd: p.dir, env: cleanEnv({ HOME: p.home, CLAUDE_PROJECT_DIR: missing }) });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /the project directory .*no\/such\/project \(CLAUDE_PROJECT_DIR\) does not exist/);
+  assert.equal(existsSync(path.join(p.home, 'no')), false);
+
+  mkdirSync(path.join(p.home, '.claude'));
+  const home = await runCli(['install'], { cwd: p.home, env: cleanEnv({ HOME: p.home }) });
+  assert.equal(home.code, 2);
+  assert.match(home.stderr, /the project would be your home directory .*use install --user/);
+  assert.deepEqual(readdirSync(p.home).sort(), ['.claude', 'dotfiles']);
+  assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
 });
 
 test('a file that already has our hooks in its own layout is not rewritten; mode and symlinks are kept', async (t) => {
@@ -290,10 +368,73 @@ test('.gitignore gets the store once, appended after the last line', async (t) =
 
   const q = setup(t);
   const covered = path.join(q.dir, '.gitignore');
-  writeFileSync(covered, 'dist\n/.claude/session\n');
-  const r = await q.run('install', '--json');
-  assert.equal(JSON.parse(r.stdout).gitignore.changed, false);
-  assert.equal(read(covered), 'dist\n/.claude/session\n');
+  for (const text of ['dist\n/.claude/session\n', '.claude/*\n', '**/.claude/session/\n']) {
+    writeFileSync(covered, text);
+    const r = await q.run('install', '--json');
+    assert.equal(JSON.parse(r.stdout).gitignore.changed, false, text);
+    assert.equal(read(covered), text);
+  }
+
+  // CRLF stays CRLF; a symlink is written through, keeping the target's mode.
+  const c = setup(t);
+  const target = path.join(c.home, 'gitignore');
+  writeFileSync(target, 'a\r\nb');
+  chmodSync(target, 0o600);
+  symlinkSync(target, path.join(c.dir, '.gitignore'));
+  assert.equal((await c.run('install')).code, 0);
+  assert.ok(lstatSync(path.join(c.dir, '.gitignore')).isSymbolicLink());
+  assert.equal(read(target), 'a\r\nb\r\n.claude/session/\r\n');
+  assert.equal(statSync(target).mode & 0o777, 0o600);
+});
+
+test('when .gitignore or the settings file cannot be read or written, neither is changed', async (t) => {
+  // .gitignore unreadable (a directory): the settings file is left alone.
+  const p = setup(t);
+  mkdirSync(path.dirname(p.settings));
+  writeFileSync(p.settings, '{"model": "opus"}');
+  mkdirSync(path.join(p.dir, '.gitignore'));
+  const r = await p.run('install');
+  assert.equal(r.code, 4);
+  assert.match(r.stderr, /^agent-session: cannot read .*\.gitignore: EISDIR: /);
+  assert.equal(read(p.settings), '{"model": "opus"}');
+  assert.deepEqual(backups(p.settings), []);
+
+  // .gitignore read-only: refused before anything is written.
+  const q = setup(t);
+  mkdirSync(path.dirname(q.settings));
+  writeFileSync(q.settings, '{"model": "opus"}');
+  writeFileSync(path.join(q.dir, '.gitignore'), 'dist\n');
+  chmodSync(path.join(q.dir, '.gitignore'), 0o444);
+  assert.equal((await q.run('install')).code, 2);
+  assert.equal(read(q.settings), '{"model": "opus"}');
+  assert.equal(read(path.join(q.dir, '.gitignore')), 'dist\n');
+
+  // The settings file refused after .gitignore was written: .gitignore is put back (here: removed).
+  const s = setup(t);
+  mkdirSync(path.dirname(s.settings));
+  writeFileSync(s.settings, '{"model": "opus"}');
+  chmodSync(s.settings, 0o444);
+  assert.equal((await s.run('install')).code, 2);
+  assert.equal(existsSync(path.join(s.dir, '.gitignore')), false);
+  assert.equal(read(s.settings), '{"model": "opus"}');
+});
+
+test('a package path that needs quoting for the shell is quoted, and the installed hook runs', async (t) => {
+  const p = setup(t);
+  // A backslash is no path separator here, but the shell would eat it unquoted.
+  const pkg = path.join(p.home, 'pkg\\1');
+  cpSync(DIST, path.join(pkg, 'dist'), { recursive: true });
+  copyFileSync(path.join(ROOT, 'package.json'), path.join(pkg, 'package.json'));
+  const r = await runNode(path.join(pkg, 'dist', 'bin', 'agent-session.js'), ['install'], { cwd: p.dir, env: cleanEnv({ HOME: p.home }) });
+  assert.equal(r.code, 0, r.stderr);
+  const command = JSON.parse(read(p.settings)).hooks.PreToolUse[0].hooks[0].command;
+  assert.equal(command, `node '${pkg.replace(/'/g, "'\\''")}/dist/hooks/pre_delegate.js'`);
+  const ran = await sh(command, { env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: p.dir }), input: read(path.join(FIXTURES, 'claude', 'pretooluse-task.json')) });
+  assert.equal(ran.code, 0);
+  assert.match(JSON.parse(ran.stdout).hookSpecificOutput.updatedInput.prompt, /\[agent-session\] Your session: agent-/);
+  // A second install recognises the quoted entries as ours: nothing changes.
+  const again = await runNode(path.join(pkg, 'dist', 'bin', 'agent-session.js'), ['install', '--json'], { cwd: p.dir, env: cleanEnv({ HOME: p.home }) });
+  assert.equal(JSON.parse(again.stdout).changed, false);
 });
 
 test('install refuses with a clear error when the built hooks are not next to the CLI', async (t) => {

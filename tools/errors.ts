@@ -31,7 +31,8 @@ export function toSessionError(err: unknown, doing: string): SessionError {
   if (err instanceof SessionError) return err;
   const sys = err as NodeJS.ErrnoException;
   if (sys?.code === 'ENOSPC') return new SessionError('EIO', `${doing}: no space left on device`, { cause: err });
-  const reason = sys?.code ? `${sys.code} ${sys.message}` : String(err);
+  // Node's messages mostly start with their code already ("EISDIR: illegal operation…").
+  const reason = sys?.code ? (sys.message?.startsWith(`${sys.code}:`) ? sys.message : `${sys.code} ${sys.message}`) : String(err);
   return new SessionError('EIO', `${doing}: ${reason}`, { cause: err });
 }
 

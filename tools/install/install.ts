@@ -1,6 +1,9 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { SessionError, toSessionError } from '../errors.js';
 import { gitignorePath, readGitignore, writeGitignore } from '../store/gitignore-file.js';
 import { locateBuiltHooks } from '../store/hook-files.js';
-import { formatSettings, installProjectDir, projectSettingsPath, readSettingsFile, userSettingsPath, writeSettingsFile } from '../store/settings-file.js';
+import { formatSettings, homeDir, installProjectDir, projectSettingsPath, readSettingsFile, userSettingsPath, writeSettingsFile } from '../store/settings-file.js';
 import { planGitignore } from './gitignore.js';
 import { planInstall, planUninstall, type HookEntry, type SettingsPlan } from './plan.js';
 import { HOOK_NAMES, HOOK_TIMEOUT_SECONDS, nodeCommand, type HookName } from './registrations.js';
@@ -37,9 +40,7 @@ export interface InstallReport {
 export async function installHooks(options: InstallOptions): Promise<InstallReport> {
   const hooks = locateBuiltHooks(HOOK_NAMES, options.hooksFrom);
   const commands = Object.fromEntries(HOOK_NAMES.map((name) => [name, nodeCommand(hooks[name])])) as Record<HookName, string>;
-  const report = await apply('install', options, (old) => planInstall(old, commands, HOOK_TIMEOUT_SECONDS));
-  if (report.scope === 'project') report.gitignore = await ignoreStore(installProjectDir(options), options.dryRun === true);
-  return report;
+  return apply('install', options, (old) => planInstall(old, commands, HOOK_TIMEOUT_SECONDS));
 }
 
 /** Removes exactly our entries from a Claude Code settings file (wherever the package was). */
@@ -47,21 +48,45 @@ export function uninstallHooks(options: InstallOptions): Promise<InstallReport> 
   return apply('uninstall', options, planUninstall);
 }
 
+/**
+ * Reads and plans everything first (the settings file, and for a project install its .gitignore),
+ * then writes: .gitignore first, put back as it was if the settings file then cannot be written.
+ */
 async function apply(action: InstallReport['action'], options: InstallOptions, plan: (old: Record<string, unknown> | undefined) => SettingsPlan): Promise<InstallReport> {
   const scope = options.user ? 'user' : 'project';
-  const file = options.user ? userSettingsPath(options.env) : projectSettingsPath(installProjectDir(options));
+  const projectDir = options.user ? undefined : await checkedProjectDir(options);
+  const file = projectDir === undefined ? userSettingsPath(options.env) : projectSettingsPath(projectDir);
   const before = await readSettingsFile(file);
   const { settings, changed, added, removed } = plan(before.settings);
-  const content = changed ? formatSettings(settings, before.indent) : (before.text ?? '');
-  const write = changed && options.dryRun !== true;
-  const backup = write ? await writeSettingsFile(before, content, options.now ?? Date.now()) : null;
-  return { action, scope, file, dry_run: options.dryRun === true, changed, backup, added, removed, gitignore: null, content };
+  const content = changed ? formatSettings(settings, before) : (before.text ?? '');
+  // The store is kept out of git on install into a project.
+  const ignoreFile = action === 'install' && projectDir !== undefined ? gitignorePath(projectDir) : undefined;
+  const ignoreOld = ignoreFile === undefined ? undefined : await readGitignore(ignoreFile);
+  const ignore = ignoreFile === undefined ? undefined : planGitignore(ignoreOld);
+  let backup: string | null = null;
+  if (options.dryRun !== true) {
+    const undo = ignoreFile && ignore?.changed ? await writeGitignore(ignoreFile, ignoreOld, ignore.text) : undefined;
+    try {
+      if (changed) backup = await writeSettingsFile(before, content, options.now ?? Date.now());
+    } catch (err) {
+      await undo?.().catch((undoErr: Error) => {
+        throw toSessionError(err, `${undoErr.message}, after`);
+      });
+      throw err;
+    }
+  }
+  const gitignore = ignoreFile === undefined ? null : { file: ignoreFile, changed: ignore!.changed };
+  return { action, scope, file, dry_run: options.dryRun === true, changed, backup, added, removed, gitignore, content };
 }
 
-/** Keeps the store (`.claude/session/`) out of git. */
-async function ignoreStore(projectDir: string, dryRun: boolean): Promise<{ file: string; changed: boolean }> {
-  const file = gitignorePath(projectDir);
-  const { text, changed } = planGitignore(await readGitignore(file));
-  if (changed && !dryRun) await writeGitignore(file, text);
-  return { file, changed };
+/** The project to install into, which must exist, and must not be the home directory (that is --user). */
+async function checkedProjectDir(options: InstallOptions): Promise<string> {
+  const dir = installProjectDir(options);
+  const where = options.env.CLAUDE_PROJECT_DIR ? ` (CLAUDE_PROJECT_DIR)` : '';
+  const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
+  if (!isDir) throw new SessionError('EINVALID', `the project directory ${dir}${where} does not exist or is not a directory`);
+  if (path.resolve(dir) === homeDir(options.env)) {
+    throw new SessionError('EINVALID', `the project would be your home directory ${dir}${where}, whose .claude/settings.json is your user settings: use install --user, or run it in a project`);
+  }
+  return dir;
 }

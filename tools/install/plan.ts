@@ -32,9 +32,10 @@ export function planInstall(old: SettingsObject | undefined, commands: Record<Ho
   const kept = new Set<unknown>();
   for (const reg of registrations) {
     const wanted: CommandHook = { type: 'command', command: commands[reg.hook], timeout };
-    kept.add(wanted);
     const groups = (hooks[reg.event] ??= []);
-    if (!replaceOurs(groups, reg, wanted)) groups.push(reg.matcher === undefined ? { hooks: [wanted] } : { matcher: reg.matcher, hooks: [wanted] });
+    const replaced = replaceOurs(groups, reg, wanted);
+    if (!replaced) groups.push(reg.matcher === undefined ? { hooks: [wanted] } : { matcher: reg.matcher, hooks: [wanted] });
+    kept.add(replaced ?? wanted);
   }
   removeOurs(hooks, (entry) => !kept.has(entry));
   settings.hooks = hooks;
@@ -43,7 +44,10 @@ export function planInstall(old: SettingsObject | undefined, commands: Record<Ho
 
 /** `old` without any of our entries; groups and events emptied by that are dropped, nothing else. */
 export function planUninstall(old: SettingsObject | undefined): SettingsPlan {
-  if (old === undefined || old.hooks === undefined) return { settings: old ?? {}, changed: false, added: [], removed: [] };
+  if (old === undefined) return { settings: {}, changed: false, added: [], removed: [] };
+  hooksTable(old);
+  // Nothing of ours: nothing to write (an empty "hooks" stays).
+  if (ourEntries(old).length === 0) return { settings: old, changed: false, added: [], removed: [] };
   const settings = structuredClone(old);
   const hooks = hooksTable(settings);
   removeOurs(hooks, () => true);
@@ -60,7 +64,7 @@ export function ourEntries(settings: SettingsObject | undefined): HookEntry[] {
     if (!Array.isArray(groups)) continue;
     for (const group of groups) {
       if (!isObject(group) || !Array.isArray(group.hooks)) continue;
-      for (const entry of group.hooks) if (ourHook(entry)) entries.push(describe(event, group, entry as CommandHook));
+      for (const entry of group.hooks) if (ourHook(entry, event)) entries.push(describe(event, group, entry as CommandHook));
     }
   }
   return entries;
@@ -78,17 +82,20 @@ function result(old: SettingsObject | undefined, settings: SettingsObject): Sett
   };
 }
 
-/** Puts `wanted` in place of the first entry of ours for this hook in a group with the same matcher. */
-function replaceOurs(groups: unknown[], reg: HookRegistration, wanted: CommandHook): boolean {
+/**
+ * Makes the first entry of ours for this hook in a group with the same matcher run `wanted`, and
+ * returns it (undefined: there is none).
+ */
+function replaceOurs(groups: unknown[], reg: HookRegistration, wanted: CommandHook): object | undefined {
   for (const group of groups) {
     if (!isObject(group) || !Array.isArray(group.hooks) || matcherOf(group) !== reg.matcher) continue;
-    const index = group.hooks.findIndex((entry) => ourHook(entry) === reg.hook);
+    const index = group.hooks.findIndex((entry) => ourHook(entry, reg.event) === reg.hook);
     if (index >= 0) {
-      group.hooks[index] = wanted;
-      return true;
+      // Fields someone added to our entry (a statusMessage) stay; command and timeout are ours.
+      return Object.assign(group.hooks[index] as object, wanted);
     }
   }
-  return false;
+  return undefined;
 }
 
 function removeOurs(hooks: HooksTable, drop: (entry: unknown) => boolean): void {
@@ -96,7 +103,7 @@ function removeOurs(hooks: HooksTable, drop: (entry: unknown) => boolean): void 
     let emptied = false;
     const left = groups.filter((group) => {
       if (!isObject(group) || !Array.isArray(group.hooks)) return true;
-      const entries = group.hooks.filter((entry) => !(ourHook(entry) && drop(entry)));
+      const entries = group.hooks.filter((entry) => !(ourHook(entry, event) && drop(entry)));
       if (entries.length === group.hooks.length) return true;
       group.hooks = entries;
       // Only a group that we emptied goes; one that was empty already stays as it was.
@@ -111,7 +118,7 @@ function removeOurs(hooks: HooksTable, drop: (entry: unknown) => boolean): void 
 
 /** `settings.hooks`, validated enough to merge into without losing anything. */
 function hooksTable(settings: SettingsObject): HooksTable {
-  const hooks = settings.hooks ?? {};
+  const hooks = settings.hooks === undefined ? {} : settings.hooks;
   if (!isObject(hooks)) throw new SessionError('EINVALID', 'the settings key "hooks" is not an object; refusing to rewrite the file');
   for (const [event, groups] of Object.entries(hooks)) {
     if (!Array.isArray(groups)) throw new SessionError('EINVALID', `the settings key "hooks.${event}" is not an array; refusing to rewrite the file`);

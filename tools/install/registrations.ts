@@ -32,22 +32,47 @@ export interface CommandHook {
   timeout: number;
 }
 
-// Ours: a command running one of our built hook files (wherever the package lives) or our bin names.
-const OURS = /(?:[\\/]hooks[\\/](pre_delegate|subagent_stop)\.js|(?:^|[\s/\\])agent-session-(pre-delegate|subagent-stop))(?=$|[\s"';&|)])/;
+/** The events our registrations use: an entry under any other event is never ours. */
+const OUR_EVENTS = new Set(HOOK_REGISTRATIONS.map((r) => r.event));
 
-/** Which of our hooks a settings entry runs, or undefined when the entry is not ours. */
-export function ourHook(entry: unknown): HookName | undefined {
+/**
+ * Which of our hooks a settings entry runs, or undefined when the entry is not ours: under one of our
+ * events, a command that runs a built hook with Node (`node <anywhere>/dist/hooks/<hook>.js`, quoted
+ * or not, also inside the repository's `test ! -f … || node …`) or runs one of our bin names
+ * (`agent-session-pre-delegate`, also through `npx [-y]`). A command that merely mentions such a path
+ * (a linter given the file, the user's own `.claude/hooks/pre_delegate.js`) is not ours.
+ */
+export function ourHook(entry: unknown, event?: string): HookName | undefined {
   if (typeof entry !== 'object' || entry === null) return undefined;
+  if (event !== undefined && !OUR_EVENTS.has(event)) return undefined;
   const { type, command } = entry as Record<string, unknown>;
   if (type !== 'command' || typeof command !== 'string') return undefined;
-  const match = OURS.exec(command);
-  if (!match) return undefined;
-  return match[1] ? (match[1] as HookName) : (match[2]!.replace('-', '_') as HookName);
+  const words = shellWords(command);
+  for (let i = 1; i < words.length; i++) {
+    const file = /(?:^|[\\/])dist[\\/]hooks[\\/](pre_delegate|subagent_stop)\.js$/.exec(words[i]!);
+    if (file && /(?:^|[\\/])node(?:\.exe)?$/i.test(words[i - 1]!)) return file[1] as HookName;
+  }
+  // Our bin names, as the command itself: after any VAR=value words, optionally through npx.
+  const start = words.findIndex((word) => !/^\w+=/.test(word));
+  const rest = start < 0 ? [] : words.slice(start);
+  if (rest[0] === 'npx') rest.splice(0, rest[1] === '-y' || rest[1] === '--yes' ? 2 : 1);
+  const bin = /(?:^|[\\/])agent-session-(pre-delegate|subagent-stop)$/.exec(rest[0] ?? '');
+  return bin ? (bin[1]!.replace('-', '_') as HookName) : undefined;
+}
+
+/** A command's words as the shell would see them, quotes and escapes removed (variables left as text). */
+function shellWords(command: string): string[] {
+  const words: string[] = [];
+  const WORD = /(?:[^\s'"\\]+|\\.?|'[^']*'?|"(?:[^"\\]|\\.)*"?)+/gs;
+  for (const [word] of command.matchAll(WORD)) {
+    words.push(word.replace(/\\(.)|'([^']*)'?|"((?:[^"\\]|\\.)*)"?/gs, (_, escaped, single, double) => escaped ?? single ?? double.replace(/\\(["\\$`])/g, '$1')));
+  }
+  return words;
 }
 
 /** `node <file>`, the file quoted for the shell only when it needs it. */
 export function nodeCommand(file: string): string {
-  return `node ${/^[\w@%+=:,./\\-]+$/.test(file) ? file : `'${file.replace(/'/g, `'\\''`)}'`}`;
+  return `node ${/^[\w@%+=:,./-]+$/.test(file) ? file : `'${file.replace(/'/g, `'\\''`)}'`}`;
 }
 
 /** The plugin's command: Claude Code expands `${CLAUDE_PLUGIN_ROOT}` to the installed plugin's directory. */

@@ -7,7 +7,9 @@ let counter = 0;
 export const TEMP_SUFFIX = '.tmp';
 
 export interface AtomicWriteOptions {
+  /** The new file's mode (default 0o644), less the umask unless `exactMode`. */
   mode?: number;
+  exactMode?: boolean;
   /**
    * Runs after the fsync, right before the rename (a lock's `check`: the fsync can be slow, and the
    * lock must still be ours when the file takes its place); if it throws, nothing changes.
@@ -32,6 +34,7 @@ export async function writeFileAtomic(file: string, data: string, options: Atomi
       return open(temp, 'wx', mode);
     });
     try {
+      if (options.exactMode) await handle.chmod(mode);
       await handle.writeFile(data, 'utf8');
       await handle.sync();
     } finally {

@@ -1,7 +1,7 @@
 import path from 'node:path';
+import { unlink } from 'node:fs/promises';
 import { toSessionError } from '../errors.js';
-import { writeFileAtomic } from './atomic.js';
-import { readOptional } from './settings-file.js';
+import { readOptional, replaceTextFile } from './settings-file.js';
 
 export function gitignorePath(projectDir: string): string {
   return path.join(projectDir, '.gitignore');
@@ -12,8 +12,18 @@ export function readGitignore(file: string): Promise<string | undefined> {
   return readOptional(file);
 }
 
-export async function writeGitignore(file: string, text: string): Promise<void> {
-  await writeFileAtomic(file, text).catch((err) => {
-    throw toSessionError(err, `cannot write ${file}`);
-  });
+/**
+ * Replaces the .gitignore read as `oldText` (undefined: none) with `text`, as a settings file is
+ * replaced (through a symlink, mode kept, read-only refused). Returns how to put the old one back.
+ */
+export async function writeGitignore(file: string, oldText: string | undefined, text: string): Promise<() => Promise<void>> {
+  await replaceTextFile(file, oldText, text, () => Promise.resolve());
+  return async () => {
+    try {
+      if (oldText === undefined) await unlink(file);
+      else await replaceTextFile(file, text, oldText, () => Promise.resolve());
+    } catch (err) {
+      throw toSessionError(err, `cannot put ${file} back as it was`);
+    }
+  };
 }

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { copyFile, mkdir, readFile, realpath, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, readlink, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
@@ -13,8 +13,10 @@ export interface SettingsFile {
   file: string;
   text: string | undefined;
   settings: Record<string, unknown> | undefined;
-  /** The file's own indentation, kept when it is rewritten. */
+  /** The file's own layout, kept when it is rewritten: indentation, line ending, byte-order mark. */
   indent: string;
+  eol: string;
+  bom: boolean;
 }
 
 export function homeDir(env: Env): string {
@@ -45,43 +47,110 @@ export function projectSettingsPath(projectDir: string): string {
 /** Reads and parses a settings file; a missing file is a value, anything but a JSON object is EINVALID. */
 export async function readSettingsFile(file: string): Promise<SettingsFile> {
   const text = await readOptional(file);
-  if (text === undefined) return { file, text, settings: undefined, indent: '  ' };
+  if (text === undefined) return { file, text, settings: undefined, indent: '  ', eol: '\n', bom: false };
+  const bom = text.startsWith('\uFEFF');
+  const json = bom ? text.slice(1) : text;
   let settings: unknown;
   try {
-    settings = JSON.parse(text);
+    settings = JSON.parse(json);
   } catch (err) {
     throw new SessionError('EINVALID', `${file} is not valid JSON (${(err as Error).message}); refusing to rewrite it`, { cause: err, details: { file } });
   }
   if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
     throw new SessionError('EINVALID', `${file} does not hold a JSON object; refusing to rewrite it`, { details: { file } });
   }
-  return { file, text, settings: settings as Record<string, unknown>, indent: /^([ \t]+)"/m.exec(text)?.[1] ?? '  ' };
+  const lossy = lossyJson(json);
+  if (lossy) throw new SessionError('EINVALID', `${file}: ${lossy}, which rewriting the file would change; refusing to rewrite it`, { details: { file } });
+  return { file, text, settings: settings as Record<string, unknown>, indent: /^([ \t]+)"/m.exec(json)?.[1] ?? '  ', eol: json.includes('\r\n') ? '\r\n' : '\n', bom };
 }
 
-export function formatSettings(settings: unknown, indent: string): string {
-  return `${JSON.stringify(settings, null, indent)}\n`;
+/** The settings as the file's text, in the layout of the file they were read from. */
+export function formatSettings(settings: unknown, { indent, eol, bom }: Pick<SettingsFile, 'indent' | 'eol' | 'bom'>): string {
+  // JSON.stringify escapes line breaks inside strings: every "\n" it returns is a line ending.
+  return `${bom ? '\uFEFF' : ''}${JSON.stringify(settings, null, indent).replace(/\n/g, eol)}${eol}`;
+}
+
+/**
+ * What JSON.parse followed by JSON.stringify would not give back, in valid JSON text: a key twice in
+ * one object (only the last is kept), a number that a double cannot hold (12345678901234567890, 1e400).
+ * Undefined when the round trip keeps every value (`1.50` becoming `1.5` is the same value).
+ */
+export function lossyJson(json: string): string | undefined {
+  const objects: (Set<string> | null)[] = [];
+  let expectKey = false;
+  for (const [token] of json.matchAll(/"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|[{}[\],]/g)) {
+    const c = token[0];
+    if (c === '{' || c === '[') objects.push(c === '{' ? new Set() : null);
+    else if (c === '}' || c === ']') objects.pop();
+    else if (c === '"' && expectKey) {
+      const keys = objects.at(-1)!;
+      const key = JSON.parse(token) as string;
+      if (keys.has(key)) return `the key ${token} appears twice in one object`;
+      keys.add(key);
+    } else if (c !== '"' && c !== ',' && canonicalNumber(token) !== canonicalNumber(String(Number(token)))) {
+      return `the number ${token} cannot be kept exactly`;
+    }
+    expectKey = (c === '{' || c === ',') && objects.at(-1) instanceof Set;
+  }
+  return undefined;
+}
+
+/** A decimal number as `<sign><digits>e<exponent>`, zeros trimmed; undefined for Infinity and NaN. */
+function canonicalNumber(text: string): string | undefined {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (!m) return undefined;
+  const fraction = m[3] ?? '';
+  const digits = `${m[2]}${fraction}`.replace(/^0+/, '');
+  if (digits === '') return '0';
+  const significant = digits.replace(/0+$/, '');
+  return `${m[1]}${significant}e${Number(m[4] ?? 0) - fraction.length + digits.length - significant.length}`;
 }
 
 /**
  * Replaces the file read as `before` with `text`: a backup of the old content next to it first
- * (`settings.json.bak-<UTC time>`), then an atomic write that keeps the file's mode and follows a
- * symlink to its target. Refuses when the file changed since it was read. Returns the backup path.
+ * (`settings.json.bak-<UTC time>`), then the new content (see replaceTextFile). Returns the backup path.
  */
 export async function writeSettingsFile(before: SettingsFile, text: string, now: number): Promise<string | null> {
-  const { file } = before;
+  return replaceTextFile(before.file, before.text, text, () => (before.text === undefined ? Promise.resolve(null) : backUp(before.file, now)));
+}
+
+/**
+ * Replaces a text file read as `oldText` (undefined: there was none) with `text`, atomically (temp
+ * file, fsync, rename), following a symlink (even one whose target does not exist yet) and keeping
+ * the file's mode. Refuses a read-only file, and a file that changed since it was read. `prepare`
+ * runs once those checks pass, right before the write (a backup); its result is returned.
+ */
+export async function replaceTextFile<T>(file: string, oldText: string | undefined, text: string, prepare: () => Promise<T>): Promise<T> {
   try {
-    await mkdir(path.dirname(file), { recursive: true });
-    if ((await readOptional(file)) !== before.text) {
+    if ((await readOptional(file)) !== oldText) {
       throw new SessionError('EIO', `${file} changed while it was being edited; nothing was written, run the command again`, { details: { file } });
     }
-    const backup = before.text === undefined ? null : await backUp(file, now);
-    const target = before.text === undefined ? file : await realpath(file);
-    const mode = before.text === undefined ? 0o644 : (await stat(target)).mode & 0o777;
-    await writeFileAtomic(target, text, { mode });
-    return backup;
+    const target = await writeTarget(file);
+    const mode = oldText === undefined ? undefined : (await stat(target)).mode & 0o777;
+    if (mode !== undefined && (mode & 0o200) === 0) {
+      throw new SessionError('EINVALID', `${file} is read-only; refusing to change it (make it writable, or edit it by hand)`, { details: { file } });
+    }
+    await mkdir(path.dirname(target), { recursive: true });
+    const prepared = await prepare();
+    await writeFileAtomic(target, text, mode === undefined ? {} : { mode, exactMode: true });
+    return prepared;
   } catch (err) {
     throw toSessionError(err, `cannot write ${file}`);
   }
+}
+
+/** Where writing `file` goes: the file, or the end of its chain of symlinks (which may not exist yet). */
+async function writeTarget(file: string): Promise<string> {
+  let target = path.resolve(file);
+  for (let hops = 0; hops < 40; hops++) {
+    const link = await readlink(target).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EINVAL' || err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (link === undefined) return target;
+    target = path.resolve(path.dirname(target), link);
+  }
+  throw new SessionError('EINVALID', `${file}: too many levels of symbolic links`, { details: { file } });
 }
 
 async function backUp(file: string, now: number): Promise<string> {
