@@ -240,6 +240,113 @@ describe('delegation flows', { concurrency: 3 }, () => {
     }
   });
 
+  it('two delegations of one type in one turn never share a paused session: the second gets its own', async (t) => {
+    for (const policy of ['brief', 'auto']) {
+      const proj = project(t);
+      const env = { AGENT_SESSION_RESUME_POLICY: policy };
+      await delegate(proj, flow({ type: 'reviewer' }), 'Waiting for Bob.\nsession-phase: approval', { env, transcript: transcriptFile(t) });
+      const [paused] = sessionIds(proj.store);
+      // Both PreToolUse calls of one turn come before either agent starts.
+      const two = flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'reviewer', description: 'Billing' });
+      const three = flow({ toolUseId: 'toolu_3', agentId: 'a3', type: 'reviewer', description: 'Search' });
+      const first = (await pre(proj, two.pre, env)).json.hookSpecificOutput;
+      const second = (await pre(proj, three.pre, env)).json.hookSpecificOutput;
+      if (policy === 'auto') {
+        // Denied in favour of SendMessage; the parallel delegation then goes through with the brief (never denied twice).
+        assert.equal(first.permissionDecision, 'deny', policy);
+        assert.match(second.updatedInput.prompt, new RegExp(`resuming session ${paused}`));
+        continue;
+      }
+      assert.match(first.updatedInput.prompt, new RegExp(`resuming session ${paused}`));
+      assert.doesNotMatch(second.updatedInput.prompt, /resuming session/, 'the paused session is already taken');
+      for (const f of [two, three]) await life(proj, f.post, env);
+      for (const f of [two, three]) await life(proj, f.start, env);
+      await life(proj, two.stop('billing reviewed'), env);
+      await life(proj, three.stop('search reviewed'), env);
+      const sessions = sessionIds(proj.store).map((id) => readSession(proj.store, id));
+      assert.equal(sessions.length, 2);
+      assert.deepEqual(sessions.map((s) => [s.purpose, s.phase, s.summary]).sort(), [['A task', 'completed', 'billing reviewed'], ['Search', 'completed', 'search reviewed']].sort());
+    }
+  });
+
+  it('a spawn whose agent never started (refused) holds nothing after 10 minutes: starts bind again, its session is a candidate again', async (t) => {
+    const proj = project(t);
+    await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', { transcript: '/nonexistent/agent-a1.jsonl' });
+    const [paused] = sessionIds(proj.store);
+    // Brief spawn toolu_2 attached to the paused session, and refused at the permission prompt: no event ever comes.
+    await pre(proj, flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'reviewer' }).pre);
+    const index = path.join(proj.store, '.claude-code', 'sess-1.json');
+    const data = JSON.parse(readFileSync(index, 'utf8'));
+    data.spawns.toolu_2.at = new Date(Date.now() - 11 * 60_000).toISOString();
+    writeFileSync(index, JSON.stringify(data));
+    // A foreground delegation: its start and stop come before PostToolUse and bind as the only waiting spawn.
+    const next = flow({ toolUseId: 'toolu_3', agentId: 'a3', type: 'reviewer', background: false });
+    const out = (await pre(proj, next.pre)).json.hookSpecificOutput;
+    assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${paused}`), 'the refused spawn no longer holds the session');
+    await life(proj, next.start);
+    assert.equal(readSession(proj.store, paused).phase, 'executing', 'the start bound at once');
+    await life(proj, next.stop('Done.'));
+    assert.equal(readSession(proj.store, paused).phase, 'completed');
+  });
+
+  it('a phase set through the CLI after a start that had to wait is not undone when the start is applied', async (t) => {
+    const proj = project(t);
+    const one = flow({ toolUseId: 'toolu_1', agentId: 'a1', background: false });
+    const two = flow({ toolUseId: 'toolu_2', agentId: 'a2', background: false });
+    await pre(proj, one.pre);
+    await pre(proj, two.pre);
+    // Two waiting spawns of one type: both starts wait for PostToolUse.
+    await life(proj, one.start);
+    await life(proj, two.start);
+    const id = sessionIds(proj.store).map((i) => readSession(proj.store, i)).find((s) => s.claude.tool_use_id === 'toolu_1').agent_id;
+    assert.equal((await runCli(['update', id, '--phase', 'approval', '--dir', proj.store])).code, 0);
+    await life(proj, one.stop('Please approve.'));
+    await life(proj, one.post);
+    const s = readSession(proj.store, id);
+    assert.deepEqual([s.phase, s.resume_ready, s.claude.agent_id], ['approval', true, 'a1']);
+  });
+
+  it('a brief from another Claude Code session never leads a later delegation there to SendMessage the old agent', async (t) => {
+    const proj = project(t);
+    await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', { transcript: transcriptFile(t) });
+    const id = onlySession(proj.store).agent_id;
+    const named = (toolUseId) => flow({ session: 'sess-2', toolUseId, type: 'reviewer', prompt: `Continue ${id}` });
+    const first = (await pre(proj, named('toolu_8').pre)).json.hookSpecificOutput;
+    assert.match(first.updatedInput.prompt, new RegExp(`resuming session ${id}`));
+    // That spawn never starts (refused); later, the next delegation naming the session gets a brief again, not a deny to a1.
+    const index = path.join(proj.store, '.claude-code', 'sess-2.json');
+    const data = JSON.parse(readFileSync(index, 'utf8'));
+    data.spawns.toolu_8.at = new Date(Date.now() - 11 * 60_000).toISOString();
+    writeFileSync(index, JSON.stringify(data));
+    const again = (await pre(proj, named('toolu_9').pre)).json.hookSpecificOutput;
+    assert.equal(again.permissionDecision, undefined, again.permissionDecisionReason);
+    assert.match(again.updatedInput.prompt, new RegExp(`resuming session ${id}`));
+    const s = onlySession(proj.store);
+    assert.deepEqual([s.claude.session_id, s.claude.agent_id, s.claude.agent_ids], ['sess-2', null, ['a1']]);
+  });
+
+  it('with the footer turned off, a brief carries no footer; a cut brief keeps whole characters and its closing line', async (t) => {
+    const proj = project(t);
+    const env = { AGENT_SESSION_PROMPT_FOOTER: '0', AGENT_SESSION_RESUME_POLICY: 'brief' };
+    await delegate(proj, flow({ description: 'd'.repeat(6000) }), `${'\u{1F600}'.repeat(1500)}\nsession-phase: approval`, { env });
+    const s = onlySession(proj.store);
+    assert.ok(!/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/.test(s.claude.last_message), 'no half emoji in the record');
+    const out = (await pre(proj, flow({ toolUseId: 'toolu_2', agentId: 'a2', prompt: 'Go on' }).pre, env)).json.hookSpecificOutput;
+    const prompt = out.updatedInput.prompt;
+    assert.doesNotMatch(prompt, /\[agent-session\] Your session/);
+    assert.ok(!/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/.test(prompt), 'no half emoji in the prompt');
+    for (const part of ['Phase when it stopped: approval', 'Its last message:', 'Continue from there. The new instructions follow.\n\nGo on']) assert.ok(prompt.includes(part), `brief lacks ${part}`);
+  });
+
+  it('the summary drops only the status line that counted: one quoted higher up stays', async (t) => {
+    const proj = project(t);
+    const message = 'The old footer said:\nsession-phase: approval\nwhich no longer applies.\nAll checks pass.\nShipped.\nsession-phase: completed';
+    await delegate(proj, flow(), message);
+    const s = onlySession(proj.store);
+    assert.equal(s.phase, 'completed');
+    assert.equal(s.summary, 'The old footer said:\nsession-phase: approval\nwhich no longer applies.\nAll checks pass.\nShipped.');
+  });
+
   it('internal stops (empty agent_type) and the footer switch', async (t) => {
     const proj = project(t);
     const f = flow();

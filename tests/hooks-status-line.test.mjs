@@ -15,6 +15,9 @@ test('the status line is read from the last non-empty lines, decorations tolerat
     ['session-phase: approval\nline 2\nline 3\nline 4', null],
     ['Done.\nsession-phase: executing', null],
     ['We discussed the session-phase: approval idea.', null],
+    ['Done.\nsession-phase: approval (waiting for a decision)', 'approval'],
+    ['Done.\nsession-phase: investigating - the logs are next', 'investigating'],
+    ['Done.\nsession-phase: approvalish', null],
     ['', null],
     [null, null],
   ];

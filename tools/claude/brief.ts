@@ -2,7 +2,7 @@ import type { SessionRecord } from '../record.js';
 import { truncate } from './status-line.js';
 
 /** Upper bounds that keep the brief (and so the rewritten prompt) small whatever the session holds. */
-export const BRIEF_LIMITS = { metadata: 1500, history: 8, message: 2000, errors: 300, total: 5000 };
+export const BRIEF_LIMITS = { purpose: 1000, metadata: 1500, history: 8, message: 2000, errors: 300, total: 5000 };
 
 /**
  * A deterministic summary of a paused session, put before the new instructions when the earlier
@@ -12,7 +12,7 @@ export function buildResumeBrief(record: SessionRecord): string {
   const claude = record.claude ?? {};
   const lines = [
     `[agent-session] You are resuming session ${record.agent_id}: earlier work by a ${record.agent_name} agent stopped before it was done.`,
-    `Purpose: ${record.purpose ?? '(none recorded)'}`,
+    `Purpose: ${record.purpose === null ? '(none recorded)' : truncate(record.purpose, BRIEF_LIMITS.purpose)}`,
     `Phase when it stopped: ${record.phase}`,
   ];
   if (Object.keys(record.metadata).length > 0) lines.push(`Metadata: ${truncate(JSON.stringify(record.metadata), BRIEF_LIMITS.metadata)}`);
@@ -26,6 +26,7 @@ export function buildResumeBrief(record: SessionRecord): string {
   if (record.error_count > 0 && record.last_error) {
     lines.push(`Errors: ${record.error_count}; the latest: ${truncate(record.last_error.message, BRIEF_LIMITS.errors)}`);
   }
-  lines.push('Continue from there. The new instructions follow.');
-  return truncate(lines.join('\n'), BRIEF_LIMITS.total);
+  // The closing line always stays, however much above it had to be cut.
+  const closing = 'Continue from there. The new instructions follow.';
+  return `${truncate(lines.join('\n'), BRIEF_LIMITS.total - closing.length - 1)}\n${closing}`;
 }

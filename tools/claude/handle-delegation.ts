@@ -6,6 +6,7 @@ import { buildResumeBrief } from './brief.js';
 import { changeSession, readOrNothing, type HookContext } from './context.js';
 import { continueReason, namedSessionIds, pickCandidate, planDelegation, type DelegationPlan } from './decide.js';
 import { appendFooter, buildFooter } from './footer.js';
+import { pendingSpawns } from './pending.js';
 import type { Delegation } from './payload.js';
 import { attachSpawn, claudeForDelegation, recordDecision } from './transitions.js';
 
@@ -45,8 +46,7 @@ async function decide(ctx: HookContext, d: Delegation, data: ClaudeIndexData): P
     }
     if (plan.action === 'brief') {
       await changeSession(ctx, session, 'hook.attach', (r) => ({ record: attachSpawn(r, d), result: null }));
-      const prompt = appendFooter(`${buildResumeBrief(candidate)}\n\n${d.prompt}`, buildFooter(session));
-      const result: DelegationResult = { kind: 'brief', session, input: { ...d.input, prompt }, reason: plan.reason };
+      const result: DelegationResult = { kind: 'brief', session, input: briefed(ctx, d, candidate), reason: plan.reason };
       return { data: withSpawn(data, d, session, ctx.sessions.now()), result };
     }
   }
@@ -72,8 +72,7 @@ async function answerAgain(ctx: HookContext, d: Delegation, answer: JsonObject):
     case 'brief': {
       const record = await readOrNothing(ctx, session);
       if (!record) return { kind: 'repeated', session };
-      const prompt = appendFooter(`${buildResumeBrief(record)}\n\n${d.prompt}`, buildFooter(session));
-      return { kind: 'brief', session, input: { ...d.input, prompt }, reason: String(answer.reason) };
+      return { kind: 'brief', session, input: briefed(ctx, d, record), reason: String(answer.reason) };
     }
     case 'created':
       return { kind: 'created', session, input: footed(ctx, d, session) };
@@ -86,12 +85,24 @@ function footed(ctx: HookContext, d: Delegation, session: string): JsonObject | 
   return ctx.sessions.settings.promptFooter ? { ...d.input, prompt: appendFooter(d.prompt, buildFooter(session)) } : null;
 }
 
-/** Sessions the prompt names explicitly; otherwise this conversation's sessions of the same agent type. */
+/** The input with the resume brief before the prompt (and the footer after it, unless turned off). */
+function briefed(ctx: HookContext, d: Delegation, record: SessionRecord): JsonObject {
+  const prompt = `${buildResumeBrief(record)}\n\n${d.prompt}`;
+  return { ...d.input, prompt: ctx.sessions.settings.promptFooter ? appendFooter(prompt, buildFooter(record.agent_id)) : prompt };
+}
+
+/**
+ * Sessions the prompt names explicitly; otherwise this conversation's sessions of the same agent
+ * type. A session already handed to a spawn whose agent has not started yet (a parallel delegation
+ * in the same turn) is not a candidate: each subagent gets its own session.
+ */
 async function findCandidate(ctx: HookContext, d: Delegation, data: ClaudeIndexData): Promise<SessionRecord | undefined> {
   const named = namedSessionIds(d.description, d.prompt);
   const ids = named.length > 0 ? named : [...new Set(Object.values(data.spawns).filter((s) => s.agent_type === d.agentType).map((s) => s.session))];
-  const records = (await Promise.all(ids.map((id) => readOrNothing(ctx, id)))).filter((r): r is SessionRecord => r !== undefined);
-  return pickCandidate(records, ctx.sessions.now(), ctx.sessions.rules);
+  const now = ctx.sessions.now();
+  const taken = new Set(pendingSpawns(data, now).map(([, s]) => s.session));
+  const records = (await Promise.all(ids.filter((id) => !taken.has(id)).map((id) => readOrNothing(ctx, id)))).filter((r): r is SessionRecord => r !== undefined);
+  return pickCandidate(records, now, ctx.sessions.rules);
 }
 
 async function record(ctx: HookContext, id: string, d: Delegation, plan: DelegationPlan): Promise<void> {

@@ -1,6 +1,7 @@
 import type { AgentEntry, BufferedEvent, ClaudeIndexData, SpawnEntry } from '../store/claude-index.js';
-import { formatTimestamp } from '../time.js';
+import { formatTimestamp, parseTimestamp } from '../time.js';
 import { changeSession, type HookContext } from './context.js';
+import { pendingSpawns } from './pending.js';
 import type { AgentStart, AgentStop, Spawned } from './payload.js';
 import { attachAgent, recordStart, recordStop, type StartChange, type StopChange } from './transitions.js';
 
@@ -49,7 +50,7 @@ export async function handleStart(ctx: HookContext, e: AgentStart): Promise<Life
       const agents = { ...data.agents, [e.agentId]: { ...known, last: 'start' as const } };
       return { data: { ...data, agents }, result: { kind: 'applied', session: known.session, changes } as const };
     }
-    const waiting = soleWaitingSpawn(data, e.agentType);
+    const waiting = soleWaitingSpawn(data, e.agentType, ctx.sessions.now());
     if (!waiting) return buffer(data, e.agentId, e.agentType, event);
     const [toolUseId, spawn] = waiting;
     const spawns = { ...data.spawns, [toolUseId]: { ...spawn, agent_id: e.agentId } };
@@ -75,9 +76,9 @@ export async function handleStop(ctx: HookContext, e: AgentStop): Promise<Lifecy
   });
 }
 
-/** The one spawn of this type still waiting for its agent; none when zero or several wait. */
-function soleWaitingSpawn(data: ClaudeIndexData, agentType: string): [string, SpawnEntry] | undefined {
-  const waiting = Object.entries(data.spawns).filter(([, s]) => s.agent_type === agentType && !s.agent_id);
+/** The one spawn of this type still waiting for its agent (refused ones aside); none when zero or several wait. */
+function soleWaitingSpawn(data: ClaudeIndexData, agentType: string, now: number): [string, SpawnEntry] | undefined {
+  const waiting = pendingSpawns(data, now).filter(([, s]) => s.agent_type === agentType);
   return waiting.length === 1 ? waiting[0] : undefined;
 }
 
@@ -100,7 +101,7 @@ async function replay(ctx: HookContext, session: string, agentId: string, events
     const change =
       event.kind === 'start'
         ? await changeSession(ctx, session, 'hook.start', (r) => {
-            const next = recordStart(r, agentId, now);
+            const next = recordStart(r, agentId, now, parseTimestamp(event.at));
             return { record: next.record, result: next.change };
           })
         : await changeSession(ctx, session, 'hook.stop', (r) => {

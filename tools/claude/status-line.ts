@@ -5,16 +5,17 @@ export type StatusLine = { phase: 'approval' | 'investigating' | 'planning' | 'f
 
 export const STATUS_KEY = 'session-phase';
 const STATUS_PHASES = [...RESUMABLE_PHASES, 'failed', 'completed'] as const;
-// `session-phase: approval`, tolerating markdown decoration models like to add (`**…**`, backticks, "> ").
-const LINE = /^[\s>*_`-]*session-phase\s*:\s*[*_`]*\s*([A-Za-z]+)\s*[*_`.]*\s*$/i;
+// `session-phase: approval`, tolerating markdown decoration models like to add (`**…**`, backticks, "> "),
+// and an explanation after the phase: `approval (waiting for a decision)`, `approval - ask Bob`.
+const LINE = /^[\s>*_`-]*session-phase\s*:\s*[*_`]*\s*([A-Za-z]+)\s*[*_`.]*(?:\s*\(.*|\s+[-\u2013\u2014:].*)?\s*$/i;
 /** The status line counts only among the last few non-empty lines: it ends the message. */
 const TAIL_LINES = 3;
 
 /** Reads the status line at the end of `message`; unknown phases count as no status line. */
 export function parseStatusLine(message: string | null | undefined): StatusLine {
   if (!message) return { phase: null };
-  const tail = message.split(/\r?\n/).filter((line) => line.trim() !== '').slice(-TAIL_LINES).reverse();
-  for (const line of tail) {
+  const lines = message.split(/\r?\n/);
+  for (const line of tailLines(lines).reverse().map((i) => lines[i]!)) {
     const match = LINE.exec(line);
     if (!match) continue;
     const phase = match[1]!.toLowerCase();
@@ -23,15 +24,26 @@ export function parseStatusLine(message: string | null | undefined): StatusLine 
   return { phase: null };
 }
 
-/** The message without its status line(s), for summaries. */
+/** The message without the status line(s) where they count (its last lines), for summaries. */
 export function withoutStatusLine(message: string): string {
-  return message
-    .split(/\r?\n/)
-    .filter((line) => !LINE.test(line))
+  const lines = message.split(/\r?\n/);
+  const status = new Set(tailLines(lines).filter((i) => LINE.test(lines[i]!)));
+  return lines
+    .filter((_, i) => !status.has(i))
     .join('\n')
     .trim();
 }
 
+/** The indexes of the last few non-empty lines, where a status line counts. */
+function tailLines(lines: string[]): number[] {
+  return lines.flatMap((line, i) => (line.trim() === '' ? [] : [i])).slice(-TAIL_LINES);
+}
+
+/** At most `max` UTF-16 units, `…` included, never ending in half of a surrogate pair (the API refuses those). */
 export function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+  if (text.length <= max) return text;
+  let end = max - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…`;
 }

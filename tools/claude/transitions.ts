@@ -2,14 +2,14 @@ import type { Json, JsonObject } from '../merge-patch.js';
 import { isFinalPhase, isResumablePhase } from '../phases.js';
 import { applyFinalize, applyUpdate } from '../policy/lifecycle.js';
 import type { SessionRecord } from '../record.js';
-import { formatTimestamp } from '../time.js';
+import { formatTimestamp, parseTimestamp } from '../time.js';
 import type { Delegation } from './payload.js';
 import { parseStatusLine, truncate, withoutStatusLine } from './status-line.js';
 
 /** Longest summary or last message kept from a subagent's final message. */
 export const MESSAGE_LIMIT = 2000;
 
-export type StartChange = 'started' | 'resumed' | 'already_executing' | 'final';
+export type StartChange = 'started' | 'resumed' | 'already_executing' | 'superseded' | 'final';
 export type StopChange = 'paused' | 'kept_paused' | 'completed' | 'failed' | 'final';
 
 /** The `claude` object of a session created for a delegation. */
@@ -28,16 +28,22 @@ export function claudeForDelegation(d: Delegation): JsonObject {
   return claude;
 }
 
-/** A further spawn (the `brief` policy) joins an existing session. */
+/**
+ * A further spawn (the `brief` policy) joins an existing session. From another Claude Code session,
+ * the earlier agent and its transcript stay in `agent_ids` only: SendMessage cannot reach them from
+ * here, so no later delegation may be told to continue them.
+ */
 export function attachSpawn(record: SessionRecord, d: Delegation): SessionRecord {
   const claude = record.claude ?? {};
   const spawns = Array.isArray(claude.tool_use_ids) ? claude.tool_use_ids : [];
+  const moved: Record<string, Json> = claude.session_id !== d.claudeSession ? { agent_id: null, agent_transcript_path: null } : {};
   return withClaude(record, {
     session_id: d.claudeSession,
     tool_use_id: d.toolUseId,
     tool_use_ids: [...spawns, d.toolUseId],
     transcript_path: d.transcriptPath,
     cwd: d.cwd,
+    ...moved,
   });
 }
 
@@ -48,11 +54,18 @@ export function attachAgent(record: SessionRecord, agentId: string): SessionReco
   return withClaude(record, { agent_id: agentId, agent_ids: ids.includes(agentId) ? ids : [...ids, agentId] });
 }
 
-/** SubagentStart, first or continued turn: the session is executing again. */
-export function recordStart(record: SessionRecord, agentId: string, now: number): { record: SessionRecord; change: StartChange } {
+/**
+ * SubagentStart, first or continued turn: the session is executing again. A start applied late
+ * (`startedAt`: it waited for its spawn's binding) does not undo a phase the agent set afterwards
+ * through the CLI during that turn.
+ */
+export function recordStart(record: SessionRecord, agentId: string, now: number, startedAt?: number): { record: SessionRecord; change: StartChange } {
   if (isFinalPhase(record.phase) || record.finalized_at) return { record, change: 'final' };
   const attached = attachAgent(record, agentId);
   if (record.phase === 'executing') return { record: attached, change: 'already_executing' };
+  if (startedAt !== undefined && isResumablePhase(record.phase) && (parseTimestamp(record.last_updated) ?? 0) > startedAt) {
+    return { record: attached, change: 'superseded' };
+  }
   const change = isResumablePhase(record.phase) ? 'resumed' : 'started';
   const event = { event: change, claude_agent_id: agentId };
   return { record: applyUpdate(attached, { phase: 'executing', event }, now), change };

@@ -1,9 +1,8 @@
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { gitignorePath, readGitignore, writeGitignore } from '../store/gitignore-file.js';
 import { locateBuiltHooks } from '../store/hook-files.js';
-import { formatSettings, homeDir, installProjectDir, projectSettingsPath, readSettingsFile, userSettingsPath, writeSettingsFile } from '../store/settings-file.js';
+import { formatSettings, homeDir, installProjectDir, isDirectory, projectSettingsPath, readSettingsFile, userSettingsPath, writeSettingsFile } from '../store/settings-file.js';
 import { planGitignore } from './gitignore.js';
 import { planInstall, planUninstall, type HookEntry, type SettingsPlan } from './plan.js';
 import { HOOK_NAMES, HOOK_TIMEOUT_SECONDS, nodeCommand, type HookName } from './registrations.js';
@@ -83,8 +82,7 @@ async function apply(action: InstallReport['action'], options: InstallOptions, p
 async function checkedProjectDir(options: InstallOptions): Promise<string> {
   const dir = installProjectDir(options);
   const where = options.env.CLAUDE_PROJECT_DIR ? ` (CLAUDE_PROJECT_DIR)` : '';
-  const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
-  if (!isDir) throw new SessionError('EINVALID', `the project directory ${dir}${where} does not exist or is not a directory`);
+  if (!(await isDirectory(dir))) throw new SessionError('EINVALID', `the project directory ${dir}${where} does not exist or is not a directory`);
   if (path.resolve(dir) === homeDir(options.env)) {
     throw new SessionError('EINVALID', `the project would be your home directory ${dir}${where}, whose .claude/settings.json is your user settings: use install --user, or run it in a project`);
   }

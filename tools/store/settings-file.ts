@@ -40,6 +40,13 @@ export function installProjectDir({ cwd, env }: { cwd: string; env: Env }): stri
   return found;
 }
 
+export function isDirectory(dir: string): Promise<boolean> {
+  return stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}
+
 export function projectSettingsPath(projectDir: string): string {
   return path.join(projectDir, '.claude', 'settings.json');
 }
