@@ -63,7 +63,7 @@ export function recordStart(record: SessionRecord, agentId: string, now: number,
   if (isFinalPhase(record.phase) || record.finalized_at) return { record, change: 'final' };
   const attached = attachAgent(record, agentId);
   if (record.phase === 'executing') return { record: attached, change: 'already_executing' };
-  if (startedAt !== undefined && isResumablePhase(record.phase) && (parseTimestamp(record.last_updated) ?? 0) > startedAt) {
+  if (startedAt !== undefined && isResumablePhase(record.phase) && phaseChangedSince(record, startedAt)) {
     return { record: attached, change: 'superseded' };
   }
   const change = isResumablePhase(record.phase) ? 'resumed' : 'started';
@@ -123,6 +123,10 @@ export function recordDecision(record: SessionRecord, decision: DecisionEntry, n
 export function lastDecisionWasDeny(record: SessionRecord): boolean {
   const last = record.history[record.history.length - 1];
   return last?.event === 'resume_decision' && last.decision === 'deny';
+}
+
+function phaseChangedSince(record: SessionRecord, time: number): boolean {
+  return record.history.some((h) => h.from_phase !== h.to_phase && (parseTimestamp(h.timestamp) ?? 0) > time);
 }
 
 function withClaude(record: SessionRecord, fields: Record<string, Json>): SessionRecord {

@@ -69,7 +69,8 @@ async function apply(action: InstallReport['action'], options: InstallOptions, p
       if (changed) backup = await writeSettingsFile(before, content, options.now ?? Date.now());
     } catch (err) {
       await undo?.().catch((undoErr: Error) => {
-        throw toSessionError(err, `${undoErr.message}, after`);
+        const first = toSessionError(err, `cannot write ${file}`);
+        throw new SessionError(first.code, `${first.message}; and ${undoErr.message}`, { cause: err });
       });
       throw err;
     }
