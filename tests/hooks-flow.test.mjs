@@ -246,17 +246,26 @@ describe('delegation flows', { concurrency: 3 }, () => {
       const env = { AGENT_SESSION_RESUME_POLICY: policy };
       await delegate(proj, flow({ type: 'reviewer' }), 'Waiting for Bob.\nsession-phase: approval', { env, transcript: transcriptFile(t) });
       const [paused] = sessionIds(proj.store);
-      // Both PreToolUse calls of one turn come before either agent starts.
+      // Both PreToolUse calls of one turn come before either agent starts; Claude Code runs their
+      // hooks at the same time (checked with the real CLI: they start within milliseconds).
       const two = flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'reviewer', description: 'Billing' });
       const three = flow({ toolUseId: 'toolu_3', agentId: 'a3', type: 'reviewer', description: 'Search' });
-      const first = (await pre(proj, two.pre, env)).json.hookSpecificOutput;
-      const second = (await pre(proj, three.pre, env)).json.hookSpecificOutput;
+      const outs = policy === 'brief' ? [await pre(proj, two.pre, env), await pre(proj, three.pre, env)] : await Promise.all([pre(proj, two.pre, env), pre(proj, three.pre, env)]);
+      const answers = outs.map((o) => o.json.hookSpecificOutput);
       if (policy === 'auto') {
-        // Denied in favour of SendMessage; the parallel delegation then goes through with the brief (never denied twice).
-        assert.equal(first.permissionDecision, 'deny', policy);
-        assert.match(second.updatedInput.prompt, new RegExp(`resuming session ${paused}`));
+        // One is denied in favour of SendMessage; the other, started before that deny, is no retry of it.
+        const denied = answers.findIndex((a) => a.permissionDecision === 'deny');
+        assert.notEqual(denied, -1, JSON.stringify(answers));
+        const other = answers[1 - denied];
+        assert.equal(other.permissionDecision, undefined, JSON.stringify(answers));
+        assert.doesNotMatch(other.updatedInput.prompt, new RegExp(paused), 'the parallel delegation was handed the denied session');
+        const ran = [two, three][1 - denied];
+        for (const e of [ran.post, ran.start, ran.stop('reviewed')]) await life(proj, e, env);
+        const sessions = sessionIds(proj.store).map((id) => readSession(proj.store, id));
+        assert.deepEqual(sessions.map((s) => [s.agent_id === paused, s.phase, s.claude.agent_ids]).sort(), [[false, 'completed', [ran === two ? 'a2' : 'a3']], [true, 'approval', ['a1']]].sort());
         continue;
       }
+      const [first, second] = answers;
       assert.match(first.updatedInput.prompt, new RegExp(`resuming session ${paused}`));
       assert.doesNotMatch(second.updatedInput.prompt, /resuming session/, 'the paused session is already taken');
       for (const f of [two, three]) await life(proj, f.post, env);
@@ -267,6 +276,24 @@ describe('delegation flows', { concurrency: 3 }, () => {
       assert.equal(sessions.length, 2);
       assert.deepEqual(sessions.map((s) => [s.purpose, s.phase, s.summary]).sort(), [['A task', 'completed', 'billing reviewed'], ['Search', 'completed', 'search reviewed']].sort());
     }
+  });
+
+  it('a delegation naming a session takes it even while a spawn that never started holds it', async (t) => {
+    const proj = project(t);
+    await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', { transcript: '/nonexistent/agent-a1.jsonl' });
+    const [paused] = sessionIds(proj.store);
+    // A brief spawn refused at the permission prompt: it holds the session, and no event comes.
+    await pre(proj, flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'reviewer' }).pre);
+    const unnamed = (await pre(proj, flow({ toolUseId: 'toolu_3', agentId: 'a3', type: 'reviewer' }).pre)).json.hookSpecificOutput;
+    assert.doesNotMatch(unnamed.updatedInput.prompt, /resuming session/, 'an unnamed delegation took the held session');
+    // The model retries, naming the session: it resumes that session, no third one is made.
+    const named = flow({ toolUseId: 'toolu_4', agentId: 'a4', type: 'reviewer', prompt: `Continue ${paused}: approved.` });
+    const out = (await pre(proj, named.pre)).json.hookSpecificOutput;
+    assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${paused}`));
+    for (const e of [named.post, named.start, named.stop('Applied.')]) await life(proj, e);
+    const s = readSession(proj.store, paused);
+    assert.deepEqual([s.phase, s.summary, s.claude.agent_id], ['completed', 'Applied.', 'a4']);
+    assert.equal(sessionIds(proj.store).length, 2);
   });
 
   it('a spawn whose agent never started (refused) holds nothing after 10 minutes: starts bind again, its session is a candidate again', async (t) => {

@@ -20,6 +20,7 @@ import {
   lastToolResult,
   lastUserText,
   startMockApi,
+  toolResults,
   toolUseFor,
   toolUsesInHistory,
 } from './mock-api.mjs';
@@ -304,6 +305,50 @@ test('(b) a model that delegates again instead of using SendMessage is not denie
   assert.deepEqual(events(s, 'resume_decision').map((h) => [h.policy, h.decision]), [['auto', 'deny'], ['auto', 'brief']]);
   assertCompleted(s);
   assert.deepEqual(s.claude.agent_ids, [firstAgent, secondAgent]);
+});
+
+test('(b) two delegations in one turn with a paused session: one is denied, the other runs in a session of its own', { timeout: 120_000 }, async (t) => {
+  const project = await installedProject(t);
+  const first = agentCall('E2E review the plan', 'E2E-SUBAGENT review the plan, ask for approval');
+  const pair = [agentCall('E2E review billing', 'E2E-PAIR review billing'), agentCall('E2E review search', 'E2E-PAIR review search')];
+  const seen = {};
+
+  const { api, result } = await runScenario(t, project, (req) => {
+    if (isSubagent(req)) {
+      if (lastUserText(req).includes('E2E-PAIR')) return { text: SUB_DONE };
+      return { text: 'E2E-SUB: the plan needs your approval.\nsession-phase: approval' };
+    }
+    if (!lastToolResult(req)) return { toolUse: first };
+    // One assistant message with two Agent calls: Claude Code runs their hooks at the same time.
+    if (agentCallsSoFar(req) === 1) return { content: pair.map((c) => ({ type: 'tool_use', ...c })) };
+    seen.pairResults ??= toolResults(req);
+    return { text: MAIN_FINAL };
+  });
+  assert.equal(result.json?.result, MAIN_FINAL);
+
+  const results = seen.pairResults;
+  assert.equal(results.length, 2, JSON.stringify(results));
+  const denied = results.filter((r) => r.isError);
+  assert.equal(denied.length, 1, results.map((r) => r.text).join('\n---\n'));
+  assert.ok(denied[0].text.includes('SendMessage'), denied[0].text);
+
+  const [firstAgent, pairAgent, ...others] = subagentIds(api);
+  assert.ok(pairAgent, 'the allowed delegation did not run');
+  assert.deepEqual(others, []);
+  const sessions = await listSessions(project);
+  assert.equal(sessions.length, 2, JSON.stringify(sessions, null, 2));
+  const paused = sessions.find((s) => s.claude.agent_id === firstAgent);
+  const own = sessions.find((s) => s.claude.agent_id === pairAgent);
+  assert.ok(paused && own, JSON.stringify(sessions, null, 2));
+  // The paused session was denied once and handed to nobody; the other agent got a fresh session.
+  assert.deepEqual([paused.phase, paused.claude.agent_ids], ['approval', [firstAgent]]);
+  assert.deepEqual(events(paused, 'resume_decision').map((h) => h.decision), ['deny']);
+  assert.ok(denied[0].text.includes(paused.agent_id), denied[0].text);
+  assertCompleted(own);
+  assert.deepEqual(own.claude.agent_ids, [pairAgent]);
+  const prompt = lastUserText(firstRequestOf(api, pairAgent));
+  assert.ok(!prompt.includes('You are resuming session'), prompt);
+  assert.ok(prompt.includes(`${FOOTER_MARK} ${own.agent_id}.`), prompt);
 });
 
 test('(c) policy brief: the new subagent gets the resume brief and joins the same session', { timeout: 120_000 }, async (t) => {

@@ -8,6 +8,11 @@ export interface HookContext {
   sessions: Sessions;
   index: ClaudeIndex;
   transcriptExists: (file: string) => boolean;
+  /**
+   * When this hook's process started (ms since the epoch). A delegation whose hook started before
+   * another one's deny was decided cannot be a reaction to that deny: it is a parallel delegation.
+   */
+  startedAt: number;
 }
 
 /** Reads a record, treating a missing, corrupt or too-new one as absent (hooks fail open per session). */

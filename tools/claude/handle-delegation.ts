@@ -8,7 +8,7 @@ import { continueReason, namedSessionIds, pickCandidate, planDelegation, type De
 import { appendFooter, buildFooter } from './footer.js';
 import { pendingSpawns } from './pending.js';
 import type { Delegation } from './payload.js';
-import { attachSpawn, claudeForDelegation, recordDecision } from './transitions.js';
+import { attachSpawn, claudeForDelegation, deniedAfter, recordDecision } from './transitions.js';
 
 /** What pre_delegate decided for one PreToolUse of the subagent tool. */
 export type DelegationResult =
@@ -92,17 +92,25 @@ function briefed(ctx: HookContext, d: Delegation, record: SessionRecord): JsonOb
 }
 
 /**
- * Sessions the prompt names explicitly; otherwise this conversation's sessions of the same agent
- * type. A session already handed to a spawn whose agent has not started yet (a parallel delegation
- * in the same turn) is not a candidate: each subagent gets its own session.
+ * Sessions the prompt names explicitly (taken even while another spawn holds them: the model asked
+ * for that session); otherwise this conversation's sessions of the same agent type that nothing
+ * else holds. Held: handed to a spawn whose agent has not started yet, or denied (in favour of
+ * SendMessage) to a delegation decided after this hook started, i.e. a parallel delegation of the
+ * same turn. Each parallel subagent gets its own session; a delegation made after it read the deny
+ * still gets the brief (never denied twice in a row).
  */
 async function findCandidate(ctx: HookContext, d: Delegation, data: ClaudeIndexData): Promise<SessionRecord | undefined> {
-  const named = namedSessionIds(d.description, d.prompt);
-  const ids = named.length > 0 ? named : [...new Set(Object.values(data.spawns).filter((s) => s.agent_type === d.agentType).map((s) => s.session))];
   const now = ctx.sessions.now();
-  const taken = new Set(pendingSpawns(data, now).map(([, s]) => s.session));
-  const records = (await Promise.all(ids.filter((id) => !taken.has(id)).map((id) => readOrNothing(ctx, id)))).filter((r): r is SessionRecord => r !== undefined);
-  return pickCandidate(records, now, ctx.sessions.rules);
+  const named = namedSessionIds(d.description, d.prompt);
+  if (named.length > 0) return pickCandidate(await readAll(ctx, named), now, ctx.sessions.rules);
+  const held = new Set(pendingSpawns(data, now).map(([, s]) => s.session));
+  const ids = [...new Set(Object.values(data.spawns).filter((s) => s.agent_type === d.agentType && !held.has(s.session)).map((s) => s.session))];
+  const free = (await readAll(ctx, ids)).filter((r) => !deniedAfter(r, ctx.startedAt));
+  return pickCandidate(free, now, ctx.sessions.rules);
+}
+
+async function readAll(ctx: HookContext, ids: string[]): Promise<SessionRecord[]> {
+  return (await Promise.all(ids.map((id) => readOrNothing(ctx, id)))).filter((r): r is SessionRecord => r !== undefined);
 }
 
 async function record(ctx: HookContext, id: string, d: Delegation, plan: DelegationPlan): Promise<void> {

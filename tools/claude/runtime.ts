@@ -77,7 +77,8 @@ export class HookRun {
     if (!this.opened) {
       const sessions = Sessions.open({ cwd: this.cwd, env: this.env, actor: 'hook' });
       const index = new ClaudeIndex(sessions.store.dir, { lockTimeoutMs: sessions.settings.lockTimeoutMs });
-      this.opened = { sessions, index, transcriptExists: fileExists };
+      // process.uptime() counts from the start of the process, before Claude Code's payload was read.
+      this.opened = { sessions, index, transcriptExists: fileExists, startedAt: Date.now() - process.uptime() * 1000 };
     }
     return this.opened;
   }

@@ -125,6 +125,12 @@ export function lastDecisionWasDeny(record: SessionRecord): boolean {
   return last?.event === 'resume_decision' && last.decision === 'deny';
 }
 
+/** True when the latest history entry is a deny decided after `time`. */
+export function deniedAfter(record: SessionRecord, time: number): boolean {
+  const last = record.history[record.history.length - 1];
+  return lastDecisionWasDeny(record) && (parseTimestamp(last?.timestamp) ?? 0) > time;
+}
+
 function phaseChangedSince(record: SessionRecord, time: number): boolean {
   return record.history.some((h) => h.from_phase !== h.to_phase && (parseTimestamp(h.timestamp) ?? 0) > time);
 }
