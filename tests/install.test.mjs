@@ -152,7 +152,7 @@ test('entries of ours from elsewhere are replaced in place by install and remove
       Stop: elsewhere,
       PreToolUse: [
         { matcher: 'Agent|Task', hooks: [{ type: 'command', command: "AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'", timeout: 10, statusMessage: 'recording' }, ...lookAlikes] },
-        { matcher: 'Task', hooks: [{ type: 'command', command: 'npx agent-session-pre-delegate' }] },
+        { matcher: 'Task', hooks: [{ type: 'command', command: 'npx agent-session-pre-delegate' }, { type: 'command', command: 'node C:\\proj\\dist\\hooks\\pre_delegate.js' }] },
       ],
       SubagentStop: [{ hooks: [{ type: 'command', command: 'npx -y agent-session-subagent-stop' }] }],
     },
@@ -161,7 +161,7 @@ test('entries of ours from elsewhere are replaced in place by install and remove
   const r = await p.run('install', '--json');
   assert.equal(r.code, 0, r.stderr);
   const report = JSON.parse(r.stdout);
-  assert.deepEqual(report.removed.map((e) => e.command).sort(), ["AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'", 'npx -y agent-session-subagent-stop', 'npx agent-session-pre-delegate'].sort());
+  assert.deepEqual(report.removed.map((e) => e.command).sort(), ["AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'", 'npx -y agent-session-subagent-stop', 'npx agent-session-pre-delegate', 'node C:\\proj\\dist\\hooks\\pre_delegate.js'].sort());
   const hooks = JSON.parse(read(p.settings)).hooks;
   // Updated where it was, next to the look-alikes, keeping a field someone added; the group emptied of the npx entry is gone.
   assert.deepEqual(hooks.PreToolUse, [{ matcher: 'Agent|Task', hooks: [{ type: 'command', command: `node ${HOOK_FILE.pre_delegate}`, timeout: lib.HOOK_TIMEOUT_SECONDS, statusMessage: 'recording' }, ...lookAlikes] }]);
@@ -180,6 +180,30 @@ test('entries of ours from elsewhere are replaced in place by install and remove
   assert.equal(JSON.parse(none.stdout).changed, false);
   assert.equal(read(p.settings), tidy);
   assert.equal(backups(p.settings).length, before);
+});
+
+test('which commands run our hooks: node and its options, lists of commands, Windows paths; mentions, echo and comments are not ours', () => {
+  const cases = [
+    ['node /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
+    ['node --enable-source-maps /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
+    ['node -r ./trace.cjs /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
+    ['/usr/local/bin/node /x/dist/hooks/pre_delegate.js; echo done', 'pre_delegate'],
+    ['cd /x && node dist/hooks/pre_delegate.js', 'pre_delegate'],
+    ['exec node "/my dir/dist/hooks/pre_delegate.js"', 'pre_delegate'],
+    // Written unquoted by an earlier version on Windows: the shell would eat the backslashes.
+    ['node C:\\proj\\node_modules\\agent-session\\dist\\hooks\\pre_delegate.js', 'pre_delegate'],
+    ['"C:\\Program Files\\nodejs\\node.exe" "C:\\proj\\dist\\hooks\\subagent_stop.js"', 'subagent_stop'],
+    ['test ! -f "$CLAUDE_PROJECT_DIR/dist/hooks/pre_delegate.js" || node "$CLAUDE_PROJECT_DIR/dist/hooks/pre_delegate.js"', 'pre_delegate'],
+    ['DEBUG=1 npx -y agent-session-subagent-stop', 'subagent_stop'],
+    ['echo node /x/dist/hooks/pre_delegate.js', undefined],
+    ['# node /x/dist/hooks/pre_delegate.js', undefined],
+    ['true # node /x/dist/hooks/pre_delegate.js', undefined],
+    ['node /x/lint.js /x/dist/hooks/pre_delegate.js', undefined],
+    ['node -e "require(\'/x/dist/hooks/pre_delegate.js\')"', undefined],
+    ['node "/x/dist/hooks/pre_delegate.js.bak"', undefined],
+    ["echo 'a; node /x/dist/hooks/pre_delegate.js'", undefined],
+  ];
+  for (const [command, hook] of cases) assert.equal(lib.ourHook({ type: 'command', command }, 'PreToolUse'), hook, command);
 });
 
 test('a settings file keeps its layout (BOM, CRLF, indentation); one a rewrite would alter, or read-only, is refused untouched', async (t) => {

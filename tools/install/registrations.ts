@@ -37,37 +37,74 @@ const OUR_EVENTS = new Set(HOOK_REGISTRATIONS.map((r) => r.event));
 
 /**
  * Which of our hooks a settings entry runs, or undefined when the entry is not ours: under one of our
- * events, a command that runs a built hook with Node (`node <anywhere>/dist/hooks/<hook>.js`, quoted
- * or not, also inside the repository's `test ! -f … || node …`) or runs one of our bin names
+ * events, a command that runs a built hook with Node (`node [options] <anywhere>/dist/hooks/<hook>.js`,
+ * quoted or not, Windows paths with unquoted backslashes included, also as one command of a list such
+ * as the repository's `test ! -f … || node …`) or runs one of our bin names
  * (`agent-session-pre-delegate`, also through `npx [-y]`). A command that merely mentions such a path
- * (a linter given the file, the user's own `.claude/hooks/pre_delegate.js`) is not ours.
+ * (a linter given the file, `echo node …`, a comment, the user's own `.claude/hooks/pre_delegate.js`)
+ * is not ours.
  */
 export function ourHook(entry: unknown, event?: string): HookName | undefined {
   if (typeof entry !== 'object' || entry === null) return undefined;
   if (event !== undefined && !OUR_EVENTS.has(event)) return undefined;
   const { type, command } = entry as Record<string, unknown>;
   if (type !== 'command' || typeof command !== 'string') return undefined;
-  const words = shellWords(command);
-  for (let i = 1; i < words.length; i++) {
-    const file = /(?:^|[\\/])dist[\\/]hooks[\\/](pre_delegate|subagent_stop)\.js$/.exec(words[i]!);
-    if (file && /(?:^|[\\/])node(?:\.exe)?$/i.test(words[i - 1]!)) return file[1] as HookName;
+  for (const words of simpleCommands(command)) {
+    const hook = hookRunBy(words);
+    if (hook) return hook;
   }
-  // Our bin names, as the command itself: after any VAR=value words, optionally through npx.
-  const start = words.findIndex((word) => !/^\w+=/.test(word));
-  const rest = start < 0 ? [] : words.slice(start);
-  if (rest[0] === 'npx') rest.splice(0, rest[1] === '-y' || rest[1] === '--yes' ? 2 : 1);
-  const bin = /(?:^|[\\/])agent-session-(pre-delegate|subagent-stop)$/.exec(rest[0] ?? '');
+  return undefined;
+}
+
+/** A word as the shell sees it (`cooked`) and with only its quotes removed (`raw`, backslashes kept). */
+interface Word {
+  cooked: string;
+  raw: string;
+}
+
+const BUILT_HOOK = /(?:^|[\\/])dist[\\/]hooks[\\/](pre_delegate|subagent_stop)\.js$/;
+const NODE = /(?:^|[\\/])node(?:\.exe)?$/i;
+const BIN = /(?:^|[\\/])agent-session-(pre-delegate|subagent-stop)$/;
+/** Node options whose value is the next word. */
+const NODE_OPTION_WITH_VALUE = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '--env-file']);
+
+/** The hook one simple command runs: `[VAR=value…] [env|exec] node [options] <built hook>` or a bin name. */
+function hookRunBy(all: Word[]): HookName | undefined {
+  let i = 0;
+  while (i < all.length && (/^\w+=/.test(all[i]!.cooked) || all[i]!.cooked === 'env' || all[i]!.cooked === 'exec')) i++;
+  const words = all.slice(i);
+  const [first, ...args] = words;
+  if (!first) return undefined;
+  if (NODE.test(first.cooked) || NODE.test(first.raw)) {
+    let a = 0;
+    while (a < args.length && args[a]!.cooked.startsWith('-')) a += NODE_OPTION_WITH_VALUE.has(args[a]!.cooked) ? 2 : 1;
+    const script = args[a];
+    const file = script && (BUILT_HOOK.exec(script.cooked) ?? BUILT_HOOK.exec(script.raw));
+    return file ? (file[1] as HookName) : undefined;
+  }
+  const rest = first.cooked === 'npx' ? args.slice(args[0]?.cooked === '-y' || args[0]?.cooked === '--yes' ? 1 : 0) : words;
+  const bin = BIN.exec(rest[0]?.cooked ?? '');
   return bin ? (bin[1]!.replace('-', '_') as HookName) : undefined;
 }
 
-/** A command's words as the shell would see them, quotes and escapes removed (variables left as text). */
-function shellWords(command: string): string[] {
-  const words: string[] = [];
-  const WORD = /(?:[^\s'"\\]+|\\.?|'[^']*'?|"(?:[^"\\]|\\.)*"?)+/gs;
-  for (const [word] of command.matchAll(WORD)) {
-    words.push(word.replace(/\\(.)|'([^']*)'?|"((?:[^"\\]|\\.)*)"?/gs, (_, escaped, single, double) => escaped ?? single ?? double.replace(/\\(["\\$`])/g, '$1')));
+/**
+ * A command's simple commands as the shell would split them: at unquoted `;`, `&`, `|`, `&&`, `||`,
+ * parentheses and newlines, without comments. Variables are left as text.
+ */
+function simpleCommands(command: string): Word[][] {
+  const commands: Word[][] = [[]];
+  const TOKEN = /[^\S\n]+|(#[^\n]*)|([;&|()\n])|((?:[^\s'"\\;&|()]|\\[^]?|'[^']*'?|"(?:[^"\\]|\\[^])*"?)+)/g;
+  for (const [, comment, operator, word] of command.matchAll(TOKEN)) {
+    if (comment !== undefined) continue;
+    if (operator !== undefined) commands.push([]);
+    else if (word !== undefined) commands[commands.length - 1]!.push({ cooked: cook(word), raw: word.replace(/'([^']*)'?|"((?:[^"\\]|\\[^])*)"?/g, '$1$2') });
   }
-  return words;
+  return commands.filter((words) => words.length > 0);
+}
+
+/** Quotes and escapes removed, as the shell does. */
+function cook(word: string): string {
+  return word.replace(/\\([^]?)|'([^']*)'?|"((?:[^"\\]|\\[^])*)"?/g, (_, escaped, single, double) => escaped ?? single ?? double.replace(/\\(["\\$`])/g, '$1'));
 }
 
 /** `node <file>`, the file quoted for the shell only when it needs it. */
