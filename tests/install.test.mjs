@@ -227,7 +227,15 @@ test('a settings file keeps its layout (BOM, CRLF, indentation); one a rewrite w
     assert.equal(r.code, 2, json);
     assert.match(r.stderr, reason);
     assert.equal(read(p.settings), json);
+    // Uninstall with nothing of ours writes nothing, so it has nothing to refuse.
+    const none = await p.run('uninstall', '--json');
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(JSON.parse(none.stdout).changed, false);
   }
+  writeFileSync(p.settings, '{"hooks": null}');
+  assert.equal((await p.run('install')).code, 2);
+  assert.equal(JSON.parse((await p.run('uninstall', '--json')).stdout).changed, false);
+  assert.equal(read(p.settings), '{"hooks": null}');
   // The same values written differently are no loss: 1.50 is 1.5, a key may repeat in another object.
   writeFileSync(p.settings, '{"env":{"F":1.50,"H":1E2,"K":{"d":1}},"d":3,"L":[{"d":1},{"d":2}]}');
   assert.equal((await p.run('install')).code, 0);
@@ -264,6 +272,12 @@ test('a dangling settings symlink is written through to its target; the project 
   const home = await runCli(['install'], { cwd: p.home, env: cleanEnv({ HOME: p.home }) });
   assert.equal(home.code, 2);
   assert.match(home.stderr, /the project would be your home directory .*use install --user/);
+  // HOME reached through a symlink is still HOME.
+  const alias = path.join(path.dirname(p.home), 'home-alias');
+  symlinkSync(p.home, alias);
+  const viaLink = await runCli(['install'], { cwd: p.dir, env: cleanEnv({ HOME: p.home, CLAUDE_PROJECT_DIR: alias }) });
+  assert.equal(viaLink.code, 2);
+  assert.match(viaLink.stderr, /the project would be your home directory .*home-alias/);
   assert.deepEqual(readdirSync(p.home).sort(), ['.claude', 'dotfiles']);
   assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
 });
@@ -320,8 +334,10 @@ test('a file that is not valid JSON, or not an object, is refused with exit 2 an
     writeFileSync(p.settings, text);
     for (const command of ['install', 'uninstall']) {
       const r = await p.run(command);
-      assert.equal(r.code, 2, `${command} on ${text}`);
-      assert.match(r.stderr, /^agent-session: /);
+      // Hooks of the wrong type hold nothing of ours: uninstall has nothing to write, so nothing to refuse.
+      const nothingToRemove = command === 'uninstall' && (text.startsWith('{"hooks": [') || text.startsWith('{"hooks": {"'));
+      assert.equal(r.code, nothingToRemove ? 0 : 2, `${command} on ${text}`);
+      if (!nothingToRemove) assert.match(r.stderr, /^agent-session: /);
       assert.equal(read(p.settings), text);
     }
   }
@@ -441,6 +457,21 @@ test('when .gitignore or the settings file cannot be read or written, neither is
   assert.equal((await s.run('install')).code, 2);
   assert.equal(existsSync(path.join(s.dir, '.gitignore')), false);
   assert.equal(read(s.settings), '{"model": "opus"}');
+
+  // A failure no check foresees (here the temp file's name is too long for the file system) after a
+  // .gitignore was created through a dangling symlink: the file created goes, the symlink stays.
+  const u = setup(t);
+  mkdirSync(path.dirname(u.settings));
+  const ignoreTarget = path.join(u.home, 'gitignore-target');
+  symlinkSync(ignoreTarget, path.join(u.dir, '.gitignore'));
+  const longTarget = path.join(u.home, 'x'.repeat(250));
+  symlinkSync(longTarget, u.settings);
+  const failed = await u.run('install');
+  assert.notEqual(failed.code, 0);
+  assert.match(failed.stderr, /^agent-session: cannot write .*settings\.json: ENAMETOOLONG/);
+  assert.ok(lstatSync(path.join(u.dir, '.gitignore')).isSymbolicLink(), 'the .gitignore symlink was removed');
+  assert.equal(existsSync(ignoreTarget), false);
+  assert.equal(existsSync(longTarget), false);
 });
 
 test('a package path that needs quoting for the shell is quoted, and the installed hook runs', async (t) => {

@@ -2,7 +2,8 @@ import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { gitignorePath, readGitignore, writeGitignore } from '../store/gitignore-file.js';
 import { locateBuiltHooks } from '../store/hook-files.js';
-import { formatSettings, homeDir, installProjectDir, isDirectory, projectSettingsPath, readSettingsFile, userSettingsPath, writeSettingsFile } from '../store/settings-file.js';
+import { realpath } from 'node:fs/promises';
+import { assertRewritable, checkReplaceable, formatSettings, homeDir, installProjectDir, isDirectory, projectSettingsPath, readSettingsFile, userSettingsPath, writeSettingsFile } from '../store/settings-file.js';
 import { planGitignore } from './gitignore.js';
 import { planInstall, planUninstall, type HookEntry, type SettingsPlan } from './plan.js';
 import { HOOK_NAMES, HOOK_TIMEOUT_SECONDS, nodeCommand, type HookName } from './registrations.js';
@@ -57,6 +58,7 @@ async function apply(action: InstallReport['action'], options: InstallOptions, p
   const file = projectDir === undefined ? userSettingsPath(options.env) : projectSettingsPath(projectDir);
   const before = await readSettingsFile(file);
   const { settings, changed, added, removed } = plan(before.settings);
+  if (changed) assertRewritable(before);
   const content = changed ? formatSettings(settings, before) : (before.text ?? '');
   // The store is kept out of git on install into a project.
   const ignoreFile = action === 'install' && projectDir !== undefined ? gitignorePath(projectDir) : undefined;
@@ -64,6 +66,9 @@ async function apply(action: InstallReport['action'], options: InstallOptions, p
   const ignore = ignoreFile === undefined ? undefined : planGitignore(ignoreOld);
   let backup: string | null = null;
   if (options.dryRun !== true) {
+    // Both files checked before either is written; the undo covers what no check can foresee (a full disk).
+    if (ignoreFile && ignore?.changed) await checkReplaceable(ignoreFile, ignoreOld);
+    if (changed) await checkReplaceable(file, before.text);
     const undo = ignoreFile && ignore?.changed ? await writeGitignore(ignoreFile, ignoreOld, ignore.text) : undefined;
     try {
       if (changed) backup = await writeSettingsFile(before, content, options.now ?? Date.now());
@@ -84,8 +89,13 @@ async function checkedProjectDir(options: InstallOptions): Promise<string> {
   const dir = installProjectDir(options);
   const where = options.env.CLAUDE_PROJECT_DIR ? ` (CLAUDE_PROJECT_DIR)` : '';
   if (!(await isDirectory(dir))) throw new SessionError('EINVALID', `the project directory ${dir}${where} does not exist or is not a directory`);
-  if (path.resolve(dir) === homeDir(options.env)) {
+  if ((await realOrResolved(dir)) === (await realOrResolved(homeDir(options.env)))) {
     throw new SessionError('EINVALID', `the project would be your home directory ${dir}${where}, whose .claude/settings.json is your user settings: use install --user, or run it in a project`);
   }
   return dir;
+}
+
+/** A directory's real path (symlinks resolved), or its resolved path when it cannot be resolved. */
+function realOrResolved(dir: string): Promise<string> {
+  return realpath(dir).catch(() => path.resolve(dir));
 }

@@ -44,9 +44,8 @@ export function planInstall(old: SettingsObject | undefined, commands: Record<Ho
 
 /** `old` without any of our entries; groups and events emptied by that are dropped, nothing else. */
 export function planUninstall(old: SettingsObject | undefined): SettingsPlan {
+  // Nothing of ours: nothing to write (an empty "hooks" stays, and so does a "hooks" of the wrong type).
   if (old === undefined) return { settings: {}, changed: false, added: [], removed: [] };
-  hooksTable(old);
-  // Nothing of ours: nothing to write (an empty "hooks" stays).
   if (ourEntries(old).length === 0) return { settings: old, changed: false, added: [], removed: [] };
   const settings = structuredClone(old);
   const hooks = hooksTable(settings);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { unlink } from 'node:fs/promises';
 import { toSessionError } from '../errors.js';
-import { readOptional, replaceTextFile } from './settings-file.js';
+import { readOptional, replaceTextFile, writeTarget } from './settings-file.js';
 
 export function gitignorePath(projectDir: string): string {
   return path.join(projectDir, '.gitignore');
@@ -20,7 +20,8 @@ export async function writeGitignore(file: string, oldText: string | undefined, 
   await replaceTextFile(file, oldText, text, () => Promise.resolve());
   return async () => {
     try {
-      if (oldText === undefined) await unlink(file);
+      // A .gitignore created through a symlink: the file created goes, the symlink stays.
+      if (oldText === undefined) await unlink(await writeTarget(file));
       else await replaceTextFile(file, text, oldText, () => Promise.resolve());
     } catch (err) {
       throw toSessionError(err, `cannot put ${file} back as it was`);

@@ -66,9 +66,13 @@ export async function readSettingsFile(file: string): Promise<SettingsFile> {
   if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
     throw new SessionError('EINVALID', `${file} does not hold a JSON object; refusing to rewrite it`, { details: { file } });
   }
-  const lossy = lossyJson(json);
-  if (lossy) throw new SessionError('EINVALID', `${file}: ${lossy}, which rewriting the file would change; refusing to rewrite it`, { details: { file } });
   return { file, text, settings: settings as Record<string, unknown>, indent: /^([ \t]+)"/m.exec(json)?.[1] ?? '  ', eol: json.includes('\r\n') ? '\r\n' : '\n', bom };
+}
+
+/** Refuses a settings file that rewriting would change beyond our edit (see lossyJson). */
+export function assertRewritable({ file, text }: SettingsFile): void {
+  const lossy = text === undefined ? undefined : lossyJson(text.startsWith('\uFEFF') ? text.slice(1) : text);
+  if (lossy) throw new SessionError('EINVALID', `${file}: ${lossy}, which rewriting the file would change; refusing to rewrite it`, { details: { file } });
 }
 
 /** The settings as the file's text, in the layout of the file they were read from. */
@@ -124,19 +128,12 @@ export async function writeSettingsFile(before: SettingsFile, text: string, now:
 /**
  * Replaces a text file read as `oldText` (undefined: there was none) with `text`, atomically (temp
  * file, fsync, rename), following a symlink (even one whose target does not exist yet) and keeping
- * the file's mode. Refuses a read-only file, and a file that changed since it was read. `prepare`
- * runs once those checks pass, right before the write (a backup); its result is returned.
+ * the file's mode. Refuses (checkReplaceable) a read-only file, and a file that changed since it was
+ * read. `prepare` runs once those checks pass, right before the write (a backup); its result is returned.
  */
 export async function replaceTextFile<T>(file: string, oldText: string | undefined, text: string, prepare: () => Promise<T>): Promise<T> {
+  const { target, mode } = await checkReplaceable(file, oldText);
   try {
-    if ((await readOptional(file)) !== oldText) {
-      throw new SessionError('EIO', `${file} changed while it was being edited; nothing was written, run the command again`, { details: { file } });
-    }
-    const target = await writeTarget(file);
-    const mode = oldText === undefined ? undefined : (await stat(target)).mode & 0o777;
-    if (mode !== undefined && (mode & 0o200) === 0) {
-      throw new SessionError('EINVALID', `${file} is read-only; refusing to change it (make it writable, or edit it by hand)`, { details: { file } });
-    }
     await mkdir(path.dirname(target), { recursive: true });
     const prepared = await prepare();
     await writeFileAtomic(target, text, mode === undefined ? {} : { mode, exactMode: true });
@@ -146,8 +143,28 @@ export async function replaceTextFile<T>(file: string, oldText: string | undefin
   }
 }
 
+/**
+ * Whether the file read as `oldText` may be replaced: unchanged since it was read, and not read-only.
+ * Returns where the write goes (the end of its symlinks) and the mode to keep (none for a new file).
+ */
+export async function checkReplaceable(file: string, oldText: string | undefined): Promise<{ target: string; mode: number | undefined }> {
+  try {
+    if ((await readOptional(file)) !== oldText) {
+      throw new SessionError('EIO', `${file} changed while it was being edited; nothing was written, run the command again`, { details: { file } });
+    }
+    const target = await writeTarget(file);
+    const mode = oldText === undefined ? undefined : (await stat(target)).mode & 0o777;
+    if (mode !== undefined && (mode & 0o200) === 0) {
+      throw new SessionError('EINVALID', `${file} is read-only; refusing to change it (make it writable, or edit it by hand)`, { details: { file } });
+    }
+    return { target, mode };
+  } catch (err) {
+    throw toSessionError(err, `cannot write ${file}`);
+  }
+}
+
 /** Where writing `file` goes: the file, or the end of its chain of symlinks (which may not exist yet). */
-async function writeTarget(file: string): Promise<string> {
+export async function writeTarget(file: string): Promise<string> {
   let target = path.resolve(file);
   for (let hops = 0; hops < 40; hops++) {
     const link = await readlink(target).catch((err: NodeJS.ErrnoException) => {
