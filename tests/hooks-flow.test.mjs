@@ -316,6 +316,20 @@ describe('delegation flows', { concurrency: 3 }, () => {
     assert.equal(readSession(proj.store, paused).phase, 'completed');
   });
 
+  it('a lone spawn whose agent starts more than 10 minutes later (a permission prompt answered late) still binds at once', async (t) => {
+    const proj = project(t);
+    const f = flow({ type: 'reviewer', background: false });
+    await pre(proj, f.pre);
+    const index = path.join(proj.store, '.claude-code', 'sess-1.json');
+    const data = JSON.parse(readFileSync(index, 'utf8'));
+    data.spawns.toolu_1.at = new Date(Date.now() - 11 * 60_000).toISOString();
+    writeFileSync(index, JSON.stringify(data));
+    await life(proj, f.start);
+    assert.deepEqual([onlySession(proj.store).phase, onlySession(proj.store).claude.agent_id], ['executing', 'a1'], 'the start waited for PostToolUse');
+    await life(proj, f.stop('Done.'));
+    assert.equal(onlySession(proj.store).phase, 'completed');
+  });
+
   it('a phase set through the CLI after a start that had to wait is not undone when the start is applied', async (t) => {
     const proj = project(t);
     const one = flow({ toolUseId: 'toolu_1', agentId: 'a1', background: false });

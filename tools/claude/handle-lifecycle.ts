@@ -76,10 +76,16 @@ export async function handleStop(ctx: HookContext, e: AgentStop): Promise<Lifecy
   });
 }
 
-/** The one spawn of this type still waiting for its agent (refused ones aside); none when zero or several wait. */
+/**
+ * The one spawn of this type still waiting for its agent, refused ones (waiting over 10 minutes)
+ * aside; failing that, the one spawn of this type never bound at all, however old (a permission
+ * prompt answered late). None when several wait.
+ */
 function soleWaitingSpawn(data: ClaudeIndexData, agentType: string, now: number): [string, SpawnEntry] | undefined {
-  const waiting = pendingSpawns(data, now).filter(([, s]) => s.agent_type === agentType);
-  return waiting.length === 1 ? waiting[0] : undefined;
+  const fresh = pendingSpawns(data, now).filter(([, s]) => s.agent_type === agentType);
+  if (fresh.length > 0) return fresh.length === 1 ? fresh[0] : undefined;
+  const unbound = Object.entries(data.spawns).filter(([, s]) => !s.agent_id && s.agent_type === agentType);
+  return unbound.length === 1 ? unbound[0] : undefined;
 }
 
 function buffer(data: ClaudeIndexData, agentId: string, agentType: string, event: BufferedEvent): { data: ClaudeIndexData; result: LifecycleResult } {
