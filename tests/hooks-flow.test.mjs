@@ -386,6 +386,15 @@ describe('delegation flows', { concurrency: 3 }, () => {
     const s = onlySession(proj.store);
     assert.equal(s.phase, 'completed');
     assert.equal(s.summary, 'The old footer said:\nsession-phase: approval\nwhich no longer applies.\nAll checks pass.\nShipped.');
+
+    // Two status lines at the end: the last one counted, the one before it is part of the text;
+    // a line with an unknown phase counts as none and stays too.
+    const twice = project(t);
+    await delegate(twice, flow(), 'Was: session-phase: planning\nsession-phase: investigating\nsession-phase: failed: the build broke');
+    assert.deepEqual([onlySession(twice.store).phase, onlySession(twice.store).summary], ['failed', 'Was: session-phase: planning\nsession-phase: investigating']);
+    const unknown = project(t);
+    await delegate(unknown, flow(), 'Done.\nsession-phase: shipped');
+    assert.deepEqual([onlySession(unknown.store).phase, onlySession(unknown.store).summary], ['completed', 'Done.\nsession-phase: shipped']);
   });
 
   it('internal stops (empty agent_type) and the footer switch', async (t) => {

@@ -18,6 +18,10 @@ test('the status line is read from the last non-empty lines, decorations tolerat
     ['Done.\nsession-phase: approval (waiting for a decision)', 'approval'],
     ['Done.\nsession-phase: investigating - the logs are next', 'investigating'],
     ['Done.\nsession-phase: approvalish', null],
+    ['Done.\nsession-phase: approval: ask Bob', 'approval'],
+    ['Done.\nsession-phase: approval, waiting for Bob', 'approval'],
+    ['Done.\nsession-phase: planning; step 2 next', 'planning'],
+    ['Done.\nsession-phase: approval-ish', null],
     ['', null],
     [null, null],
   ];

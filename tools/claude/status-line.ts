@@ -6,32 +6,38 @@ export type StatusLine = { phase: 'approval' | 'investigating' | 'planning' | 'f
 export const STATUS_KEY = 'session-phase';
 const STATUS_PHASES = [...RESUMABLE_PHASES, 'failed', 'completed'] as const;
 // `session-phase: approval`, tolerating markdown decoration models like to add (`**…**`, backticks, "> "),
-// and an explanation after the phase: `approval (waiting for a decision)`, `approval - ask Bob`.
-const LINE = /^[\s>*_`-]*session-phase\s*:\s*[*_`]*\s*([A-Za-z]+)\s*[*_`.]*(?:\s*\(.*|\s+[-\u2013\u2014:].*)?\s*$/i;
+// and an explanation after the phase: `approval (waiting for a decision)`, `approval - ask Bob`,
+// `approval: ask Bob`, `approval, waiting`.
+const LINE = /^[\s>*_`-]*session-phase\s*:\s*[*_`]*\s*([A-Za-z]+)\s*[*_`.]*(?:\s*[(,;:].*|\s+[-\u2013\u2014].*)?\s*$/i;
 /** The status line counts only among the last few non-empty lines: it ends the message. */
 const TAIL_LINES = 3;
 
 /** Reads the status line at the end of `message`; unknown phases count as no status line. */
 export function parseStatusLine(message: string | null | undefined): StatusLine {
   if (!message) return { phase: null };
-  const lines = message.split(/\r?\n/);
-  for (const line of tailLines(lines).reverse().map((i) => lines[i]!)) {
-    const match = LINE.exec(line);
-    if (!match) continue;
-    const phase = match[1]!.toLowerCase();
-    return (STATUS_PHASES as readonly string[]).includes(phase) ? { phase: phase as Exclude<StatusLine['phase'], null> } : { phase: null };
-  }
-  return { phase: null };
+  return statusLine(message.split(/\r?\n/))?.status ?? { phase: null };
 }
 
-/** The message without the status line(s) where they count (its last lines), for summaries. */
+/** The message without the status line that counted (a recognized phase among its last lines), for summaries. */
 export function withoutStatusLine(message: string): string {
   const lines = message.split(/\r?\n/);
-  const status = new Set(tailLines(lines).filter((i) => LINE.test(lines[i]!)));
+  const found = statusLine(lines);
   return lines
-    .filter((_, i) => !status.has(i))
+    .filter((_, i) => i !== found?.index || found.status.phase === null)
     .join('\n')
     .trim();
+}
+
+/** The last line among the last few non-empty ones that has the form of a status line, and what it says. */
+function statusLine(lines: string[]): { index: number; status: StatusLine } | undefined {
+  for (const index of tailLines(lines).reverse()) {
+    const match = LINE.exec(lines[index]!);
+    if (!match) continue;
+    const phase = match[1]!.toLowerCase();
+    const known = (STATUS_PHASES as readonly string[]).includes(phase);
+    return { index, status: known ? { phase: phase as Exclude<StatusLine['phase'], null> } : { phase: null } };
+  }
+  return undefined;
 }
 
 /** The indexes of the last few non-empty lines, where a status line counts. */
