@@ -2,8 +2,7 @@ import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { gitignorePath, readGitignore, writeGitignore } from '../store/gitignore-file.js';
 import { locateBuiltHooks } from '../store/hook-files.js';
-import { realpath } from 'node:fs/promises';
-import { assertRewritable, checkReplaceable, formatSettings, homeDir, installProjectDir, isDirectory, projectSettingsPath, readSettingsFile, userSettingsPath, writeSettingsFile } from '../store/settings-file.js';
+import { assertRewritable, checkReplaceable, formatSettings, homeDir, sameDirectory, installProjectDir, isDirectory, projectSettingsPath, readSettingsFile, userSettingsPath, writeSettingsFile } from '../store/settings-file.js';
 import { planGitignore } from './gitignore.js';
 import { planInstall, planUninstall, type HookEntry, type SettingsPlan } from './plan.js';
 import { HOOK_NAMES, HOOK_TIMEOUT_SECONDS, nodeCommand, type HookName } from './registrations.js';
@@ -89,13 +88,8 @@ async function checkedProjectDir(options: InstallOptions): Promise<string> {
   const dir = installProjectDir(options);
   const where = options.env.CLAUDE_PROJECT_DIR ? ` (CLAUDE_PROJECT_DIR)` : '';
   if (!(await isDirectory(dir))) throw new SessionError('EINVALID', `the project directory ${dir}${where} does not exist or is not a directory`);
-  if ((await realOrResolved(dir)) === (await realOrResolved(homeDir(options.env)))) {
+  if (await sameDirectory(dir, homeDir(options.env))) {
     throw new SessionError('EINVALID', `the project would be your home directory ${dir}${where}, whose .claude/settings.json is your user settings: use install --user, or run it in a project`);
   }
   return dir;
-}
-
-/** A directory's real path (symlinks resolved), or its resolved path when it cannot be resolved. */
-function realOrResolved(dir: string): Promise<string> {
-  return realpath(dir).catch(() => path.resolve(dir));
 }

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { copyFile, mkdir, readFile, readlink, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
@@ -38,6 +38,12 @@ export function installProjectDir({ cwd, env }: { cwd: string; env: Env }): stri
   const start = path.resolve(cwd);
   if (!env.CLAUDE_PROJECT_DIR && found === home && start !== home) return start;
   return found;
+}
+
+/** Whether two paths are one directory, symlinks resolved (compared as given when one cannot be resolved). */
+export async function sameDirectory(a: string, b: string): Promise<boolean> {
+  const real = (dir: string) => realpath(dir).catch(() => path.resolve(dir));
+  return (await real(a)) === (await real(b));
 }
 
 export function isDirectory(dir: string): Promise<boolean> {
