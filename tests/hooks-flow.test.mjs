@@ -19,6 +19,16 @@ async function delegate(proj, f, message, { env, transcript } = {}) {
 }
 
 
+/** Moves a session's latest history entry (a resume decision) `ms` into the past, as if made that long ago. */
+function backdateLastDecision(store, id, ms) {
+  const file = path.join(store, id, 'state.json');
+  const record = JSON.parse(readFileSync(file, 'utf8'));
+  const last = record.history.at(-1);
+  assert.equal(last.event, 'resume_decision');
+  last.timestamp = new Date(Date.parse(last.timestamp) - ms).toISOString();
+  writeFileSync(file, JSON.stringify(record, null, 2));
+}
+
 /** A transcript file that exists, as Claude Code keeps it while the conversation lives. */
 function transcriptFile(t) {
   const file = path.join(tempDir(t, 'agent-session-transcript-'), 'agent-a1.jsonl');
@@ -117,17 +127,22 @@ describe('delegation flows', { concurrency: 3 }, () => {
     const second = flow({ toolUseId: 'toolu_2', agentId: 'a2', prompt: 'Use text.' });
     assert.equal((await pre(proj, second.pre)).json.hookSpecificOutput.permissionDecision, 'deny');
     const third = flow({ toolUseId: 'toolu_3', agentId: 'a3', prompt: 'Use text.' });
+    // Right after the deny, a delegation is taken for a parallel one of the same message: its own session.
+    const parallel = (await pre(proj, flow({ toolUseId: 'toolu_p', agentId: 'ap', prompt: 'Other work.' }).pre)).json.hookSpecificOutput;
+    assert.doesNotMatch(parallel.updatedInput.prompt, new RegExp(id));
+    // The model answers the deny a model round trip later (here: the deny is dated 2 s back).
+    backdateLastDecision(proj.store, id, 2000);
     const out = (await pre(proj, third.pre)).json.hookSpecificOutput;
     assert.equal(out.permissionDecision, undefined);
     assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${id}`));
     assert.match(out.updatedInput.prompt, /Which column type\?/);
     assert.match(out.updatedInput.prompt, /Use text\.\n\n\[agent-session\] Your session/);
-    assert.deepEqual(sessionIds(proj.store), [id]);
-    assert.deepEqual(onlySession(proj.store).history.filter((h) => h.event === 'resume_decision').map((h) => h.decision), ['deny', 'brief']);
+    assert.equal(sessionIds(proj.store).length, 2);
+    assert.deepEqual(readSession(proj.store, id).history.filter((h) => h.event === 'resume_decision').map((h) => h.decision), ['deny', 'brief']);
     // The new agent joins the same session.
     await life(proj, third.post);
     await life(proj, third.start);
-    const s = onlySession(proj.store);
+    const s = readSession(proj.store, id);
     assert.equal(s.phase, 'executing');
     assert.deepEqual(s.claude.agent_ids, ['a1', 'a3']);
     assert.equal(s.history.at(-1).event, 'resumed');

@@ -8,7 +8,8 @@
 // `script(req)` is called for every model turn of the main agent or a subagent and returns
 // a reply: { text } | { toolUse: { name, input, id? } } | { content: [block, ...] }
 // where a block is { type: 'text', text } or { type: 'tool_use', name, input, id? }.
-// Optional: stopReason, or { error: { status, type, message } } to answer with an API error.
+// Optional: stopReason, delayMs (answer that much later, as a real model takes its time), or
+// { error: { status, type, message } } to answer with an API error.
 // Each request passed to the script (and kept in `requests`) is
 //   { seq, at, method, url, pathname, query, headers, body, agentId, kind }
 // with kind 'main' | 'subagent' | 'side'; the helpers below read it.
@@ -219,6 +220,8 @@ function route(req, res, options) {
   if (req.method === 'POST' && req.pathname === '/v1/messages') {
     const reply = decide(req, options.script, options.scriptSideRequests, options.sideReply);
     req.reply = reply;
+    // A model's time to answer, where a scenario depends on it being realistic (over a second).
+    if (reply.delayMs) return void setTimeout(() => sendMessage(res, req, reply), reply.delayMs);
     return sendMessage(res, req, reply);
   }
   if (options.log) options.log(`mock-api: unhandled ${req.method} ${req.url}`);

@@ -284,8 +284,10 @@ test('(b) a model that delegates again instead of using SendMessage is not denie
     }
     const res = lastToolResult(req);
     if (!res) return { toolUse: first };
-    // Whatever the answer (a report, then a denial), the model just delegates again, twice.
-    return agentCallsSoFar(req) < 3 ? { toolUse: again } : { text: MAIN_FINAL };
+    // Whatever the answer (a report, then a denial), the model just delegates again, twice. A real
+    // model takes over a second to answer a denial; one answering at once would look like a
+    // delegation made in parallel with the denied one (SESSION_README, "Resume policies").
+    return agentCallsSoFar(req) < 3 ? { toolUse: again, delayMs: res.isError ? 1500 : 0 } : { text: MAIN_FINAL };
   });
   assert.equal(result.json?.result, MAIN_FINAL);
 

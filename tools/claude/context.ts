@@ -9,8 +9,8 @@ export interface HookContext {
   index: ClaudeIndex;
   transcriptExists: (file: string) => boolean;
   /**
-   * When this hook's process started (ms since the epoch). A delegation whose hook started before
-   * another one's deny was decided cannot be a reaction to that deny: it is a parallel delegation.
+   * When this hook's process started (ms since the epoch): a delegation whose hook started about
+   * when another one's deny was decided is a parallel delegation, not a reaction to that deny.
    */
   startedAt: number;
 }

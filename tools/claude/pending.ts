@@ -12,3 +12,11 @@ export const SPAWN_PENDING_MS = 10 * 60_000;
 export function pendingSpawns(data: ClaudeIndexData, now: number): [string, SpawnEntry][] {
   return Object.entries(data.spawns).filter(([, s]) => !s.agent_id && now - (parseTimestamp(s.at) ?? 0) <= SPAWN_PENDING_MS);
 }
+
+/**
+ * How much later than a deny a delegation's hook may start and still be a parallel delegation of the
+ * same assistant message. Claude Code starts the hooks of parallel tool calls together (a few ms
+ * apart, up to about 70 ms on a loaded machine; tests/e2e/NOTES.md); a retry made after the model
+ * read the deny needs a model round trip first, which takes longer than this.
+ */
+export const PARALLEL_START_MS = 1000;
