@@ -394,6 +394,16 @@ test("a project without .claude/ below a HOME that has one installs into the pro
   assert.equal(JSON.parse(r.stdout).file, path.join(project, '.claude', 'settings.json'));
   assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
   assert.equal(existsSync(path.join(p.home, '.gitignore')), false);
+
+  // The same with HOME given as a symlink to that home (the working directory is always a real path).
+  const other = path.join(p.home, 'code', 'other');
+  mkdirSync(other);
+  const link = path.join(path.dirname(p.home), 'home-link');
+  symlinkSync(p.home, link);
+  const viaLink = await runCli(['install', '--json'], { cwd: other, env: cleanEnv({ HOME: link }) });
+  assert.equal(viaLink.code, 0, viaLink.stderr);
+  assert.equal(JSON.parse(viaLink.stdout).file, path.join(other, '.claude', 'settings.json'));
+  assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
 });
 
 test('.gitignore gets the store once, appended after the last line', async (t) => {

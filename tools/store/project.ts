@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { SessionError } from '../errors.js';
@@ -16,8 +16,18 @@ export function findProjectDir({ cwd, env }: Locate): string {
   // ~/.claude is Claude Code's user settings, not a project: it only counts when we start at home.
   const home = path.resolve(env.HOME || homedir());
   for (let dir = start; ; dir = path.dirname(dir)) {
-    if ((dir !== home || dir === start) && isDirectory(path.join(dir, '.claude'))) return dir;
+    if (isDirectory(path.join(dir, '.claude')) && (dir === start || !isHome(dir, home))) return dir;
     if (path.dirname(dir) === dir) return start;
+  }
+}
+
+/** Whether `dir` is the home directory, also when HOME is a symlink (the working directory never is one). */
+function isHome(dir: string, home: string): boolean {
+  if (dir === home) return true;
+  try {
+    return realpathSync(dir) === realpathSync(home);
+  } catch {
+    return false;
   }
 }
 

@@ -30,14 +30,10 @@ export function userSettingsPath(env: Env): string {
 
 /**
  * The project to install into: as the store finds it (`CLAUDE_PROJECT_DIR`, else the nearest
- * ancestor with `.claude/`), except that `~/.claude/` (the user's settings) never marks a project.
+ * ancestor with `.claude/`, where `~/.claude/`, the user's settings, marks no project).
  */
 export function installProjectDir({ cwd, env }: { cwd: string; env: Env }): string {
-  const found = findProjectDir({ cwd, env });
-  const home = homeDir(env);
-  const start = path.resolve(cwd);
-  if (!env.CLAUDE_PROJECT_DIR && found === home && start !== home) return start;
-  return found;
+  return findProjectDir({ cwd, env });
 }
 
 /** Whether two paths are one directory, symlinks resolved (compared as given when one cannot be resolved). */
