@@ -301,6 +301,11 @@ describe('delegation flows', { concurrency: 3 }, () => {
     await pre(proj, flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'reviewer' }).pre);
     const unnamed = (await pre(proj, flow({ toolUseId: 'toolu_3', agentId: 'a3', type: 'reviewer' }).pre)).json.hookSpecificOutput;
     assert.doesNotMatch(unnamed.updatedInput.prompt, /resuming session/, 'an unnamed delegation took the held session');
+    // The user's refusal and the model's retry take a while (here: the spawn is dated 5 s back).
+    const index = path.join(proj.store, '.claude-code', 'sess-1.json');
+    const data = JSON.parse(readFileSync(index, 'utf8'));
+    data.spawns.toolu_2.at = new Date(Date.parse(data.spawns.toolu_2.at) - 5000).toISOString();
+    writeFileSync(index, JSON.stringify(data));
     // The model retries, naming the session: it resumes that session, no third one is made.
     const named = flow({ toolUseId: 'toolu_4', agentId: 'a4', type: 'reviewer', prompt: `Continue ${paused}: approved.` });
     const out = (await pre(proj, named.pre)).json.hookSpecificOutput;
@@ -329,6 +334,37 @@ describe('delegation flows', { concurrency: 3 }, () => {
     assert.equal(readSession(proj.store, paused).phase, 'executing', 'the start bound at once');
     await life(proj, next.stop('Done.'));
     assert.equal(readSession(proj.store, paused).phase, 'completed');
+  });
+
+  it('two parallel delegations naming one paused session: the first gets it, the other its own session', async (t) => {
+    const proj = project(t);
+    const env = { AGENT_SESSION_RESUME_POLICY: 'brief' };
+    await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', { env });
+    const [paused] = sessionIds(proj.store);
+    const pair = [2, 3].map((n) => flow({ toolUseId: `toolu_${n}`, agentId: `a${n}`, type: 'reviewer', prompt: `Part ${n} of ${paused}.` }));
+    const prompts = (await Promise.all(pair.map((f) => pre(proj, f.pre, env)))).map((o) => o.json.hookSpecificOutput.updatedInput.prompt);
+    assert.equal(prompts.filter((p) => p.includes(`resuming session ${paused}`)).length, 1, prompts.join('\n---\n'));
+    for (const f of pair) for (const e of [f.post, f.start, f.stop(`${f.pre.tool_use_id} done`)]) await life(proj, e, env);
+    const sessions = sessionIds(proj.store).map((id) => readSession(proj.store, id));
+    assert.equal(sessions.length, 2);
+    assert.ok(sessions.every((s) => s.phase === 'completed' && s.claude.agent_ids.length === (s.agent_id === paused ? 2 : 1)), JSON.stringify(sessions.map((s) => [s.phase, s.claude.agent_ids])));
+  });
+
+  it('with no fresh spawn waiting, a late start binds to the newest spawn of its type never bound', async (t) => {
+    const proj = project(t);
+    const old = flow({ toolUseId: 'toolu_1', agentId: 'a1', type: 'reviewer', background: false });
+    const late = flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'reviewer', background: false, description: 'Late' });
+    await pre(proj, old.pre);
+    await pre(proj, late.pre);
+    // toolu_1 was refused an hour ago; toolu_2's permission prompt was answered after 11 minutes.
+    const index = path.join(proj.store, '.claude-code', 'sess-1.json');
+    const data = JSON.parse(readFileSync(index, 'utf8'));
+    data.spawns.toolu_1.at = new Date(Date.now() - 60 * 60_000).toISOString();
+    data.spawns.toolu_2.at = new Date(Date.now() - 11 * 60_000).toISOString();
+    writeFileSync(index, JSON.stringify(data));
+    await life(proj, late.start);
+    const s = sessionIds(proj.store).map((id) => readSession(proj.store, id)).find((r) => r.purpose === 'Late');
+    assert.deepEqual([s.phase, s.claude.agent_id], ['executing', 'a2']);
   });
 
   it('a lone spawn whose agent starts more than 10 minutes later (a permission prompt answered late) still binds at once', async (t) => {

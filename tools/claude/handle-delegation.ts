@@ -6,7 +6,7 @@ import { buildResumeBrief } from './brief.js';
 import { changeSession, readOrNothing, type HookContext } from './context.js';
 import { continueReason, namedSessionIds, pickCandidate, planDelegation, type DelegationPlan } from './decide.js';
 import { appendFooter, buildFooter } from './footer.js';
-import { PARALLEL_START_MS, pendingSpawns } from './pending.js';
+import { PARALLEL_START_MS, pendingSpawns, spawnsSince } from './pending.js';
 import type { Delegation } from './payload.js';
 import { attachSpawn, claudeForDelegation, deniedAfter, recordDecision } from './transitions.js';
 
@@ -92,20 +92,22 @@ function briefed(ctx: HookContext, d: Delegation, record: SessionRecord): JsonOb
 }
 
 /**
- * Sessions the prompt names explicitly (taken even while another spawn holds them: the model asked
- * for that session); otherwise this conversation's sessions of the same agent type that nothing
- * else holds. Held: handed to a spawn whose agent has not started yet, or denied (in favour of
- * SendMessage) to a delegation whose hook started at most PARALLEL_START_MS before this one's, i.e.
- * a parallel delegation of the same assistant message. Each parallel subagent gets its own session;
- * a delegation made after the model read the deny still gets the brief (never denied twice in a row).
+ * Sessions the prompt names explicitly, otherwise this conversation's sessions of the same agent
+ * type; then only those nothing else holds. Held: handed to a spawn whose agent has not started
+ * yet, or denied (in favour of SendMessage) to a delegation whose hook started at most
+ * PARALLEL_START_MS before this one's, i.e. a parallel delegation of the same assistant message.
+ * A named session is taken even while an earlier spawn holds it (the model asked for it), but not
+ * one handed to a parallel delegation. So each parallel subagent gets its own session, and a
+ * delegation made after the model read a deny still gets the brief (never denied twice in a row).
  */
 async function findCandidate(ctx: HookContext, d: Delegation, data: ClaudeIndexData): Promise<SessionRecord | undefined> {
   const now = ctx.sessions.now();
+  const parallelSince = ctx.startedAt - PARALLEL_START_MS;
   const named = namedSessionIds(d.description, d.prompt);
-  if (named.length > 0) return pickCandidate(await readAll(ctx, named), now, ctx.sessions.rules);
-  const held = new Set(pendingSpawns(data, now).map(([, s]) => s.session));
-  const ids = [...new Set(Object.values(data.spawns).filter((s) => s.agent_type === d.agentType && !held.has(s.session)).map((s) => s.session))];
-  const free = (await readAll(ctx, ids)).filter((r) => !deniedAfter(r, ctx.startedAt - PARALLEL_START_MS));
+  const ids = named.length > 0 ? named : [...new Set(Object.values(data.spawns).filter((s) => s.agent_type === d.agentType).map((s) => s.session))];
+  const holding = named.length > 0 ? spawnsSince(data, parallelSince) : pendingSpawns(data, now);
+  const held = new Set(holding.map(([, s]) => s.session));
+  const free = (await readAll(ctx, ids.filter((id) => !held.has(id)))).filter((r) => !deniedAfter(r, parallelSince));
   return pickCandidate(free, now, ctx.sessions.rules);
 }
 

@@ -20,3 +20,17 @@ export function pendingSpawns(data: ClaudeIndexData, now: number): [string, Spaw
  * read the deny needs a model round trip first, which takes longer than this.
  */
 export const PARALLEL_START_MS = 1000;
+
+/**
+ * Spawns of this conversation still waiting for their agent, recorded after `time` (by a parallel
+ * delegation, say). One whose agent started since holds nothing: its session is executing.
+ */
+export function spawnsSince(data: ClaudeIndexData, time: number): [string, SpawnEntry][] {
+  return Object.entries(data.spawns).filter(([, s]) => !s.agent_id && (parseTimestamp(s.at) ?? 0) > time);
+}
+
+/** The newest spawn of this type never bound to an agent, however old. */
+export function newestUnboundSpawn(data: ClaudeIndexData, agentType: string): [string, SpawnEntry] | undefined {
+  const unbound = Object.entries(data.spawns).filter(([, s]) => !s.agent_id && s.agent_type === agentType);
+  return unbound.sort(([, a], [, b]) => (parseTimestamp(b.at) ?? 0) - (parseTimestamp(a.at) ?? 0))[0];
+}
