@@ -65,39 +65,68 @@ interface Word {
 const BUILT_HOOK = /(?:^|[\\/])dist[\\/]hooks[\\/](pre_delegate|subagent_stop)\.js$/;
 const NODE = /(?:^|[\\/])node(?:\.exe)?$/i;
 const BIN = /(?:^|[\\/])agent-session-(pre-delegate|subagent-stop)$/;
-/** Node options whose value is the next word. */
-const NODE_OPTION_WITH_VALUE = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '--env-file']);
+/** Words that may come before the command itself: reserved words, and wrappers that run it. */
+const PREFIXES = new Set(['!', '{', 'if', 'then', 'else', 'elif', 'do', 'while', 'until', 'env', 'exec', 'command', 'time', 'nohup', 'nice', 'timeout']);
+/** Options of those wrappers whose value is the next word (`env -u NAME`, `nice -n 5`, `timeout -s KILL`). */
+const PREFIX_OPTION_WITH_VALUE = new Set(['-u', '-n', '-s', '-k', '-C', '-S']);
 
-/** The hook one simple command runs: `[VAR=value…] [env|exec] node [options] <built hook>` or a bin name. */
-function hookRunBy(all: Word[]): HookName | undefined {
-  let i = 0;
-  while (i < all.length && (/^\w+=/.test(all[i]!.cooked) || all[i]!.cooked === 'env' || all[i]!.cooked === 'exec')) i++;
-  const words = all.slice(i);
-  const [first, ...args] = words;
+/**
+ * The hook one simple command runs: `[VAR=value…] [wrappers] node [options] <built hook>`, or one of
+ * our bin names (also through `npx [-y]`).
+ */
+function hookRunBy(words: Word[]): HookName | undefined {
+  const [first, ...args] = words.slice(commandStart(words));
   if (!first) return undefined;
   if (NODE.test(first.cooked) || NODE.test(first.raw)) {
-    let a = 0;
-    while (a < args.length && args[a]!.cooked.startsWith('-')) a += NODE_OPTION_WITH_VALUE.has(args[a]!.cooked) ? 2 : 1;
-    const script = args[a];
-    const file = script && (BUILT_HOOK.exec(script.cooked) ?? BUILT_HOOK.exec(script.raw));
-    return file ? (file[1] as HookName) : undefined;
+    for (let a = 0; a < args.length; a++) {
+      const file = BUILT_HOOK.exec(args[a]!.cooked) ?? BUILT_HOOK.exec(args[a]!.raw);
+      if (file) return file[1] as HookName;
+      // Past the options (an option may take the next word as its value, `--title x`), the first word is the script.
+      const previous = a > 0 ? args[a - 1]!.cooked : '';
+      if (!args[a]!.cooked.startsWith('-') && !(previous.startsWith('-') && !previous.includes('='))) return undefined;
+    }
+    return undefined;
   }
-  const rest = first.cooked === 'npx' ? args.slice(args[0]?.cooked === '-y' || args[0]?.cooked === '--yes' ? 1 : 0) : words;
+  const rest = first.cooked === 'npx' ? args.slice(args[0]?.cooked === '-y' || args[0]?.cooked === '--yes' ? 1 : 0) : [first, ...args];
   const bin = BIN.exec(rest[0]?.cooked ?? '');
   return bin ? (bin[1]!.replace('-', '_') as HookName) : undefined;
 }
 
+/** Where the command itself starts: after `VAR=value` words, reserved words and wrappers with their options. */
+function commandStart(words: Word[]): number {
+  let i = 0;
+  let wrapper: string | undefined;
+  while (i < words.length) {
+    const w = words[i]!.cooked;
+    if (PREFIXES.has(w)) {
+      wrapper = w;
+      i++;
+    } else if (/^\w+=/.test(w)) i++;
+    else if (wrapper !== undefined && w.startsWith('-')) i += PREFIX_OPTION_WITH_VALUE.has(w) ? 2 : 1;
+    else if (wrapper === 'timeout' && /^\d/.test(w)) {
+      wrapper = undefined;
+      i++;
+    } else break;
+  }
+  return i;
+}
+
 /**
  * A command's simple commands as the shell would split them: at unquoted `;`, `&`, `|`, `&&`, `||`,
- * parentheses and newlines, without comments. Variables are left as text.
+ * parentheses and newlines, without comments, up to a here-document. Variables are left as text.
  */
 function simpleCommands(command: string): Word[][] {
   const commands: Word[][] = [[]];
   const TOKEN = /[^\S\n]+|(#[^\n]*)|([;&|()\n])|((?:[^\s'"\\;&|()]|\\[^]?|'[^']*'?|"(?:[^"\\]|\\[^])*"?)+)/g;
-  for (const [, comment, operator, word] of command.matchAll(TOKEN)) {
+  // A backslash before a line break continues the line.
+  for (const [, comment, operator, word] of command.replace(/\\\r?\n/g, '').matchAll(TOKEN)) {
     if (comment !== undefined) continue;
     if (operator !== undefined) commands.push([]);
-    else if (word !== undefined) commands[commands.length - 1]!.push({ cooked: cook(word), raw: word.replace(/'([^']*)'?|"((?:[^"\\]|\\[^])*)"?/g, '$1$2') });
+    else if (word !== undefined) {
+      // A here-document: what follows is its text, not commands (an entry of ours after one is missed).
+      if (/^[^'"]*<</.test(word)) break;
+      commands[commands.length - 1]!.push({ cooked: cook(word), raw: word.replace(/'([^']*)'?|"((?:[^"\\]|\\[^])*)"?/g, '$1$2') });
+    }
   }
   return commands.filter((words) => words.length > 0);
 }
