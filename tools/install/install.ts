@@ -1,8 +1,7 @@
-import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { gitignorePath, readGitignore, writeGitignore } from '../store/gitignore-file.js';
 import { locateBuiltHooks } from '../store/hook-files.js';
-import { assertRewritable, checkReplaceable, formatSettings, homeDir, sameDirectory, installProjectDir, isDirectory, projectSettingsPath, readSettingsFile, userSettingsPath, writeSettingsFile } from '../store/settings-file.js';
+import { assertRewritable, checkReplaceable, formatSettings, homeDir, installProjectDir, isDirectory, projectSettingsPath, readSettingsFile, sameDirectory, userSettingsPath, writeSettingsFile } from '../store/settings-file.js';
 import { planGitignore } from './gitignore.js';
 import { planInstall, planUninstall, type HookEntry, type SettingsPlan } from './plan.js';
 import { HOOK_NAMES, HOOK_TIMEOUT_SECONDS, nodeCommand, type HookName } from './registrations.js';
