@@ -350,21 +350,21 @@ describe('delegation flows', { concurrency: 3 }, () => {
     assert.ok(sessions.every((s) => s.phase === 'completed' && s.claude.agent_ids.length === (s.agent_id === paused ? 2 : 1)), JSON.stringify(sessions.map((s) => [s.phase, s.claude.agent_ids])));
   });
 
-  it('with no fresh spawn waiting, a late start binds to the newest spawn of its type never bound', async (t) => {
+  it('with no fresh spawn waiting, a late start binds only to a lone unbound spawn; with two it waits for the exact join', async (t) => {
     const proj = project(t);
-    const old = flow({ toolUseId: 'toolu_1', agentId: 'a1', type: 'reviewer', background: false });
-    const late = flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'reviewer', background: false, description: 'Late' });
-    await pre(proj, old.pre);
-    await pre(proj, late.pre);
-    // toolu_1 was refused an hour ago; toolu_2's permission prompt was answered after 11 minutes.
+    const one = flow({ toolUseId: 'toolu_1', agentId: 'a1', type: 'reviewer', background: false, description: 'One' });
+    const two = flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'reviewer', background: false, description: 'Two' });
+    await pre(proj, one.pre);
+    await pre(proj, two.pre);
+    // Both permission prompts (one turn, foreground) were answered after 11 minutes.
     const index = path.join(proj.store, '.claude-code', 'sess-1.json');
     const data = JSON.parse(readFileSync(index, 'utf8'));
-    data.spawns.toolu_1.at = new Date(Date.now() - 60 * 60_000).toISOString();
-    data.spawns.toolu_2.at = new Date(Date.now() - 11 * 60_000).toISOString();
+    for (const id of ['toolu_1', 'toolu_2']) data.spawns[id].at = new Date(Date.now() - 11 * 60_000).toISOString();
     writeFileSync(index, JSON.stringify(data));
-    await life(proj, late.start);
-    const s = sessionIds(proj.store).map((id) => readSession(proj.store, id)).find((r) => r.purpose === 'Late');
-    assert.deepEqual([s.phase, s.claude.agent_id], ['executing', 'a2']);
+    // Foreground order: start, stop, PostToolUse, for one agent, then the other.
+    for (const f of [one, two]) for (const e of [f.start, f.stop(`${f.pre.tool_input.description}: done`), f.post]) await life(proj, e);
+    const sessions = sessionIds(proj.store).map((id) => readSession(proj.store, id));
+    assert.deepEqual(sessions.map((s) => [s.purpose, s.phase, s.summary, s.claude.agent_id]).sort(), [['One', 'completed', 'One: done', 'a1'], ['Two', 'completed', 'Two: done', 'a2']]);
   });
 
   it('a lone spawn whose agent starts more than 10 minutes later (a permission prompt answered late) still binds at once', async (t) => {

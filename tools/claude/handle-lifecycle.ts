@@ -1,7 +1,7 @@
 import type { AgentEntry, BufferedEvent, ClaudeIndexData, SpawnEntry } from '../store/claude-index.js';
 import { formatTimestamp, parseTimestamp } from '../time.js';
 import { changeSession, type HookContext } from './context.js';
-import { newestUnboundSpawn, pendingSpawns } from './pending.js';
+import { pendingSpawns, unboundSpawns } from './pending.js';
 import type { AgentStart, AgentStop, Spawned } from './payload.js';
 import { attachAgent, recordStart, recordStop, type StartChange, type StopChange } from './transitions.js';
 
@@ -78,13 +78,14 @@ export async function handleStop(ctx: HookContext, e: AgentStop): Promise<Lifecy
 
 /**
  * The one spawn of this type still waiting for its agent, refused ones (waiting over 10 minutes)
- * aside; when none is that fresh, the newest spawn of this type never bound (a permission prompt
- * answered late). None when several fresh ones wait.
+ * aside; when none is that fresh, the one spawn of this type never bound at all (a permission prompt
+ * answered late). None when several wait: a guess could apply the agent's events to another
+ * session, while waiting for PostToolUse's exact join loses nothing.
  */
 function soleWaitingSpawn(data: ClaudeIndexData, agentType: string, now: number): [string, SpawnEntry] | undefined {
   const fresh = pendingSpawns(data, now).filter(([, s]) => s.agent_type === agentType);
-  if (fresh.length > 0) return fresh.length === 1 ? fresh[0] : undefined;
-  return newestUnboundSpawn(data, agentType);
+  const waiting = fresh.length > 0 ? fresh : unboundSpawns(data, agentType);
+  return waiting.length === 1 ? waiting[0] : undefined;
 }
 
 function buffer(data: ClaudeIndexData, agentId: string, agentType: string, event: BufferedEvent): { data: ClaudeIndexData; result: LifecycleResult } {

@@ -29,8 +29,7 @@ export function spawnsSince(data: ClaudeIndexData, time: number): [string, Spawn
   return Object.entries(data.spawns).filter(([, s]) => !s.agent_id && (parseTimestamp(s.at) ?? 0) > time);
 }
 
-/** The newest spawn of this type never bound to an agent, however old. */
-export function newestUnboundSpawn(data: ClaudeIndexData, agentType: string): [string, SpawnEntry] | undefined {
-  const unbound = Object.entries(data.spawns).filter(([, s]) => !s.agent_id && s.agent_type === agentType);
-  return unbound.sort(([, a], [, b]) => (parseTimestamp(b.at) ?? 0) - (parseTimestamp(a.at) ?? 0))[0];
+/** Spawns of this type never bound to an agent, however old. */
+export function unboundSpawns(data: ClaudeIndexData, agentType: string): [string, SpawnEntry][] {
+  return Object.entries(data.spawns).filter(([, s]) => !s.agent_id && s.agent_type === agentType);
 }
