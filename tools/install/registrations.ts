@@ -69,6 +69,10 @@ const BIN = /(?:^|[\\/])agent-session-(pre-delegate|subagent-stop)$/;
 const PREFIXES = new Set(['!', '{', 'if', 'then', 'else', 'elif', 'do', 'while', 'until', 'env', 'exec', 'command', 'time', 'nohup', 'nice', 'timeout']);
 /** Options of those wrappers whose value is the next word (`env -u NAME`, `nice -n 5`, `timeout -s KILL`). */
 const PREFIX_OPTION_WITH_VALUE = new Set(['-u', '-n', '-s', '-k', '-C', '-S']);
+/** Node options whose value is the next word (any other option stands alone, or uses `=`). */
+const NODE_OPTION_WITH_VALUE = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '--env-file', '--title', '--watch-path', '-C', '--conditions', '--input-type', '--redirect-warnings']);
+/** Node options after which Node runs something other than a script file. */
+const NODE_NOT_A_SCRIPT = new Set(['-e', '--eval', '-p', '--print', '-c', '--check', '--test', '--run', '-i', '--interactive', '-v', '--version', '-h', '--help']);
 
 /**
  * The hook one simple command runs: `[VAR=value…] [wrappers] node [options] <built hook>`, or one of
@@ -78,14 +82,14 @@ function hookRunBy(words: Word[]): HookName | undefined {
   const [first, ...args] = words.slice(commandStart(words));
   if (!first) return undefined;
   if (NODE.test(first.cooked) || NODE.test(first.raw)) {
-    for (let a = 0; a < args.length; a++) {
-      const file = BUILT_HOOK.exec(args[a]!.cooked) ?? BUILT_HOOK.exec(args[a]!.raw);
-      if (file) return file[1] as HookName;
-      // Past the options (an option may take the next word as its value, `--title x`), the first word is the script.
-      const previous = a > 0 ? args[a - 1]!.cooked : '';
-      if (!args[a]!.cooked.startsWith('-') && !(previous.startsWith('-') && !previous.includes('='))) return undefined;
+    let a = 0;
+    for (; a < args.length && args[a]!.cooked.startsWith('-'); a++) {
+      if (NODE_NOT_A_SCRIPT.has(args[a]!.cooked)) return undefined;
+      if (NODE_OPTION_WITH_VALUE.has(args[a]!.cooked)) a++;
     }
-    return undefined;
+    const script = args[a];
+    const file = script && (BUILT_HOOK.exec(script.cooked) ?? BUILT_HOOK.exec(script.raw));
+    return file ? (file[1] as HookName) : undefined;
   }
   const rest = first.cooked === 'npx' ? args.slice(args[0]?.cooked === '-y' || args[0]?.cooked === '--yes' ? 1 : 0) : [first, ...args];
   const bin = BIN.exec(rest[0]?.cooked ?? '');
@@ -101,7 +105,8 @@ function commandStart(words: Word[]): number {
     if (PREFIXES.has(w)) {
       wrapper = w;
       i++;
-    } else if (/^\w+=/.test(w)) i++;
+    } else if (wrapper === 'command' && /^-[vV]$/.test(w)) return words.length; // a lookup: runs nothing
+    else if (/^\w+=/.test(w)) i++;
     else if (wrapper !== undefined && w.startsWith('-')) i += PREFIX_OPTION_WITH_VALUE.has(w) ? 2 : 1;
     else if (wrapper === 'timeout' && /^\d/.test(w)) {
       wrapper = undefined;
@@ -117,9 +122,9 @@ function commandStart(words: Word[]): number {
  */
 function simpleCommands(command: string): Word[][] {
   const commands: Word[][] = [[]];
-  const TOKEN = /[^\S\n]+|(#[^\n]*)|([;&|()\n])|((?:[^\s'"\\;&|()]|\\[^]?|'[^']*'?|"(?:[^"\\]|\\[^])*"?)+)/g;
-  // A backslash before a line break continues the line.
-  for (const [, comment, operator, word] of command.replace(/\\\r?\n/g, '').matchAll(TOKEN)) {
+  // Blanks, and a backslash before a line break (the line goes on); a comment runs to the end of its line.
+  const TOKEN = /(?:[^\S\n]|\\\r?\n)+|(#[^\n]*)|([;&|()\n])|((?:[^\s'"\\;&|()]|\\[^\n]?|'[^']*'?|"(?:[^"\\]|\\[^])*"?)+)/g;
+  for (const [, comment, operator, word] of command.matchAll(TOKEN)) {
     if (comment !== undefined) continue;
     if (operator !== undefined) commands.push([]);
     else if (word !== undefined) {
