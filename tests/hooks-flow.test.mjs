@@ -293,6 +293,33 @@ describe('delegation flows', { concurrency: 3 }, () => {
     }
   });
 
+  it('the transcript tells a call of the denied one\'s message from a retry: still streaming, same message, or a later one', async (t) => {
+    const call = (message, id) => JSON.stringify({ type: 'assistant', message: { id: message, role: 'assistant', content: [{ type: 'tool_use', id, name: 'Agent', input: {} }] } });
+    const cases = [
+      // The denied call's message is not in the transcript yet: it is still being streamed, with this call.
+      { name: 'still streaming', lines: [call('m0', 'toolu_1')], backdate: true, resumes: false },
+      // Both calls in one message, the second streamed seconds after the first.
+      { name: 'same message', lines: [call('m0', 'toolu_1'), call('m1', 'toolu_2'), call('m1', 'toolu_3')], backdate: true, resumes: false },
+      // A later message, even within a second of the deny: a retry, which gets the brief.
+      { name: 'later message', lines: [call('m0', 'toolu_1'), call('m1', 'toolu_2'), call('m2', 'toolu_3')], backdate: false, resumes: true },
+    ];
+    for (const c of cases) {
+      const proj = project(t);
+      const transcript = path.join(tempDir(t, 'agent-session-main-transcript-'), 'conversation.jsonl');
+      const withTranscript = (f) => ({ ...f, pre: { ...f.pre, transcript_path: transcript } });
+      await delegate(proj, withTranscript(flow()), 'Which column type?\nsession-phase: approval', { transcript: transcriptFile(t) });
+      const id = onlySession(proj.store).agent_id;
+      writeFileSync(transcript, `${c.lines.slice(0, 1).join('\n')}\n`);
+      assert.equal((await pre(proj, withTranscript(flow({ toolUseId: 'toolu_2', agentId: 'a2' })).pre)).json.hookSpecificOutput.permissionDecision, 'deny', c.name);
+      writeFileSync(transcript, `${c.lines.join('\n')}\n`);
+      if (c.backdate) backdateLastDecision(proj.store, id, 5000);
+      const out = (await pre(proj, withTranscript(flow({ toolUseId: 'toolu_3', agentId: 'a3' })).pre)).json.hookSpecificOutput;
+      assert.equal(out.permissionDecision, undefined, c.name);
+      assert.equal(new RegExp(`resuming session ${id}`).test(out.updatedInput.prompt), c.resumes, c.name);
+      assert.equal(sessionIds(proj.store).length, c.resumes ? 1 : 2, c.name);
+    }
+  });
+
   it('a delegation naming a session takes it even while a spawn that never started holds it', async (t) => {
     const proj = project(t);
     await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', { transcript: '/nonexistent/agent-a1.jsonl' });

@@ -8,8 +8,9 @@
 // `script(req)` is called for every model turn of the main agent or a subagent and returns
 // a reply: { text } | { toolUse: { name, input, id? } } | { content: [block, ...] }
 // where a block is { type: 'text', text } or { type: 'tool_use', name, input, id? }.
-// Optional: stopReason, delayMs (answer that much later, as a real model takes its time), or
-// { error: { status, type, message } } to answer with an API error.
+// Optional: stopReason, delayMs (answer that much later, as a real model takes its time),
+// streamGapMs (stream each further content block that much later, as a real model writing long tool
+// inputs does), or { error: { status, type, message } } to answer with an API error.
 // Each request passed to the script (and kept in `requests`) is
 //   { seq, at, method, url, pathname, query, headers, body, agentId, kind }
 // with kind 'main' | 'subagent' | 'side'; the helpers below read it.
@@ -142,17 +143,16 @@ function defaultStopReason(blocks) {
   return blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
 }
 
-function streamBody(blocks, model, stopReason) {
+/** The stream in parts: the start with the first block, each further block, the end. */
+function streamParts(blocks, model, stopReason) {
   const message = {
     id: nextId('msg'), type: 'message', role: 'assistant', model,
     content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 },
   };
-  return [
-    sse('message_start', { message }),
-    ...blocks.flatMap(blockEvents),
-    sse('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage }),
-    sse('message_stop', {}),
-  ].join('');
+  const parts = blocks.map((block, index) => blockEvents(block, index).join(''));
+  parts[0] = sse('message_start', { message }) + (parts[0] ?? '');
+  parts.push(sse('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage }) + sse('message_stop', {}));
+  return parts;
 }
 
 function jsonMessage(blocks, model, stopReason) {
@@ -197,7 +197,11 @@ function sendMessage(res, req, reply) {
   const stopReason = reply.stopReason ?? defaultStopReason(blocks);
   if (!req.body.stream) return sendJson(res, 200, jsonMessage(blocks, model, stopReason));
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': nextId('req') });
-  res.end(streamBody(blocks, model, stopReason));
+  const parts = streamParts(blocks, model, stopReason);
+  if (!reply.streamGapMs) return res.end(parts.join(''));
+  // Each further block streamed streamGapMs later, as a real model takes seconds to write a long tool input.
+  const next = (i) => (i === parts.length - 1 ? res.end(parts[i]) : (res.write(parts[i]), setTimeout(() => next(i + 1), reply.streamGapMs)));
+  next(0);
 }
 
 function decide(req, script, scriptSideRequests, sideReply) {

@@ -309,7 +309,7 @@ test('(b) a model that delegates again instead of using SendMessage is not denie
   assert.deepEqual(s.claude.agent_ids, [firstAgent, secondAgent]);
 });
 
-test('(b) two delegations in one turn with a paused session: one is denied, the other runs in a session of its own', { timeout: 120_000 }, async (t) => {
+for (const streamGapMs of [0, 2500]) test(`(b) two delegations in one message with a paused session, the second streamed ${streamGapMs} ms after the first: one is denied, the other runs in a session of its own`, { timeout: 120_000 }, async (t) => {
   const project = await installedProject(t);
   const first = agentCall('E2E review the plan', 'E2E-SUBAGENT review the plan, ask for approval');
   const pair = [agentCall('E2E review billing', 'E2E-PAIR review billing'), agentCall('E2E review search', 'E2E-PAIR review search')];
@@ -321,8 +321,9 @@ test('(b) two delegations in one turn with a paused session: one is denied, the 
       return { text: 'E2E-SUB: the plan needs your approval.\nsession-phase: approval' };
     }
     if (!lastToolResult(req)) return { toolUse: first };
-    // One assistant message with two Agent calls: Claude Code runs their hooks at the same time.
-    if (agentCallsSoFar(req) === 1) return { content: pair.map((c) => ({ type: 'tool_use', ...c })) };
+    // One assistant message with two Agent calls. Claude Code runs a call's hook as soon as the call
+    // is streamed: the hooks run together, or (a long first prompt) seconds apart.
+    if (agentCallsSoFar(req) === 1) return { content: pair.map((c) => ({ type: 'tool_use', ...c })), streamGapMs };
     seen.pairResults ??= toolResults(req);
     return { text: MAIN_FINAL };
   });

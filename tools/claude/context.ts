@@ -8,9 +8,11 @@ export interface HookContext {
   sessions: Sessions;
   index: ClaudeIndex;
   transcriptExists: (file: string) => boolean;
+  /** The assistant message of each tool call found at the end of a transcript (tools/store/transcript.ts). */
+  toolUseMessages: (transcript: string | null, toolUseIds: string[]) => Map<string, string> | undefined;
   /**
-   * When this hook's process started (ms since the epoch): a delegation whose hook started about
-   * when another one's deny was decided is a parallel delegation, not a reaction to that deny.
+   * When this hook's process started (ms since the epoch): without the transcript's word, a
+   * delegation whose hook started about when another one's deny was decided is a parallel one.
    */
   startedAt: number;
 }

@@ -1,14 +1,15 @@
+import path from 'node:path';
 import type { JsonObject } from '../merge-patch.js';
 import type { SessionRecord } from '../record.js';
 import type { ClaudeIndexData } from '../store/claude-index.js';
-import { formatTimestamp } from '../time.js';
+import { formatTimestamp, parseTimestamp } from '../time.js';
 import { buildResumeBrief } from './brief.js';
 import { changeSession, readOrNothing, type HookContext } from './context.js';
 import { continueReason, namedSessionIds, pickCandidate, planDelegation, type DelegationPlan } from './decide.js';
 import { appendFooter, buildFooter } from './footer.js';
-import { PARALLEL_START_MS, pendingSpawns, spawnsSince } from './pending.js';
+import { PARALLEL_START_MS, pendingSpawns, SPAWN_PENDING_MS } from './pending.js';
 import type { Delegation } from './payload.js';
-import { attachSpawn, claudeForDelegation, deniedAfter, recordDecision } from './transitions.js';
+import { attachSpawn, claudeForDelegation, lastDeny, recordDecision } from './transitions.js';
 
 /** What pre_delegate decided for one PreToolUse of the subagent tool. */
 export type DelegationResult =
@@ -93,22 +94,54 @@ function briefed(ctx: HookContext, d: Delegation, record: SessionRecord): JsonOb
 
 /**
  * Sessions the prompt names explicitly, otherwise this conversation's sessions of the same agent
- * type; then only those nothing else holds. Held: handed to a spawn whose agent has not started
- * yet, or denied (in favour of SendMessage) to a delegation whose hook started at most
- * PARALLEL_START_MS before this one's, i.e. a parallel delegation of the same assistant message.
- * A named session is taken even while an earlier spawn holds it (the model asked for it), but not
- * one handed to a parallel delegation. So each parallel subagent gets its own session, and a
- * delegation made after the model read a deny still gets the brief (never denied twice in a row).
+ * type; then only those nothing else holds. Held: handed to a spawn whose agent has not started yet
+ * (for a named session: a spawn of this same assistant message; the model asked for the session),
+ * or denied in favour of SendMessage to a call of this same assistant message. So each parallel
+ * subagent gets its own session, and a delegation made after the model read a deny still gets the
+ * brief (never denied twice in a row).
  */
 async function findCandidate(ctx: HookContext, d: Delegation, data: ClaudeIndexData): Promise<SessionRecord | undefined> {
   const now = ctx.sessions.now();
-  const parallelSince = ctx.startedAt - PARALLEL_START_MS;
   const named = namedSessionIds(d.description, d.prompt);
   const ids = named.length > 0 ? named : [...new Set(Object.values(data.spawns).filter((s) => s.agent_type === d.agentType).map((s) => s.session))];
-  const holding = named.length > 0 ? spawnsSince(data, parallelSince) : pendingSpawns(data, now);
-  const held = new Set(holding.map(([, s]) => s.session));
-  const free = (await readAll(ctx, ids.filter((id) => !held.has(id)))).filter((r) => !deniedAfter(r, parallelSince));
+  const waiting = pendingSpawns(data, now).filter(([, s]) => ids.includes(s.session));
+  const records = await readAll(ctx, ids);
+  const denies = records.map((r) => [r, lastDeny(r)] as const);
+  const others = [...(named.length > 0 ? waiting.map(([id]) => id) : []), ...denies.flatMap(([, deny]) => (deny ? [deny.toolUseId] : []))];
+  const parallel = sameMessageAs(ctx, d, others);
+  const held = new Set(waiting.filter(([id, s]) => named.length === 0 || parallel(id, parseTimestamp(s.at) ?? 0)).map(([, s]) => s.session));
+  const free = denies.filter(([r, deny]) => !held.has(r.agent_id) && !(deny && parallel(deny.toolUseId, deny.at))).map(([r]) => r);
   return pickCandidate(free, now, ctx.sessions.rules);
+}
+
+/**
+ * Whether an earlier tool call (recorded at `at`) belongs to the same assistant message as the
+ * delegation `d`: then `d` cannot be a reaction to its answer. Claude Code runs a call's hook as soon
+ * as the call is streamed, so calls of one message can come seconds apart, and it writes a message
+ * to the transcript once the message is complete. So, in the transcript (read only when there is a
+ * call to compare with):
+ * - the earlier call not there yet (recorded in the last 10 minutes): its message is still being
+ *   streamed, this call's too;
+ * - both calls there: the same message or not;
+ * - otherwise (no transcript, or this call not written yet): the hooks' timing decides, the earlier
+ *   call recorded at most PARALLEL_START_MS before this hook started.
+ */
+function sameMessageAs(ctx: HookContext, d: Delegation, others: string[]): (toolUseId: string, at: number) => boolean {
+  const messages = others.length > 0 ? ctx.toolUseMessages(transcriptOf(d), [d.toolUseId, ...others]) : undefined;
+  const own = messages?.get(d.toolUseId);
+  const now = ctx.sessions.now();
+  return (toolUseId, at) => {
+    const other = messages?.get(toolUseId);
+    if (messages && other === undefined && now - at <= SPAWN_PENDING_MS) return true;
+    if (own !== undefined && other !== undefined) return own === other;
+    return at > ctx.startedAt - PARALLEL_START_MS;
+  };
+}
+
+/** The transcript holding the delegation's call: the main one, or for a nested delegation its caller's. */
+function transcriptOf(d: Delegation): string | null {
+  if (d.transcriptPath === null || d.caller === null) return d.transcriptPath;
+  return path.join(path.dirname(d.transcriptPath), path.basename(d.transcriptPath, '.jsonl'), 'subagents', `agent-${d.caller}.jsonl`);
 }
 
 async function readAll(ctx: HookContext, ids: string[]): Promise<SessionRecord[]> {

@@ -14,20 +14,12 @@ export function pendingSpawns(data: ClaudeIndexData, now: number): [string, Spaw
 }
 
 /**
- * How much later than a deny a delegation's hook may start and still be a parallel delegation of the
- * same assistant message. Claude Code starts the hooks of parallel tool calls together (a few ms
- * apart, up to about 70 ms on a loaded machine; tests/e2e/NOTES.md); a retry made after the model
- * read the deny needs a model round trip first, which takes longer than this.
+ * When the transcript cannot tell: how much later than an earlier call's answer a delegation's hook
+ * may start and still be taken for a call of the same assistant message. Calls that arrive together
+ * get their hooks started a few ms apart (up to about 70 ms on a loaded machine; tests/e2e/NOTES.md);
+ * a retry made after the model read an answer needs a model round trip first, which takes longer.
  */
 export const PARALLEL_START_MS = 1000;
-
-/**
- * Spawns of this conversation still waiting for their agent, recorded after `time` (by a parallel
- * delegation, say). One whose agent started since holds nothing: its session is executing.
- */
-export function spawnsSince(data: ClaudeIndexData, time: number): [string, SpawnEntry][] {
-  return Object.entries(data.spawns).filter(([, s]) => !s.agent_id && (parseTimestamp(s.at) ?? 0) > time);
-}
 
 /** Spawns of this type never bound to an agent, however old. */
 export function unboundSpawns(data: ClaudeIndexData, agentType: string): [string, SpawnEntry][] {

@@ -125,10 +125,11 @@ export function lastDecisionWasDeny(record: SessionRecord): boolean {
   return last?.event === 'resume_decision' && last.decision === 'deny';
 }
 
-/** True when the latest history entry is a deny decided after `time`. */
-export function deniedAfter(record: SessionRecord, time: number): boolean {
+/** The latest history entry when it is a deny (with the tool call it answered), else undefined. */
+export function lastDeny(record: SessionRecord): { toolUseId: string; at: number } | undefined {
   const last = record.history[record.history.length - 1];
-  return lastDecisionWasDeny(record) && (parseTimestamp(last?.timestamp) ?? 0) > time;
+  if (!lastDecisionWasDeny(record) || typeof last?.tool_use_id !== 'string') return undefined;
+  return { toolUseId: last.tool_use_id, at: parseTimestamp(last.timestamp) ?? 0 };
 }
 
 function phaseChangedSince(record: SessionRecord, time: number): boolean {
