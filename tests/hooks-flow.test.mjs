@@ -2,7 +2,7 @@
 // foreground, background, SendMessage continuation, nested delegation, several agents of one type,
 // and the resume policies continue / brief / off.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fixture, flow, life, onlySession, pre, project, readSession, sessionIds } from './helpers/hooks.mjs';
@@ -318,6 +318,37 @@ describe('delegation flows', { concurrency: 3 }, () => {
       assert.equal(new RegExp(`resuming session ${id}`).test(out.updatedInput.prompt), c.resumes, c.name);
       assert.equal(sessionIds(proj.store).length, c.resumes ? 1 : 2, c.name);
     }
+  });
+
+  it('a deny never holds a session against a call of another turn: much written since, another caller, another conversation', async (t) => {
+    const call = (message, id) => JSON.stringify({ type: 'assistant', message: { id: message, role: 'assistant', content: [{ type: 'tool_use', id, name: 'Agent', input: {} }] } });
+    const setup = async () => {
+      const proj = project(t);
+      const transcript = path.join(tempDir(t, 'agent-session-main-transcript-'), 'conversation.jsonl');
+      writeFileSync(transcript, `${call('m0', 'toolu_1')}\n`);
+      const withTranscript = (f) => ({ ...f, pre: { ...f.pre, transcript_path: transcript } });
+      await delegate(proj, withTranscript(flow()), 'Which column type?\nsession-phase: approval', { transcript: transcriptFile(t) });
+      return { proj, transcript, withTranscript, id: onlySession(proj.store).agent_id };
+    };
+    const resumed = (out, id) => out.permissionDecision === undefined && new RegExp(`resuming session ${id}`).test(out.updatedInput.prompt);
+
+    // Over a MiB written to the transcript since the deny: a later turn, even right away.
+    const big = await setup();
+    assert.equal((await pre(big.proj, big.withTranscript(flow({ toolUseId: 'toolu_2' })).pre)).json.hookSpecificOutput.permissionDecision, 'deny');
+    appendFileSync(big.transcript, `${call('m1', 'toolu_2')}\n${JSON.stringify({ type: 'assistant', message: { id: 'm2', content: [{ type: 'text', text: 'x'.repeat(1100 * 1024) }] } })}\n`);
+    assert.ok(resumed((await pre(big.proj, big.withTranscript(flow({ toolUseId: 'toolu_3' })).pre)).json.hookSpecificOutput, big.id), 'over a MiB since');
+
+    // Denied to a subagent's delegation (its call is in the subagent's transcript): the main agent's call is another one.
+    const nested = await setup();
+    const inner = flow({ toolUseId: 'toolu_2', caller: 'a-caller' });
+    assert.equal((await pre(nested.proj, nested.withTranscript(inner).pre)).json.hookSpecificOutput.permissionDecision, 'deny');
+    assert.ok(resumed((await pre(nested.proj, nested.withTranscript(flow({ toolUseId: 'toolu_3' })).pre)).json.hookSpecificOutput, nested.id), 'another caller');
+
+    // Denied in one conversation; another conversation names the session.
+    const other = await setup();
+    assert.equal((await pre(other.proj, other.withTranscript(flow({ toolUseId: 'toolu_2' })).pre)).json.hookSpecificOutput.permissionDecision, 'deny');
+    const elsewhere = flow({ session: 'sess-2', toolUseId: 'toolu_9', prompt: `Go on with ${other.id}.` });
+    assert.ok(resumed((await pre(other.proj, elsewhere.pre)).json.hookSpecificOutput, other.id), 'another conversation');
   });
 
   it('a delegation naming a session takes it even while a spawn that never started holds it', async (t) => {

@@ -211,6 +211,7 @@ test('which commands run our hooks: node and its options, lists of commands, Win
     ['command -v node /x/dist/hooks/pre_delegate.js', undefined],
     ['command node /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
     ['node --no-warnings /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
+    ['node --disable-warning ExperimentalWarning --unhandled-rejections strict /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
     ['# note \\\nnode /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
     ['echo node /x/dist/hooks/pre_delegate.js', undefined],
     ['# node /x/dist/hooks/pre_delegate.js', undefined],

@@ -8,8 +8,9 @@ export interface HookContext {
   sessions: Sessions;
   index: ClaudeIndex;
   transcriptExists: (file: string) => boolean;
-  /** The assistant message of each tool call found at the end of a transcript (tools/store/transcript.ts). */
-  toolUseMessages: (transcript: string | null, toolUseIds: string[]) => Map<string, string> | undefined;
+  /** A transcript's size, and the assistant message of tool calls written since a size (tools/store/transcript.ts). */
+  transcriptSize: (transcript: string | null) => number | undefined;
+  toolUseMessagesSince: (transcript: string | null, from: number, toolUseIds: string[]) => Map<string, string> | 'beyond' | undefined;
   /**
    * When this hook's process started (ms since the epoch): without the transcript's word, a
    * delegation whose hook started about when another one's deny was decided is a parallel one.

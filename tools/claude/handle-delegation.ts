@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { JsonObject } from '../merge-patch.js';
 import type { SessionRecord } from '../record.js';
-import type { ClaudeIndexData } from '../store/claude-index.js';
+import type { ClaudeIndexData, SpawnEntry } from '../store/claude-index.js';
 import { formatTimestamp, parseTimestamp } from '../time.js';
 import { buildResumeBrief } from './brief.js';
 import { changeSession, readOrNothing, type HookContext } from './context.js';
@@ -9,7 +9,7 @@ import { continueReason, namedSessionIds, pickCandidate, planDelegation, type De
 import { appendFooter, buildFooter } from './footer.js';
 import { PARALLEL_START_MS, pendingSpawns, SPAWN_PENDING_MS } from './pending.js';
 import type { Delegation } from './payload.js';
-import { attachSpawn, claudeForDelegation, lastDeny, recordDecision } from './transitions.js';
+import { attachSpawn, claudeForDelegation, lastDeny, recordDecision, type EarlierCall } from './transitions.js';
 
 /** What pre_delegate decided for one PreToolUse of the subagent tool. */
 export type DelegationResult =
@@ -41,14 +41,17 @@ async function decide(ctx: HookContext, d: Delegation, data: ClaudeIndexData): P
     const policy = ctx.sessions.settings.resumePolicy;
     const plan = planDelegation({ candidate, policy, claudeSession: d.claudeSession, transcriptExists: ctx.transcriptExists });
     const session = candidate.agent_id;
-    await record(ctx, session, d, plan);
+    // Where the transcript stood: what is written after it tells a later call of this message from a retry.
+    const transcriptSize = ctx.transcriptSize(transcriptOf(d));
+    await record(ctx, session, d, plan, transcriptSize);
     if (plan.action === 'continue') {
       return { data, result: { kind: 'deny', session, agentId: plan.agentId, reason: continueReason(candidate, plan.agentId) } };
     }
     if (plan.action === 'brief') {
       await changeSession(ctx, session, 'hook.attach', (r) => ({ record: attachSpawn(r, d), result: null }));
       const result: DelegationResult = { kind: 'brief', session, input: briefed(ctx, d, candidate), reason: plan.reason };
-      return { data: withSpawn(data, d, session, ctx.sessions.now()), result };
+      const spawn = { ...(d.caller ? { caller: d.caller } : {}), ...(transcriptSize === undefined ? {} : { transcript_size: transcriptSize }) };
+      return { data: withSpawn(data, d, session, ctx.sessions.now(), spawn), result };
     }
   }
   const session = await createSession(ctx, d, data);
@@ -105,37 +108,40 @@ async function findCandidate(ctx: HookContext, d: Delegation, data: ClaudeIndexD
   const named = namedSessionIds(d.description, d.prompt);
   const ids = named.length > 0 ? named : [...new Set(Object.values(data.spawns).filter((s) => s.agent_type === d.agentType).map((s) => s.session))];
   const waiting = pendingSpawns(data, now).filter(([, s]) => ids.includes(s.session));
-  const records = await readAll(ctx, ids);
-  const denies = records.map((r) => [r, lastDeny(r)] as const);
-  const others = [...(named.length > 0 ? waiting.map(([id]) => id) : []), ...denies.flatMap(([, deny]) => (deny ? [deny.toolUseId] : []))];
-  const parallel = sameMessageAs(ctx, d, others);
-  const held = new Set(waiting.filter(([id, s]) => named.length === 0 || parallel(id, parseTimestamp(s.at) ?? 0)).map(([, s]) => s.session));
-  const free = denies.filter(([r, deny]) => !held.has(r.agent_id) && !(deny && parallel(deny.toolUseId, deny.at))).map(([r]) => r);
+  const held = new Set(waiting.filter(([id, s]) => named.length === 0 || sameMessage(ctx, d, spawnCall(id, s, d.claudeSession))).map(([, s]) => s.session));
+  const free = (await readAll(ctx, ids)).filter((r) => {
+    const deny = lastDeny(r);
+    return !held.has(r.agent_id) && !(deny && sameMessage(ctx, d, deny));
+  });
   return pickCandidate(free, now, ctx.sessions.rules);
 }
 
 /**
- * Whether an earlier tool call (recorded at `at`) belongs to the same assistant message as the
- * delegation `d`: then `d` cannot be a reaction to its answer. Claude Code runs a call's hook as soon
- * as the call is streamed, so calls of one message can come seconds apart, and it writes a message
- * to the transcript once the message is complete. So, in the transcript (read only when there is a
- * call to compare with):
- * - the earlier call not there yet (recorded in the last 10 minutes): its message is still being
- *   streamed, this call's too;
+ * Whether an earlier tool call belongs to the same assistant message as the delegation `d`: then `d`
+ * cannot be a reaction to its answer. Claude Code runs a call's hook as soon as the call is streamed,
+ * so calls of one message can come seconds apart, and it writes a message to the transcript once the
+ * message is complete. So, among the transcript's entries written since the earlier call was decided:
+ * - the earlier call not there (decided in the last 10 minutes): its message is still being
+ *   streamed, with this call;
  * - both calls there: the same message or not;
- * - otherwise (no transcript, or this call not written yet): the hooks' timing decides, the earlier
- *   call recorded at most PARALLEL_START_MS before this hook started.
+ * - over a MiB written since: a later turn.
+ * Otherwise (no transcript, or this call not written yet) the hooks' timing decides: the earlier call
+ * decided at most PARALLEL_START_MS before this hook started. A call of another conversation or of
+ * another caller (a subagent's transcript) is never of the same message.
  */
-function sameMessageAs(ctx: HookContext, d: Delegation, others: string[]): (toolUseId: string, at: number) => boolean {
-  const messages = others.length > 0 ? ctx.toolUseMessages(transcriptOf(d), [d.toolUseId, ...others]) : undefined;
-  const own = messages?.get(d.toolUseId);
-  const now = ctx.sessions.now();
-  return (toolUseId, at) => {
-    const other = messages?.get(toolUseId);
-    if (messages && other === undefined && now - at <= SPAWN_PENDING_MS) return true;
-    if (own !== undefined && other !== undefined) return own === other;
-    return at > ctx.startedAt - PARALLEL_START_MS;
-  };
+function sameMessage(ctx: HookContext, d: Delegation, earlier: EarlierCall): boolean {
+  if (earlier.conversation !== d.claudeSession || earlier.caller !== d.caller) return false;
+  const since = earlier.transcriptSize === undefined ? undefined : ctx.toolUseMessagesSince(transcriptOf(d), earlier.transcriptSize, [earlier.toolUseId, d.toolUseId]);
+  if (since === 'beyond') return false;
+  const theirs = since?.get(earlier.toolUseId);
+  if (since && theirs === undefined && ctx.sessions.now() - earlier.at <= SPAWN_PENDING_MS) return true;
+  const own = since?.get(d.toolUseId);
+  if (theirs !== undefined && own !== undefined) return theirs === own;
+  return earlier.at > ctx.startedAt - PARALLEL_START_MS;
+}
+
+function spawnCall(toolUseId: string, spawn: SpawnEntry, conversation: string): EarlierCall {
+  return { toolUseId, at: parseTimestamp(spawn.at) ?? 0, conversation, caller: spawn.caller ?? null, transcriptSize: spawn.transcript_size };
 }
 
 /** The transcript holding the delegation's call: the main one, or for a nested delegation its caller's. */
@@ -148,7 +154,7 @@ async function readAll(ctx: HookContext, ids: string[]): Promise<SessionRecord[]
   return (await Promise.all(ids.map((id) => readOrNothing(ctx, id)))).filter((r): r is SessionRecord => r !== undefined);
 }
 
-async function record(ctx: HookContext, id: string, d: Delegation, plan: DelegationPlan): Promise<void> {
+async function record(ctx: HookContext, id: string, d: Delegation, plan: DelegationPlan, transcriptSize: number | undefined): Promise<void> {
   const decision = { continue: 'deny', brief: 'brief', record: 'record' } as const;
   const entry = {
     policy: ctx.sessions.settings.resumePolicy,
@@ -156,6 +162,8 @@ async function record(ctx: HookContext, id: string, d: Delegation, plan: Delegat
     reason: plan.reason,
     tool_use_id: d.toolUseId,
     claude_session_id: d.claudeSession,
+    ...(d.caller ? { caller_agent_id: d.caller } : {}),
+    transcript_size: transcriptSize ?? null,
   };
   await changeSession(ctx, id, 'hook.resume_decision', (r) => ({ record: recordDecision(r, entry, ctx.sessions.now()), result: null }));
 }
@@ -168,6 +176,6 @@ async function createSession(ctx: HookContext, d: Delegation, data: ClaudeIndexD
   return created.agent_id;
 }
 
-function withSpawn(data: ClaudeIndexData, d: Delegation, session: string, now: number): ClaudeIndexData {
-  return { ...data, spawns: { ...data.spawns, [d.toolUseId]: { session, agent_type: d.agentType, at: formatTimestamp(now) } } };
+function withSpawn(data: ClaudeIndexData, d: Delegation, session: string, now: number, extra: Partial<SpawnEntry> = {}): ClaudeIndexData {
+  return { ...data, spawns: { ...data.spawns, [d.toolUseId]: { session, agent_type: d.agentType, at: formatTimestamp(now), ...extra } } };
 }

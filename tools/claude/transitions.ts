@@ -108,6 +108,10 @@ export interface DecisionEntry {
   reason: string;
   tool_use_id: string;
   claude_session_id: string;
+  /** The delegating subagent, for a nested delegation. */
+  caller_agent_id?: string;
+  /** How long the transcript holding the call was then (null: not readable), to find what came after. */
+  transcript_size: number | null;
 }
 
 /**
@@ -125,11 +129,28 @@ export function lastDecisionWasDeny(record: SessionRecord): boolean {
   return last?.event === 'resume_decision' && last.decision === 'deny';
 }
 
-/** The latest history entry when it is a deny (with the tool call it answered), else undefined. */
-export function lastDeny(record: SessionRecord): { toolUseId: string; at: number } | undefined {
+/** An earlier tool call of a conversation: a denied delegation, or a spawn. */
+export interface EarlierCall {
+  toolUseId: string;
+  /** When it was decided (ms). */
+  at: number;
+  conversation: string;
+  caller: string | null;
+  /** The transcript's size when it was decided (undefined: not known). */
+  transcriptSize: number | undefined;
+}
+
+/** The latest history entry when it is a deny, as the call it answered; else undefined. */
+export function lastDeny(record: SessionRecord): EarlierCall | undefined {
   const last = record.history[record.history.length - 1];
   if (!lastDecisionWasDeny(record) || typeof last?.tool_use_id !== 'string') return undefined;
-  return { toolUseId: last.tool_use_id, at: parseTimestamp(last.timestamp) ?? 0 };
+  return {
+    toolUseId: last.tool_use_id,
+    at: parseTimestamp(last.timestamp) ?? 0,
+    conversation: typeof last.claude_session_id === 'string' ? last.claude_session_id : '',
+    caller: typeof last.caller_agent_id === 'string' ? last.caller_agent_id : null,
+    transcriptSize: typeof last.transcript_size === 'number' ? last.transcript_size : undefined,
+  };
 }
 
 function phaseChangedSince(record: SessionRecord, time: number): boolean {

@@ -70,7 +70,10 @@ const PREFIXES = new Set(['!', '{', 'if', 'then', 'else', 'elif', 'do', 'while',
 /** Options of those wrappers whose value is the next word (`env -u NAME`, `nice -n 5`, `timeout -s KILL`). */
 const PREFIX_OPTION_WITH_VALUE = new Set(['-u', '-n', '-s', '-k', '-C', '-S']);
 /** Node options whose value is the next word (any other option stands alone, or uses `=`). */
-const NODE_OPTION_WITH_VALUE = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '--env-file', '--title', '--watch-path', '-C', '--conditions', '--input-type', '--redirect-warnings']);
+const NODE_OPTION_WITH_VALUE = new Set([
+  '-r', '--require', '--import', '--loader', '--experimental-loader', '--env-file', '--env-file-if-exists', '--title', '--watch-path',
+  '-C', '--conditions', '--input-type', '--redirect-warnings', '--disable-warning', '--unhandled-rejections', '--inspect-port', '--debug-port',
+]);
 /** Node options after which Node runs something other than a script file. */
 const NODE_NOT_A_SCRIPT = new Set(['-e', '--eval', '-p', '--print', '-c', '--check', '--test', '--run', '-i', '--interactive', '-v', '--version', '-h', '--help']);
 

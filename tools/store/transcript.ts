@@ -1,16 +1,41 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 
-/** How much of a transcript's end is read: the tool calls looked for are the latest ones. */
-const TAIL_BYTES = 1024 * 1024;
+/** The most of a transcript read after a given point; more written since than this means a later turn. */
+const MAX_READ = 1024 * 1024;
+
+/** A Claude Code transcript's size (outside the store, only read); undefined when it is not a readable file. */
+export function transcriptSize(file: string | null): number | undefined {
+  try {
+    const stats = file === null ? undefined : statSync(file);
+    return stats?.isFile() ? stats.size : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
- * The assistant message (`message.id`) holding each of `toolUseIds` in the last MiB of a Claude Code
- * transcript (JSON lines; outside the store, only read). Ids not found there are left out; undefined
- * when the transcript cannot be read.
+ * The assistant message (`message.id`) holding each of `toolUseIds`, among the transcript's entries
+ * written since it was `from` bytes long. Ids not found there are left out. 'beyond' when more than
+ * MAX_READ bytes were written since; undefined when the transcript cannot be read as that (not a
+ * regular file, or shorter than `from`).
  */
-export function toolUseMessages(file: string | null, toolUseIds: string[]): Map<string, string> | undefined {
-  const text = file === null ? undefined : readTail(file, TAIL_BYTES);
-  if (text === undefined) return undefined;
+export function toolUseMessagesSince(file: string | null, from: number, toolUseIds: string[]): Map<string, string> | 'beyond' | undefined {
+  let fd: number | undefined;
+  let text: string;
+  try {
+    if (file === null) return undefined;
+    // Checked before opening: opening a FIFO would wait for a writer.
+    const stats = statSync(file);
+    if (!stats.isFile() || stats.size < from) return undefined;
+    fd = openSync(file, 'r');
+    if (stats.size - from > MAX_READ) return 'beyond';
+    const buffer = Buffer.alloc(stats.size - from);
+    text = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, from)).toString('utf8');
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
   const found = new Map<string, string>();
   for (const line of text.split('\n')) {
     if (!toolUseIds.some((id) => line.includes(id))) continue;
@@ -22,21 +47,6 @@ export function toolUseMessages(file: string | null, toolUseIds: string[]): Map<
     }
   }
   return found;
-}
-
-function readTail(file: string, max: number): string | undefined {
-  let fd: number | undefined;
-  try {
-    fd = openSync(file, 'r');
-    const size = fstatSync(fd).size;
-    const buffer = Buffer.alloc(Math.min(size, max));
-    const n = readSync(fd, buffer, 0, buffer.length, size - buffer.length);
-    return buffer.subarray(0, n).toString('utf8');
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
 }
 
 function parseLine(line: string): Record<string, unknown> | undefined {
