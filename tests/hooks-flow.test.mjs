@@ -302,6 +302,9 @@ describe('delegation flows', { concurrency: 3 }, () => {
       { name: 'same message', lines: [call('m0', 'toolu_1'), call('m1', 'toolu_2'), call('m1', 'toolu_3')], backdate: true, resumes: false },
       // A later message, even within a second of the deny: a retry, which gets the brief.
       { name: 'later message', lines: [call('m0', 'toolu_1'), call('m1', 'toolu_2'), call('m2', 'toolu_3')], backdate: false, resumes: true },
+      // The denied call's message was already written when the deny was given (its last block streamed).
+      { name: 'written before the deny, later message', lines: [call('m0', 'toolu_1'), call('m1', 'toolu_2'), call('m2', 'toolu_3')], before: 2, backdate: false, resumes: true },
+      { name: 'written before the deny, same message', lines: [call('m0', 'toolu_1'), call('m1', 'toolu_3'), call('m1', 'toolu_2')], before: 3, backdate: true, resumes: false },
     ];
     for (const c of cases) {
       const proj = project(t);
@@ -309,7 +312,7 @@ describe('delegation flows', { concurrency: 3 }, () => {
       const withTranscript = (f) => ({ ...f, pre: { ...f.pre, transcript_path: transcript } });
       await delegate(proj, withTranscript(flow()), 'Which column type?\nsession-phase: approval', { transcript: transcriptFile(t) });
       const id = onlySession(proj.store).agent_id;
-      writeFileSync(transcript, `${c.lines.slice(0, 1).join('\n')}\n`);
+      writeFileSync(transcript, `${c.lines.slice(0, c.before ?? 1).join('\n')}\n`);
       assert.equal((await pre(proj, withTranscript(flow({ toolUseId: 'toolu_2', agentId: 'a2' })).pre)).json.hookSpecificOutput.permissionDecision, 'deny', c.name);
       writeFileSync(transcript, `${c.lines.join('\n')}\n`);
       if (c.backdate) backdateLastDecision(proj.store, id, 5000);

@@ -8,8 +8,8 @@ export interface HookContext {
   sessions: Sessions;
   index: ClaudeIndex;
   transcriptExists: (file: string) => boolean;
-  /** A transcript's size, and the assistant message of tool calls written since a size (tools/store/transcript.ts). */
-  transcriptSize: (transcript: string | null) => number | undefined;
+  /** Where a call's message starts in a transcript, and the messages of calls from there on (tools/store/transcript.ts). */
+  transcriptMark: (transcript: string | null, toolUseId: string) => number | undefined;
   toolUseMessagesSince: (transcript: string | null, from: number, toolUseIds: string[]) => Map<string, string> | 'beyond' | undefined;
   /**
    * When this hook's process started (ms since the epoch): without the transcript's word, a

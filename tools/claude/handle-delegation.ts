@@ -41,16 +41,17 @@ async function decide(ctx: HookContext, d: Delegation, data: ClaudeIndexData): P
     const policy = ctx.sessions.settings.resumePolicy;
     const plan = planDelegation({ candidate, policy, claudeSession: d.claudeSession, transcriptExists: ctx.transcriptExists });
     const session = candidate.agent_id;
-    // Where the transcript stood: what is written after it tells a later call of this message from a retry.
-    const transcriptSize = ctx.transcriptSize(transcriptOf(d));
-    await record(ctx, session, d, plan, transcriptSize);
+    // Where this call's message starts in the transcript (or its end, the message not written yet):
+    // what is there from that point on tells a later call of this message from a retry.
+    const transcriptOffset = ctx.transcriptMark(transcriptOf(d), d.toolUseId);
+    await record(ctx, session, d, plan, transcriptOffset);
     if (plan.action === 'continue') {
       return { data, result: { kind: 'deny', session, agentId: plan.agentId, reason: continueReason(candidate, plan.agentId) } };
     }
     if (plan.action === 'brief') {
       await changeSession(ctx, session, 'hook.attach', (r) => ({ record: attachSpawn(r, d), result: null }));
       const result: DelegationResult = { kind: 'brief', session, input: briefed(ctx, d, candidate), reason: plan.reason };
-      const spawn = { ...(d.caller ? { caller: d.caller } : {}), ...(transcriptSize === undefined ? {} : { transcript_size: transcriptSize }) };
+      const spawn = { ...(d.caller ? { caller: d.caller } : {}), ...(transcriptOffset === undefined ? {} : { transcript_offset: transcriptOffset }) };
       return { data: withSpawn(data, d, session, ctx.sessions.now(), spawn), result };
     }
   }
@@ -120,7 +121,8 @@ async function findCandidate(ctx: HookContext, d: Delegation, data: ClaudeIndexD
  * Whether an earlier tool call belongs to the same assistant message as the delegation `d`: then `d`
  * cannot be a reaction to its answer. Claude Code runs a call's hook as soon as the call is streamed,
  * so calls of one message can come seconds apart, and it writes a message to the transcript once the
- * message is complete. So, among the transcript's entries written since the earlier call was decided:
+ * message is complete. So, among the transcript's entries from the earlier call's mark on (the start
+ * of its message if that was written when it was decided, else the transcript's end then):
  * - the earlier call not there (decided in the last 10 minutes): its message is still being
  *   streamed, with this call;
  * - both calls there: the same message or not;
@@ -131,7 +133,7 @@ async function findCandidate(ctx: HookContext, d: Delegation, data: ClaudeIndexD
  */
 function sameMessage(ctx: HookContext, d: Delegation, earlier: EarlierCall): boolean {
   if (earlier.conversation !== d.claudeSession || earlier.caller !== d.caller) return false;
-  const since = earlier.transcriptSize === undefined ? undefined : ctx.toolUseMessagesSince(transcriptOf(d), earlier.transcriptSize, [earlier.toolUseId, d.toolUseId]);
+  const since = earlier.transcriptOffset === undefined ? undefined : ctx.toolUseMessagesSince(transcriptOf(d), earlier.transcriptOffset, [earlier.toolUseId, d.toolUseId]);
   if (since === 'beyond') return false;
   const theirs = since?.get(earlier.toolUseId);
   if (since && theirs === undefined && ctx.sessions.now() - earlier.at <= SPAWN_PENDING_MS) return true;
@@ -141,7 +143,7 @@ function sameMessage(ctx: HookContext, d: Delegation, earlier: EarlierCall): boo
 }
 
 function spawnCall(toolUseId: string, spawn: SpawnEntry, conversation: string): EarlierCall {
-  return { toolUseId, at: parseTimestamp(spawn.at) ?? 0, conversation, caller: spawn.caller ?? null, transcriptSize: spawn.transcript_size };
+  return { toolUseId, at: parseTimestamp(spawn.at) ?? 0, conversation, caller: spawn.caller ?? null, transcriptOffset: spawn.transcript_offset };
 }
 
 /** The transcript holding the delegation's call: the main one, or for a nested delegation its caller's. */
@@ -154,7 +156,7 @@ async function readAll(ctx: HookContext, ids: string[]): Promise<SessionRecord[]
   return (await Promise.all(ids.map((id) => readOrNothing(ctx, id)))).filter((r): r is SessionRecord => r !== undefined);
 }
 
-async function record(ctx: HookContext, id: string, d: Delegation, plan: DelegationPlan, transcriptSize: number | undefined): Promise<void> {
+async function record(ctx: HookContext, id: string, d: Delegation, plan: DelegationPlan, transcriptOffset: number | undefined): Promise<void> {
   const decision = { continue: 'deny', brief: 'brief', record: 'record' } as const;
   const entry = {
     policy: ctx.sessions.settings.resumePolicy,
@@ -163,7 +165,7 @@ async function record(ctx: HookContext, id: string, d: Delegation, plan: Delegat
     tool_use_id: d.toolUseId,
     claude_session_id: d.claudeSession,
     ...(d.caller ? { caller_agent_id: d.caller } : {}),
-    transcript_size: transcriptSize ?? null,
+    transcript_offset: transcriptOffset ?? null,
   };
   await changeSession(ctx, id, 'hook.resume_decision', (r) => ({ record: recordDecision(r, entry, ctx.sessions.now()), result: null }));
 }

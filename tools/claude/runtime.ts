@@ -3,7 +3,7 @@ import { Sessions } from '../sessions.js';
 import { ClaudeIndex } from '../store/claude-index.js';
 import { appendHookLog } from '../store/hook-log.js';
 import { fileExists } from '../store/file-exists.js';
-import { toolUseMessagesSince, transcriptSize } from '../store/transcript.js';
+import { toolUseMessagesSince, transcriptMark } from '../store/transcript.js';
 import { resolveStoreDir } from '../store/project.js';
 import { readStdinSync, type StdinResult } from '../store/stdin.js';
 import { formatTimestamp } from '../time.js';
@@ -79,7 +79,7 @@ export class HookRun {
       const sessions = Sessions.open({ cwd: this.cwd, env: this.env, actor: 'hook' });
       const index = new ClaudeIndex(sessions.store.dir, { lockTimeoutMs: sessions.settings.lockTimeoutMs });
       // process.uptime() counts from the start of the process, before Claude Code's payload was read.
-      this.opened = { sessions, index, transcriptExists: fileExists, transcriptSize, toolUseMessagesSince, startedAt: Date.now() - process.uptime() * 1000 };
+      this.opened = { sessions, index, transcriptExists: fileExists, transcriptMark, toolUseMessagesSince, startedAt: Date.now() - process.uptime() * 1000 };
     }
     return this.opened;
   }

@@ -110,8 +110,8 @@ export interface DecisionEntry {
   claude_session_id: string;
   /** The delegating subagent, for a nested delegation. */
   caller_agent_id?: string;
-  /** How long the transcript holding the call was then (null: not readable), to find what came after. */
-  transcript_size: number | null;
+  /** Where the call's message starts in its transcript, or the transcript's end then (null: not readable). */
+  transcript_offset: number | null;
 }
 
 /**
@@ -136,8 +136,8 @@ export interface EarlierCall {
   at: number;
   conversation: string;
   caller: string | null;
-  /** The transcript's size when it was decided (undefined: not known). */
-  transcriptSize: number | undefined;
+  /** Where its message starts in the transcript, or the transcript's end when it was decided (undefined: not known). */
+  transcriptOffset: number | undefined;
 }
 
 /** The latest history entry when it is a deny, as the call it answered; else undefined. */
@@ -149,7 +149,7 @@ export function lastDeny(record: SessionRecord): EarlierCall | undefined {
     at: parseTimestamp(last.timestamp) ?? 0,
     conversation: typeof last.claude_session_id === 'string' ? last.claude_session_id : '',
     caller: typeof last.caller_agent_id === 'string' ? last.caller_agent_id : null,
-    transcriptSize: typeof last.transcript_size === 'number' ? last.transcript_size : undefined,
+    transcriptOffset: typeof last.transcript_offset === 'number' ? last.transcript_offset : undefined,
   };
 }
 

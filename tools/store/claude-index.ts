@@ -19,9 +19,9 @@ export interface SpawnEntry {
   agent_type: string;
   at: string;
   agent_id?: string;
-  /** A spawn given a paused session (a brief): the delegating subagent, if any, and the transcript's size then. */
+  /** A spawn given a paused session (a brief): the delegating subagent, if any, and its transcript mark. */
   caller?: string;
-  transcript_size?: number;
+  transcript_offset?: number;
 }
 
 /** An event of an agent not yet bound to a session, kept until the binding is known. */

@@ -3,19 +3,50 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 /** The most of a transcript read after a given point; more written since than this means a later turn. */
 const MAX_READ = 1024 * 1024;
 
-/** A Claude Code transcript's size (outside the store, only read); undefined when it is not a readable file. */
-export function transcriptSize(file: string | null): number | undefined {
+/**
+ * Where in a Claude Code transcript (outside the store, only read) to look for what comes with or
+ * after the tool call `toolUseId`: the start of the message holding it when that message is already
+ * written (within the last MAX_READ bytes), else the transcript's end. Undefined when the transcript is
+ * not a readable file.
+ */
+export function transcriptMark(file: string | null, toolUseId: string): number | undefined {
+  const tail = readTail(file);
+  if (!tail) return undefined;
+  const { text, start, size } = tail;
+  let offset = start;
+  const lines = text.split('\n').map((line) => {
+    const at = offset;
+    offset += Buffer.byteLength(line) + 1;
+    return { line, at };
+  });
+  const holding = lines.find(({ line }) => line.includes(toolUseId) && messageOf(line, toolUseId) !== undefined);
+  const message = holding && messageOf(holding.line, toolUseId);
+  if (!message) return size;
+  return lines.find(({ line }) => line.includes(message) && parseMessage(line)?.id === message)?.at ?? holding.at;
+}
+
+function readTail(file: string | null): { text: string; start: number; size: number } | undefined {
+  let fd: number | undefined;
   try {
-    const stats = file === null ? undefined : statSync(file);
-    return stats?.isFile() ? stats.size : undefined;
+    if (file === null) return undefined;
+    // Checked before opening: opening a FIFO would wait for a writer.
+    const stats = statSync(file);
+    if (!stats.isFile()) return undefined;
+    const start = Math.max(0, stats.size - MAX_READ);
+    fd = openSync(file, 'r');
+    const buffer = Buffer.alloc(stats.size - start);
+    const n = readSync(fd, buffer, 0, buffer.length, start);
+    return { text: buffer.subarray(0, n).toString('utf8'), start, size: stats.size };
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
 /**
  * The assistant message (`message.id`) holding each of `toolUseIds`, among the transcript's entries
- * written since it was `from` bytes long. Ids not found there are left out. 'beyond' when more than
+ * from byte `from` on (a transcriptMark). Ids not found there are left out. 'beyond' when more than
  * MAX_READ bytes were written since; undefined when the transcript cannot be read as that (not a
  * regular file, or shorter than `from`).
  */
@@ -38,21 +69,26 @@ export function toolUseMessagesSince(file: string | null, from: number, toolUseI
   }
   const found = new Map<string, string>();
   for (const line of text.split('\n')) {
-    if (!toolUseIds.some((id) => line.includes(id))) continue;
-    const entry = parseLine(line);
-    const message = entry?.type === 'assistant' ? (entry.message as Record<string, unknown> | undefined) : undefined;
-    if (typeof message?.id !== 'string' || !Array.isArray(message.content)) continue;
-    for (const block of message.content as Record<string, unknown>[]) {
-      if (block?.type === 'tool_use' && typeof block.id === 'string' && toolUseIds.includes(block.id)) found.set(block.id, message.id);
+    for (const id of toolUseIds) {
+      const message = line.includes(id) ? messageOf(line, id) : undefined;
+      if (message !== undefined) found.set(id, message);
     }
   }
   return found;
 }
 
-function parseLine(line: string): Record<string, unknown> | undefined {
+/** The id of the assistant message a transcript line holds when it holds the tool call `toolUseId`. */
+function messageOf(line: string, toolUseId: string): string | undefined {
+  const message = parseMessage(line);
+  const blocks = Array.isArray(message?.content) ? (message.content as Record<string, unknown>[]) : [];
+  return blocks.some((b) => b?.type === 'tool_use' && b.id === toolUseId) ? message?.id : undefined;
+}
+
+/** The assistant message of a transcript line (with a string id), if it is one. */
+function parseMessage(line: string): { id: string; content?: unknown } | undefined {
   try {
-    const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+    const entry = JSON.parse(line) as { type?: unknown; message?: { id?: unknown; content?: unknown } } | null;
+    return entry?.type === 'assistant' && typeof entry.message?.id === 'string' ? (entry.message as { id: string; content?: unknown }) : undefined;
   } catch {
     return undefined;
   }
