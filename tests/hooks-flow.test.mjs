@@ -323,6 +323,28 @@ describe('delegation flows', { concurrency: 3 }, () => {
     }
   });
 
+  it('in a transcript over a MiB whose last MiB starts inside a character, the denied call\'s message is found where it is', async (t) => {
+    const call = (message, id) => JSON.stringify({ type: 'assistant', message: { id: message, role: 'assistant', content: [{ type: 'tool_use', id, name: 'Agent', input: {} }] } });
+    const proj = project(t);
+    const transcript = path.join(tempDir(t, 'agent-session-main-transcript-'), 'conversation.jsonl');
+    const withTranscript = (f) => ({ ...f, pre: { ...f.pre, transcript_path: transcript } });
+    await delegate(proj, withTranscript(flow()), 'Which column type?\nsession-phase: approval', { transcript: transcriptFile(t) });
+    const id = onlySession(proj.store).agent_id;
+    // A long first line of two-byte characters, sized so that the file's last MiB starts in the middle of one.
+    const denied = `${call('m1', 'toolu_2')}\n`;
+    let head = `{"text":"${'\u00e9'.repeat(600 * 1024)}"}\n`;
+    if ((Buffer.byteLength(head) + Buffer.byteLength(denied) - 1024 * 1024 - '{"text":"'.length) % 2 === 0) head = head.replace('"}\n', '"} \n');
+    assert.equal((Buffer.byteLength(head) + Buffer.byteLength(denied) - 1024 * 1024 - '{"text":"'.length) % 2, 1);
+    // The denied call's message is already written when its hook runs.
+    writeFileSync(transcript, head + denied);
+    assert.equal((await pre(proj, withTranscript(flow({ toolUseId: 'toolu_2', agentId: 'a2' })).pre)).json.hookSpecificOutput.permissionDecision, 'deny');
+    appendFileSync(transcript, `${call('m2', 'toolu_3')}\n`);
+    // A retry in the next message, right away: the brief.
+    const out = (await pre(proj, withTranscript(flow({ toolUseId: 'toolu_3', agentId: 'a3' })).pre)).json.hookSpecificOutput;
+    assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${id}`));
+    assert.equal(readSession(proj.store, id).history.at(-2).transcript_offset, Buffer.byteLength(head));
+  });
+
   it('a deny never holds a session against a call of another turn: much written since, another caller, another conversation', async (t) => {
     const call = (message, id) => JSON.stringify({ type: 'assistant', message: { id: message, role: 'assistant', content: [{ type: 'tool_use', id, name: 'Agent', input: {} }] } });
     const setup = async () => {

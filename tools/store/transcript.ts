@@ -12,20 +12,22 @@ const MAX_READ = 1024 * 1024;
 export function transcriptMark(file: string | null, toolUseId: string): number | undefined {
   const tail = readTail(file);
   if (!tail) return undefined;
-  const { text, start, size } = tail;
-  let offset = start;
-  const lines = text.split('\n').map((line) => {
-    const at = offset;
-    offset += Buffer.byteLength(line) + 1;
-    return { line, at };
-  });
+  const { bytes, start, size } = tail;
+  // Lines cut at "\n" bytes, so each offset is exact whatever the characters (the first line may be cut short).
+  const lines: { line: string; at: number }[] = [];
+  for (let from = 0; from < bytes.length; ) {
+    const end = bytes.indexOf(0x0a, from);
+    const to = end < 0 ? bytes.length : end;
+    lines.push({ line: bytes.subarray(from, to).toString('utf8'), at: start + from });
+    from = to + 1;
+  }
   const holding = lines.find(({ line }) => line.includes(toolUseId) && messageOf(line, toolUseId) !== undefined);
   const message = holding && messageOf(holding.line, toolUseId);
   if (!message) return size;
   return lines.find(({ line }) => line.includes(message) && parseMessage(line)?.id === message)?.at ?? holding.at;
 }
 
-function readTail(file: string | null): { text: string; start: number; size: number } | undefined {
+function readTail(file: string | null): { bytes: Buffer; start: number; size: number } | undefined {
   let fd: number | undefined;
   try {
     if (file === null) return undefined;
@@ -36,7 +38,7 @@ function readTail(file: string | null): { text: string; start: number; size: num
     fd = openSync(file, 'r');
     const buffer = Buffer.alloc(stats.size - start);
     const n = readSync(fd, buffer, 0, buffer.length, start);
-    return { text: buffer.subarray(0, n).toString('utf8'), start, size: stats.size };
+    return { bytes: buffer.subarray(0, n), start, size: stats.size };
   } catch {
     return undefined;
   } finally {
