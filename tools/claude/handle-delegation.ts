@@ -42,8 +42,9 @@ async function decide(ctx: HookContext, d: Delegation, data: ClaudeIndexData): P
     const plan = planDelegation({ candidate, policy, claudeSession: d.claudeSession, transcriptExists: ctx.transcriptExists });
     const session = candidate.agent_id;
     // Where this call's message starts in the transcript (or its end, the message not written yet):
-    // what is there from that point on tells a later call of this message from a retry.
-    const transcriptOffset = ctx.transcriptMark(transcriptOf(d), d.toolUseId);
+    // what is there from that point on tells a later call of this message from a retry. Only a deny
+    // or a brief spawn is ever compared with.
+    const transcriptOffset = plan.action === 'record' ? undefined : ctx.transcriptMark(transcriptOf(d), d.toolUseId);
     await record(ctx, session, d, plan, transcriptOffset);
     if (plan.action === 'continue') {
       return { data, result: { kind: 'deny', session, agentId: plan.agentId, reason: continueReason(candidate, plan.agentId) } };

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 
-/** The most of a transcript read after a given point; more written since than this means a later turn. */
+/** The most of a transcript read at once; more written after a given point means a later turn. */
 const MAX_READ = 1024 * 1024;
 
 /**
@@ -10,40 +10,21 @@ const MAX_READ = 1024 * 1024;
  * not a readable file.
  */
 export function transcriptMark(file: string | null, toolUseId: string): number | undefined {
-  const tail = readTail(file);
-  if (!tail) return undefined;
-  const { bytes, start, size } = tail;
+  const tail = readRange(file);
+  if (tail === undefined || tail === 'beyond') return undefined;
   // Lines cut at "\n" bytes, so each offset is exact whatever the characters (the first line may be cut short).
   const lines: { line: string; at: number }[] = [];
-  for (let from = 0; from < bytes.length; ) {
-    const end = bytes.indexOf(0x0a, from);
-    const to = end < 0 ? bytes.length : end;
-    lines.push({ line: bytes.subarray(from, to).toString('utf8'), at: start + from });
+  for (let from = 0; from < tail.bytes.length; ) {
+    const end = tail.bytes.indexOf(0x0a, from);
+    const to = end < 0 ? tail.bytes.length : end;
+    lines.push({ line: tail.bytes.subarray(from, to).toString('utf8'), at: tail.start + from });
     from = to + 1;
   }
-  const holding = lines.find(({ line }) => line.includes(toolUseId) && messageOf(line, toolUseId) !== undefined);
-  const message = holding && messageOf(holding.line, toolUseId);
-  if (!message) return size;
-  return lines.find(({ line }) => line.includes(message) && parseMessage(line)?.id === message)?.at ?? holding.at;
-}
-
-function readTail(file: string | null): { bytes: Buffer; start: number; size: number } | undefined {
-  let fd: number | undefined;
-  try {
-    if (file === null) return undefined;
-    // Checked before opening: opening a FIFO would wait for a writer.
-    const stats = statSync(file);
-    if (!stats.isFile()) return undefined;
-    const start = Math.max(0, stats.size - MAX_READ);
-    fd = openSync(file, 'r');
-    const buffer = Buffer.alloc(stats.size - start);
-    const n = readSync(fd, buffer, 0, buffer.length, start);
-    return { bytes: buffer.subarray(0, n), start, size: stats.size };
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
+  for (const { line, at } of lines) {
+    const message = line.includes(toolUseId) ? messageOf(line, toolUseId) : undefined;
+    if (message !== undefined) return lines.find((l) => l.line.includes(message) && parseMessage(l.line)?.id === message)?.at ?? at;
   }
+  return tail.size;
 }
 
 /**
@@ -53,30 +34,40 @@ function readTail(file: string | null): { bytes: Buffer; start: number; size: nu
  * regular file, or shorter than `from`).
  */
 export function toolUseMessagesSince(file: string | null, from: number, toolUseIds: string[]): Map<string, string> | 'beyond' | undefined {
-  let fd: number | undefined;
-  let text: string;
-  try {
-    if (file === null) return undefined;
-    // Checked before opening: opening a FIFO would wait for a writer.
-    const stats = statSync(file);
-    if (!stats.isFile() || stats.size < from) return undefined;
-    fd = openSync(file, 'r');
-    if (stats.size - from > MAX_READ) return 'beyond';
-    const buffer = Buffer.alloc(stats.size - from);
-    text = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, from)).toString('utf8');
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  const range = readRange(file, from);
+  if (range === undefined || range === 'beyond') return range;
   const found = new Map<string, string>();
-  for (const line of text.split('\n')) {
+  for (const line of range.bytes.toString('utf8').split('\n')) {
     for (const id of toolUseIds) {
       const message = line.includes(id) ? messageOf(line, id) : undefined;
       if (message !== undefined) found.set(id, message);
     }
   }
   return found;
+}
+
+/**
+ * A file's bytes from `from` to its end ('beyond' when that is over MAX_READ), or without `from` its
+ * last MAX_READ bytes. Undefined when it is not a regular file, is shorter than `from`, or cannot be read.
+ */
+function readRange(file: string | null, from?: number): { bytes: Buffer; start: number; size: number } | 'beyond' | undefined {
+  let fd: number | undefined;
+  try {
+    if (file === null) return undefined;
+    // Checked before opening: opening a FIFO would wait for a writer.
+    const stats = statSync(file);
+    const size = stats.size;
+    if (!stats.isFile() || (from !== undefined && size < from)) return undefined;
+    if (from !== undefined && size - from > MAX_READ) return 'beyond';
+    const start = from ?? Math.max(0, size - MAX_READ);
+    fd = openSync(file, 'r');
+    const buffer = Buffer.alloc(size - start);
+    return { bytes: buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, start)), start, size };
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** The id of the assistant message a transcript line holds when it holds the tool call `toolUseId`. */
