@@ -72,14 +72,21 @@ async function quarantine(sessions: Sessions, id: string): Promise<string> {
   return `quarantined ${id} in ${where}`;
 }
 
-/** Orphans (a warning: cleanup purges them) and parent-link cycles (an error: no tree can hold them). */
-export function checkParents(snap: StoreSnapshot): Found[] {
+/**
+ * Orphans (a warning: cleanup purges them), live sessions whose parent is in the trash (an error: a
+ * tree split by a delete or restore) and parent-link cycles (an error: no tree can hold them).
+ */
+export function checkParents(snap: StoreSnapshot, inTrash: Map<string, string>): Found[] {
   const parentOf = new Map(snap.records.map((r) => [r.agent_id, r.parent_session_id]));
   const present = new Set([...snap.dirs]);
   const found: Found[] = [];
   for (const r of snap.records) {
     const parent = r.parent_session_id;
-    if (parent !== null && !present.has(parent)) {
+    const entry = parent === null ? undefined : inTrash.get(parent);
+    if (parent !== null && !present.has(parent) && entry !== undefined) {
+      const message = `its parent ${parent} is in the trash entry ${entry}: restore ${parent}, or delete ${r.agent_id} too`;
+      found.push({ check: 'parent', severity: 'error', subject: r.agent_id, message, repair: null });
+    } else if (parent !== null && !present.has(parent)) {
       found.push({ check: 'parent', severity: 'warning', subject: r.agent_id, message: `orphan: its parent ${parent} does not exist`, repair: null });
     }
     const seen = new Set([r.agent_id]);

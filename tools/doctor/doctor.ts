@@ -58,7 +58,7 @@ async function examine(sessions: Sessions): Promise<{ found: Found[]; checked: D
     ...imports,
     ...trash.found,
     ...checkRecords(sessions, snap),
-    ...checkParents(snap),
+    ...checkParents(snap, trash.held),
     ...(await checkIndex(sessions)),
     ...checkStrays(sessions, snap),
   ];
@@ -86,29 +86,46 @@ async function checkImports(sessions: Sessions): Promise<Found[]> {
   return found;
 }
 
-/** Trash entries (tools/store/trash.ts): a move cut short is rolled back; a complete entry must hold every session. */
-async function checkTrash(sessions: Sessions): Promise<{ found: Found[]; entries: number }> {
+/**
+ * Trash entries (tools/store/trash.ts). An entry that is not complete hides its sessions: an
+ * interrupted one is repaired by recovery (moved back, or kept restorable); one whose process still
+ * runs is reported too. A complete entry must hold every session. Also returns which entry holds
+ * each session, for the parent check.
+ */
+async function checkTrash(sessions: Sessions): Promise<{ found: Found[]; entries: number; held: Map<string, string> }> {
   const trash = new Trash(sessions.store.dir);
   const entries = await trash.entries();
   const found: Found[] = [];
-  const pending = new Set((await recoverTrash(sessions, { dryRun: true })).filter((r) => r.action === 'would roll back').map((r) => r.entry));
+  const held = new Map<string, string>();
+  // recoverTrash repairs every interrupted entry at once: the first finding carries the fix.
+  const recover = async () => `recovered trash: ${(await recoverTrash(sessions)).map((r) => `${r.entry} ${r.action}`).join(', ') || 'nothing left to do'}`;
+  const withFix = () => (found.some((f) => f.check === 'trash' && f.fix) ? {} : { fix: recover });
   for (const entry of entries) {
     const subject = `.trash/${entry}`;
     const manifest = await trash.read(entry).catch((err: unknown) => (isSessionError(err) ? err : new SessionError('EIO', String(err))));
-    if (manifest instanceof SessionError || manifest === undefined) {
-      found.push({ check: 'trash', severity: 'error', subject, message: manifest ? manifest.message : 'a trash entry without a manifest', repair: null });
-    } else if (pending.has(entry) && !areaLockIsHeld(sessions.store.dir, `trash-${entry}`)) {
-      // recoverTrash repairs every interrupted entry at once: the first finding carries the fix.
-      const first = !found.some((f) => f.check === 'trash' && f.fix);
-      const fix = async () => `recovered trash: ${(await recoverTrash(sessions)).map((r) => `${r.entry} ${r.action}`).join(', ') || 'nothing left to do'}`;
-      found.push({ check: 'trash', severity: 'error', subject, message: `a ${manifest.reason} that was interrupted (status ${manifest.status})`, repair: 'move its sessions back into the store', ...(first ? { fix } : {}) });
-    } else if (manifest.status === 'complete') {
-      const present = new Set(await trash.present(entry));
-      const missing = manifest.sessions.map((s) => s.id).filter((id) => !present.has(id));
+    const present = await trash.present(entry);
+    for (const id of present) held.set(id, entry);
+    if (manifest instanceof SessionError) {
+      found.push({ check: 'trash', severity: 'error', subject, message: manifest.message, repair: null });
+    } else if (manifest === undefined) {
+      const message = present.length === 0 ? 'an empty trash entry without a manifest (a delete that never started)' : `a trash entry without a manifest, holding ${present.join(', ')}`;
+      const repair = present.length === 0 && !areaLockIsHeld(sessions.store.dir, `trash-${entry}`) ? 'remove it' : null;
+      found.push({ check: 'trash', severity: 'error', subject, message, repair, ...(repair ? withFix() : {}) });
+    } else if (manifest.status === 'complete' || manifest.status === 'restored') {
+      const missing = manifest.status === 'complete' ? manifest.sessions.map((s) => s.id).filter((id) => !present.includes(id)) : [];
       if (missing.length > 0) found.push({ check: 'trash', severity: 'error', subject, message: `sessions missing from the entry: ${missing.join(', ')}`, repair: null });
+    } else {
+      const what = manifest.status === 'restoring' ? 'a restore' : `a ${manifest.reason}`;
+      const hidden = `${present.length} session(s) are hidden in it${present.length > 0 ? `: ${present.slice(0, 10).join(', ')}${present.length > 10 ? ', …' : ''}` : ''}`;
+      if (trash.interrupted(manifest)) {
+        const repair = manifest.status === 'restoring' ? 'finish the restore' : 'move its sessions back into the store';
+        found.push({ check: 'trash', severity: 'error', subject, message: `${what} that was interrupted (status ${manifest.status}); ${hidden}`, repair, ...withFix() });
+      } else {
+        found.push({ check: 'trash', severity: 'error', subject, message: `${what} in progress (pid ${manifest.pid}); ${hidden} until it finishes`, repair: null });
+      }
     }
   }
-  return { found, entries: entries.length };
+  return { found, entries: entries.length, held };
 }
 
 /** Bad audit lines; repaired by copying them to the quarantine and acknowledging them in the trail. */

@@ -14,7 +14,7 @@
  * - If `.index/children` is missing while `.index/ids` exists, the whole index counts as missing.
  * - Removing markers is always safe: a removed ids marker only makes the session unindexed again.
  */
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { toSessionError } from '../errors.js';
@@ -46,12 +46,16 @@ export class ChildrenIndex {
     }
   }
 
-  /** Forgets a session (after its record is gone): its ids marker, its parent marker, its own child list. */
+  /**
+   * Forgets a session (after its record is gone): its ids marker, its parent marker, and its own
+   * child list once empty. Markers of other children stay: one may have been restored under it meanwhile.
+   */
   async remove(parent: string | null, child: string): Promise<void> {
     assertValidId(child);
-    const targets = [path.join(this.idsDir, child), path.join(this.childrenDir, child)];
+    const targets = [path.join(this.idsDir, child)];
     if (parent !== null) targets.push(path.join(this.childrenDir, parent, child));
     for (const target of targets) await rm(target, { recursive: true, force: true });
+    await rmdir(path.join(this.childrenDir, child)).catch(() => undefined);
   }
 
   /** The ids the index lists under `parent`; unverified (callers check the child's record). */

@@ -22,8 +22,10 @@ import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
+import { areaLockIsHeld } from './lock-state.js';
 import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
+import { faultPoint } from './fault-points.js';
 
 export const TRASH_DIR = '.trash';
 export const REMOVING_DIR = '.removing';
@@ -98,15 +100,23 @@ export class Trash {
     return withLock(areaLockPath(this.storeDir, `trash-${entry}`), { timeoutMs, what: `trash entry ${entry}` }, fn);
   }
 
-  /** Creates the entry with its manifest; nothing has moved yet. */
+  /** Creates the entry with its manifest; nothing has moved yet. On failure no entry is left behind. */
   async begin(manifest: TrashManifest): Promise<void> {
     const dir = this.entryDir(manifest.entry);
     await this.ensureDir(path.join(dir, 'sessions'));
-    await this.writeManifest(manifest);
+    try {
+      await faultPoint('trash-entry-made');
+      await this.writeManifest(manifest);
+    } catch (err) {
+      // A full disk: an entry without a manifest would only be noise for doctor and recovery.
+      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      throw err;
+    }
   }
 
   async writeManifest(manifest: TrashManifest): Promise<void> {
     const file = path.join(this.entryDir(manifest.entry), 'manifest.json');
+    await faultPoint(`trash-${manifest.status}`);
     await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`).catch((err) => {
       throw toSessionError(err, `writing ${file}`);
     });
@@ -151,12 +161,28 @@ export class Trash {
     return (await names(this.dir)).filter((name) => /^\d{8}-\d{6}-[0-9a-f]{4}-./.test(name)).sort();
   }
 
+  /** The entries, newest first, that hold session `id` now. */
+  async holding(id: string): Promise<string[]> {
+    assertValidId(id);
+    return (await this.entries()).reverse().filter((entry) => lstatOrNull(path.join(this.dir, entry, 'sessions', id)) !== null);
+  }
+
+  /**
+   * Whether the process that last wrote a manifest that is not `complete` is gone: its lock is free
+   * (stale), or the pid it recorded is no longer running on this machine (a kill less than 2 s ago).
+   */
+  interrupted(manifest: TrashManifest): boolean {
+    if (manifest.status === 'complete' || manifest.status === 'restored') return false;
+    return !areaLockIsHeld(this.storeDir, `trash-${manifest.entry}`) || !processRuns(manifest.pid);
+  }
+
   /** The session ids actually present in the entry. */
   async present(entry: string): Promise<string[]> {
     return names(path.join(this.entryDir(entry), 'sessions'));
   }
 
   async moveIn(entry: string, id: string): Promise<void> {
+    await faultPoint('trash-move-in');
     const from = this.sessionDir(id);
     const to = path.join(this.entryDir(entry), 'sessions', id);
     await rename(from, to).catch((err) => {
@@ -166,6 +192,7 @@ export class Trash {
 
   /** Moves a session back into the store; EEXIST when the store has that session again. */
   async moveOut(entry: string, id: string): Promise<void> {
+    await faultPoint('trash-move-out');
     const from = path.join(this.entryDir(entry), 'sessions', id);
     const to = this.sessionDir(id);
     const existing = await names(to).catch(() => ['?']);
@@ -217,6 +244,24 @@ export function diskBytesSync(file: string): number {
   let total = 0;
   for (const name of namesSync(file)) total += diskBytesSync(path.join(file, name));
   return total;
+}
+
+function lstatOrNull(file: string) {
+  try {
+    return lstatSync(file);
+  } catch {
+    return null;
+  }
+}
+
+function processRuns(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 function namesSync(dir: string): string[] {

@@ -62,7 +62,15 @@ export async function expireTrash(sessions: Sessions, trash: Trash, dry: boolean
     if (!(sessions.now() - Date.parse(manifest.deleted_at) > retentionMs)) continue;
     const bytes = await diskBytes(trash.entryDir(entry));
     if (!dry) {
-      const gone = await trash.withEntryLock(entry, 1000, () => trash.destroy(entry)).then(() => true, () => false);
+      // Decided again under the entry's lock: a restore may have begun since the read above.
+      const gone = await trash
+        .withEntryLock(entry, 1000, async () => {
+          const fresh = await trash.read(entry);
+          if (fresh?.status !== 'complete' && fresh?.status !== 'restored') return false;
+          await trash.destroy(entry);
+          return true;
+        })
+        .catch(() => false);
       if (!gone) {
         report.skipped.push({ id: entry, reason: 'trash entry in use' });
         continue;

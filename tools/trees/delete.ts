@@ -3,6 +3,7 @@ import type { Sessions } from '../sessions.js';
 import { SessionError } from '../errors.js';
 import { diskBytes, Trash } from '../store/trash.js';
 import { subtreeNodes } from './hierarchy.js';
+import { recoverTrash } from './recover.js';
 import { removeSubtree } from './remove-subtree.js';
 import { findUnsavedWork } from './work.js';
 
@@ -49,6 +50,7 @@ export async function deleteSession(sessions: Sessions, id: string, options: Del
   const opts = { cascade: options.cascade ?? true, force: options.force ?? false, backup: options.backup ?? true, preserveWork: options.preserveWork ?? false };
   if (opts.preserveWork && !opts.backup) throw new SessionError('EINVALID', '--preserve-work keeps the work in the backup: it cannot go with --no-backup');
   if (options.dryRun) return preview(sessions, id, opts);
+  const finished = await finishInterrupted(sessions, id);
   const removal = await removeSubtree(sessions, id, { ...opts, reason: 'delete', checkWork: true });
   const trash = new Trash(sessions.store.dir);
   const result: DeleteResult = {
@@ -56,7 +58,7 @@ export async function deleteSession(sessions: Sessions, id: string, options: Del
     bytes: removal.bytes,
     backup: removal.entry ? { entry: removal.entry, path: trash.entryDir(removal.entry) } : null,
     blocked: [],
-    warnings: removal.plan.warnings,
+    warnings: [...finished, ...removal.plan.warnings],
     work: removal.work.map((w) => ({
       dir: w.dir,
       sessions: w.sessions,
@@ -72,6 +74,16 @@ export async function deleteSession(sessions: Sessions, id: string, options: Del
     preserved_work: removal.work.map((w) => w.dir),
   });
   return result;
+}
+
+/**
+ * A delete of this subtree that was killed part-way left a `moving` entry holding its lower levels:
+ * rolled back first, so that running the delete again takes the whole subtree into one entry.
+ */
+async function finishInterrupted(sessions: Sessions, id: string): Promise<string[]> {
+  const ids = await subtreeNodes(sessions, id).then((nodes) => nodes.map((n) => n.id), () => [id]);
+  const recovered = await recoverTrash(sessions, { touching: new Set(ids) });
+  return recovered.map((r) => `the trash entry ${r.entry} of an interrupted ${r.status === 'moving' ? 'delete' : 'restore'} held ${r.ids.length} of these sessions: ${r.action}`);
 }
 
 async function preview(sessions: Sessions, id: string, opts: { cascade: boolean; force: boolean; preserveWork: boolean }): Promise<DeleteResult> {

@@ -1,6 +1,7 @@
 import { isSessionError, SessionError } from '../errors.js';
 import type { Sessions } from '../sessions.js';
-import { Trash } from '../store/trash.js';
+import { faultPoint } from '../store/fault-points.js';
+import { Trash, type TrashManifest } from '../store/trash.js';
 import { putBack } from './restore.js';
 
 export interface Recovery {
@@ -11,54 +12,76 @@ export interface Recovery {
   detail?: string;
 }
 
+export interface RecoverOptions {
+  dryRun?: boolean;
+  /** Only the entries whose manifest names one of these sessions (a delete finishing its own). */
+  touching?: Set<string>;
+}
+
 /**
  * Finishes what a killed delete, cleanup or restore left: an entry that is not `complete` and whose
- * lock is free is moved back into the store (parents first). If a session of it exists in the store
- * again, the entry is marked complete instead, so what it holds stays restorable.
+ * process is gone is moved back into the store (parents first). Every decision is made again under
+ * the entry's lock, from what is on disk then: the process that made an entry holds that lock from
+ * before its folder exists until its manifest says `complete`. Sessions stay in the trash (the entry
+ * marked complete, so they remain restorable) when one of them exists in the store again, or when
+ * putting them back would leave a live session whose parent is in the trash.
  */
-export async function recoverTrash(sessions: Sessions, options: { dryRun?: boolean } = {}): Promise<Recovery[]> {
+export async function recoverTrash(sessions: Sessions, options: RecoverOptions = {}): Promise<Recovery[]> {
   const trash = new Trash(sessions.store.dir);
   const done: Recovery[] = [];
   for (const entry of await trash.entries()) {
     const manifest = await trash.read(entry).catch((err: SessionError) => err);
     if (manifest instanceof Error) {
-      done.push({ entry, status: '?', action: 'unreadable', ids: [], detail: manifest.message });
+      if (!options.touching) done.push({ entry, status: '?', action: 'unreadable', ids: [], detail: manifest.message });
       continue;
     }
-    if (manifest === undefined) {
-      // Killed between creating the entry and writing its manifest: nothing was moved yet.
-      const empty = (await trash.present(entry)).length === 0;
-      if (!options.dryRun && empty) await trash.withEntryLock(entry, 3000, () => trash.destroy(entry)).catch(() => undefined);
-      if (!empty) done.push({ entry, status: '?', action: 'unreadable', ids: [], detail: 'no manifest.json' });
-      continue;
-    }
-    if (manifest.status === 'complete' || manifest.status === 'restored') continue;
+    if (manifest?.status === 'complete' || manifest?.status === 'restored') continue;
+    if (options.touching && !manifest?.sessions.some((s) => options.touching?.has(s.id))) continue;
     const ids = await trash.present(entry);
     if (options.dryRun) {
-      done.push({ entry, status: manifest.status, action: 'would roll back', ids });
+      if (manifest) done.push({ entry, status: manifest.status, action: 'would roll back', ids });
+      else if (ids.length > 0) done.push({ entry, status: '?', action: 'unreadable', ids, detail: 'no manifest.json' });
       continue;
     }
-    try {
-      // A short wait: a live owner refreshes its lock; a dead one's is stale after 2 s and taken over.
-      const action = await trash.withEntryLock(entry, 3000, async () => {
-        const fresh = await trash.read(entry);
-        if (!fresh || fresh.status === 'complete' || fresh.status === 'restored') return undefined;
-        try {
-          await putBack(sessions, trash, fresh, 'recover');
-          return 'rolled back' as const;
-        } catch (err) {
-          if (!isSessionError(err, 'EEXIST')) throw err;
-          await trash.writeManifest({ ...fresh, status: 'complete' });
-          return 'kept in the trash' as const;
-        }
-      });
-      if (action) done.push({ entry, status: manifest.status, action, ids });
-    } catch (err) {
-      if (!isSessionError(err, 'ELOCKED')) throw err;
-      done.push({ entry, status: manifest.status, action: 'in progress', ids });
-    }
+    const result = await recoverEntry(sessions, trash, entry);
+    if (result) done.push(result);
   }
-  const moved = done.filter((r) => r.action === 'rolled back' || r.action === 'kept in the trash');
-  if (moved.length > 0) await sessions.audit('recover', moved.flatMap((r) => r.ids), { entries: moved.map((r) => ({ entry: r.entry, action: r.action })) });
   return done;
+}
+
+async function recoverEntry(sessions: Sessions, trash: Trash, entry: string): Promise<Recovery | undefined> {
+  await faultPoint('recover-entry');
+  try {
+    // A short wait: a live owner refreshes its lock; a dead one's is stale after 2 s and taken over.
+    const result = await trash.withEntryLock(entry, 3000, async () => {
+      const fresh = await trash.read(entry);
+      const ids = await trash.present(entry);
+      if (!fresh) {
+        // Killed between creating the entry and writing its manifest: nothing was moved yet.
+        if (ids.length === 0) await trash.destroy(entry);
+        return ids.length === 0 ? undefined : { entry, status: '?', action: 'unreadable' as const, ids, detail: 'no manifest.json' };
+      }
+      if (fresh.status === 'complete' || fresh.status === 'restored') return undefined;
+      return { entry, status: fresh.status, action: await rollBack(sessions, trash, fresh), ids };
+    });
+    if (result && result.action !== 'unreadable') {
+      await sessions.audit('recover', result.ids, { entries: [{ entry, action: result.action }] });
+    }
+    return result;
+  } catch (err) {
+    if (!isSessionError(err, 'ELOCKED')) throw err;
+    const manifest = await trash.read(entry).catch(() => undefined);
+    return { entry, status: manifest?.status ?? '?', action: 'in progress', ids: await trash.present(entry) };
+  }
+}
+
+async function rollBack(sessions: Sessions, trash: Trash, manifest: TrashManifest): Promise<Recovery['action']> {
+  try {
+    await putBack(sessions, trash, manifest, 'recover');
+    return 'rolled back';
+  } catch (err) {
+    if (!isSessionError(err, 'EEXIST') && !isSessionError(err, 'EREFUSED')) throw err;
+    await trash.writeManifest({ ...manifest, status: 'complete' });
+    return 'kept in the trash';
+  }
 }

@@ -1,4 +1,4 @@
-import { SessionError } from '../errors.js';
+import { SessionError, toSessionError } from '../errors.js';
 import { planDelete, type Blocker, type DeletePlan, type TreeNode } from '../policy/tree-guard.js';
 import type { Sessions } from '../sessions.js';
 import { ChildrenIndex } from '../store/children-index.js';
@@ -103,21 +103,44 @@ async function moveToTrash(
   };
   await trash.withEntryLock(entry, sessions.settings.lockTimeoutMs, async (checkEntry) => {
     await trash.begin(manifest);
-    for (const [i, w] of unsaved.entries()) {
-      const name = work[i]?.patch;
-      if (name) await trash.writeWorkFile(entry, name, await capturePatch(w.state));
+    const moved: string[] = [];
+    try {
+      for (const [i, w] of unsaved.entries()) {
+        const name = work[i]?.patch;
+        if (name) await trash.writeWorkFile(entry, name, await capturePatch(w.state));
+      }
+      for (const session of order) {
+        check(session.id);
+        checkEntry();
+        await trash.moveIn(entry, session.id);
+        moved.push(session.id);
+      }
+      await trash.writeManifest({ ...manifest, status: 'complete' });
+    } catch (err) {
+      throw await undoMoves(trash, entry, moved, err);
     }
-    for (const session of order) {
-      check(session.id);
-      checkEntry();
-      await trash.moveIn(entry, session.id);
-    }
-    await trash.writeManifest({ ...manifest, status: 'complete' });
   });
   const index = new ChildrenIndex(sessions.store.dir);
   for (const session of order) await index.remove(session.parent, session.id);
   if (!options.backup) await trash.destroy(entry);
   return { nodes, plan, bytes, entry: options.backup ? entry : null, work };
+}
+
+/**
+ * A move that failed part-way (a full disk, a read-only folder) is undone at once, parents first,
+ * so that no session stays hidden in an entry that is not complete. If that fails too, the entry
+ * stays `moving` for recovery (cleanup or doctor --repair), and the error says so.
+ */
+async function undoMoves(trash: Trash, entry: string, moved: string[], err: unknown): Promise<SessionError> {
+  const cause = toSessionError(err, `moving sessions to the trash entry ${entry}`);
+  try {
+    for (const id of [...moved].reverse()) await trash.moveOut(entry, id);
+    await trash.destroy(entry);
+    return cause;
+  } catch {
+    const message = `${cause.message}; ${moved.length} session(s) wait in the trash entry ${entry}: run \`agent-session doctor --repair\` to put them back`;
+    return new SessionError(cause.code, message, { cause: err, details: { ...cause.details, entry, hidden: moved } });
+  }
 }
 
 function preserved(w: UnsavedWork, i: number): PreservedWork {

@@ -73,7 +73,8 @@ export async function restoreSession(sessions: Sessions, target: string): Promis
   const entry = await findEntry(trash, target);
   const result = await trash.withEntryLock(entry, sessions.settings.lockTimeoutMs, async () => {
     const manifest = await trash.read(entry);
-    if (!manifest || manifest.status !== 'complete') {
+    // 'restoring': an interrupted restore, which running it again finishes.
+    if (!manifest || (manifest.status !== 'complete' && manifest.status !== 'restoring')) {
       throw new SessionError('ENOTFOUND', `trash entry ${entry} holds nothing to restore`, { details: { entry } });
     }
     return putBack(sessions, trash, manifest, 'restore');
@@ -83,32 +84,43 @@ export async function restoreSession(sessions: Sessions, target: string): Promis
 }
 
 /**
- * Moves an entry's sessions back into the store, parents first, under their locks (EEXIST when one
- * exists again), then retires the entry: kept as `restored` while it holds preserved work, else destroyed.
+ * Moves an entry's sessions back into the store, parents first, then retires the entry: kept as
+ * `restored` while it holds preserved work, else destroyed. Runs under the locks of those sessions
+ * and of their parents outside the entry, so that no delete of a parent runs meanwhile. EEXIST when
+ * one of them exists in the store again; EREFUSED when a parent is in the trash itself (a live
+ * session never has its parent in the trash: restore the parent first).
  */
 export async function putBack(sessions: Sessions, trash: Trash, manifest: TrashManifest, why: 'restore' | 'recover'): Promise<RestoreResult> {
   const present = new Set(await trash.present(manifest.entry));
   const order = [...manifest.sessions].reverse().filter((s) => present.has(s.id));
   const ids = order.map((s) => s.id);
+  const outside = [...new Set(order.map((s) => s.parent).filter((p): p is string => p !== null && !present.has(p)))];
   const index = new ChildrenIndex(sessions.store.dir);
   const warnings: string[] = [];
-  await withSessionLocks(sessions.store.dir, ids, sessions.settings.lockTimeoutMs, async (check) => {
+  await withSessionLocks(sessions.store.dir, [...ids, ...outside], sessions.settings.lockTimeoutMs, async (check) => {
     const taken: string[] = [];
     for (const id of ids) if ((await sessions.store.read(id).catch(() => null)) !== undefined) taken.push(id);
     if (taken.length > 0) {
       throw new SessionError('EEXIST', `cannot restore: session(s) ${taken.join(', ')} exist in the store again`, { details: { ids: taken, entry: manifest.entry } });
     }
-    await trash.writeManifest({ ...manifest, status: 'restoring' });
+    for (const parent of outside) {
+      if ((await sessions.store.read(parent).catch(() => null)) !== undefined) continue;
+      const holder = (await trash.holding(parent))[0];
+      const child = order.find((s) => s.parent === parent)?.id;
+      if (holder) {
+        throw new SessionError('EREFUSED', `cannot restore ${child}: its parent ${parent} is in the trash (entry ${holder}); restore ${parent} first`, {
+          details: { id: child, parent, entry: holder, blocked: [{ id: parent, reason: `in the trash entry ${holder}` }] },
+        });
+      }
+      warnings.push(`the parent ${parent} of ${child} no longer exists: ${child} is an orphan`);
+    }
+    await trash.writeManifest({ ...manifest, status: 'restoring', pid: process.pid });
     for (const s of order) {
       check(s.id);
       await index.add(s.parent, s.id);
       await trash.moveOut(manifest.entry, s.id);
     }
   });
-  const root = order.find((s) => s.id === manifest.root) ?? order[order.length - 1];
-  if (root?.parent && (await sessions.store.read(root.parent).catch(() => null)) === undefined) {
-    warnings.push(`the parent ${root.parent} of ${root.id} no longer exists: ${root.id} is an orphan`);
-  }
   // Preserved work outlives a restore (its patch is what the user reapplies); a rolled-back delete's does not.
   const keep = manifest.work.length > 0 && (why === 'restore' || manifest.status === 'restoring');
   if (keep) await trash.writeManifest({ ...manifest, status: 'restored' });
@@ -136,7 +148,7 @@ async function findEntry(trash: Trash, target: string): Promise<string> {
   let contains: string | undefined;
   for (const entry of entries.reverse()) {
     const manifest = await trash.read(entry).catch((err) => (isSessionError(err, 'ECORRUPT') ? undefined : Promise.reject(err)));
-    if (!manifest || manifest.status !== 'complete') continue;
+    if (!manifest || (manifest.status !== 'complete' && manifest.status !== 'restoring')) continue;
     if (manifest.root === target) return entry;
     if (!contains && manifest.sessions.some((s) => s.id === target)) contains = entry;
   }

@@ -1,0 +1,33 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * A seam for the race and crash tests: named points in the store's multi-step operations where a
+ * test can hold a process (to run another one inside the window, or to kill it exactly there) or
+ * make a step fail as a full disk would. Off unless AGENT_SESSION_TEST_FAULTS is set:
+ *   AGENT_SESSION_TEST_FAULTS="pause:trash-move:3,fail:trash-complete:1:ENOSPC"
+ *   AGENT_SESSION_TEST_FAULTS_DIR=<dir>
+ * `pause:<point>:<n>` writes `<dir>/<point>.reached` at the n-th visit and waits (timers keep
+ * running, so held locks stay fresh) until `<dir>/<point>.go` exists; `fail:<point>:<n>:<code>`
+ * throws a system error with that code at the n-th visit.
+ */
+const spec = process.env.AGENT_SESSION_TEST_FAULTS;
+const rules = spec ? spec.split(',').map((rule) => rule.split(':')) : [];
+const visits = new Map<string, number>();
+
+export async function faultPoint(point: string): Promise<void> {
+  if (rules.length === 0) return;
+  const n = (visits.get(point) ?? 0) + 1;
+  visits.set(point, n);
+  for (const [kind, name, at, code] of rules) {
+    if (name !== point || Number(at ?? 1) !== n) continue;
+    if (kind === 'fail') throw Object.assign(new Error(`${code}: injected at ${point}`), { code });
+    if (kind === 'pause') await pauseHere(point);
+  }
+}
+
+async function pauseHere(point: string): Promise<void> {
+  const dir = process.env.AGENT_SESSION_TEST_FAULTS_DIR ?? '.';
+  writeFileSync(path.join(dir, `${point}.reached`), String(process.pid));
+  while (!existsSync(path.join(dir, `${point}.go`))) await new Promise((resolve) => setTimeout(resolve, 5));
+}
