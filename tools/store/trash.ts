@@ -116,8 +116,8 @@ export class Trash {
 
   async writeManifest(manifest: TrashManifest): Promise<void> {
     const file = path.join(this.entryDir(manifest.entry), 'manifest.json');
-    await faultPoint(`trash-${manifest.status}`);
-    await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`).catch((err) => {
+    const write = () => writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);
+    await faultPoint(`trash-${manifest.status}`).then(write).catch((err) => {
       throw toSessionError(err, `writing ${file}`);
     });
   }
@@ -182,24 +182,22 @@ export class Trash {
   }
 
   async moveIn(entry: string, id: string): Promise<void> {
-    await faultPoint('trash-move-in');
     const from = this.sessionDir(id);
     const to = path.join(this.entryDir(entry), 'sessions', id);
-    await rename(from, to).catch((err) => {
+    await faultPoint('trash-move-in').then(() => rename(from, to)).catch((err) => {
       throw toSessionError(err, `moving session ${id} to the trash`);
     });
   }
 
   /** Moves a session back into the store; EEXIST when the store has that session again. */
   async moveOut(entry: string, id: string): Promise<void> {
-    await faultPoint('trash-move-out');
     const from = path.join(this.entryDir(entry), 'sessions', id);
     const to = this.sessionDir(id);
     const existing = await names(to).catch(() => ['?']);
     if (existing.length > 0) throw new SessionError('EEXIST', `session ${id} exists in the store`, { details: { id } });
     // An empty directory is what a crashed create leaves: not a session.
     await rmdir(to).catch(() => undefined);
-    await rename(from, to).catch((err) => {
+    await faultPoint('trash-move-out').then(() => rename(from, to)).catch((err) => {
       throw toSessionError(err, `restoring session ${id}`);
     });
   }

@@ -1,0 +1,40 @@
+// Driving tools/store/fault-points.ts from a test: hold a child process at a named point (to run
+// another one inside the window, or to kill it exactly there), or make a step fail like a full disk.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { cleanEnv } from './run.mjs';
+
+/** A place for the pause files of one process, and the environment that arms its rules. */
+export function faults(t, rules, extraEnv = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agent-session-faults-'));
+  // A test that failed half-way must not leave a process waiting for ever.
+  t.after(() => {
+    for (const rule of rules) if (rule.startsWith('pause:')) writeFileSync(path.join(dir, `${rule.split(':')[1]}.go`), '');
+  });
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const env = cleanEnv({ AGENT_SESSION_TEST_FAULTS: rules.join(','), AGENT_SESSION_TEST_FAULTS_DIR: dir, ...extraEnv });
+  return {
+    env,
+    /** Resolves once the process waits at `point`; rejects if `running` settles first or after 60 s. */
+    async reached(point, running) {
+      let settled = false;
+      running?.then(() => (settled = true), () => (settled = true));
+      for (let waited = 0; waited < 60_000; waited += 10) {
+        if (existsSync(path.join(dir, `${point}.reached`))) return;
+        if (settled) throw new Error(`the process ended before it reached ${point}: ${JSON.stringify(await running)}`);
+        await delay(10);
+      }
+      throw new Error(`the process did not reach ${point} within 60 s`);
+    },
+    /** Kills the process waiting at `point` with SIGKILL. */
+    kill(point) {
+      process.kill(Number(readFileSync(path.join(dir, `${point}.reached`), 'utf8')), 'SIGKILL');
+    },
+    /** Lets the process go on from `point`. */
+    release(point) {
+      writeFileSync(path.join(dir, `${point}.go`), '');
+    },
+  };
+}

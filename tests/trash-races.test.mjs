@@ -1,0 +1,169 @@
+// Deletes, restores and cleanups interrupted or raced at exact points (tools/store/fault-points.ts
+// holds a process there): no acknowledged backup is destroyed, no session stays hidden, no tree is
+// split, and running the command again (or doctor --repair) finishes what was cut short.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { faults } from './helpers/faults.mjs';
+import { tempDir } from './helpers/run.mjs';
+import { build, cli, liveIds, trashEntries, treeSpec } from './helpers/trees.mjs';
+
+/** A store under `t`'s temp dir holding the given trees (recent and paused: cleanup keeps them). */
+async function store(t, spec) {
+  const dir = path.join(tempDir(t), 'store');
+  await build(dir, spec);
+  return dir;
+}
+
+const recent = (root, depth, fanout) => treeSpec(root, depth, fanout, { phase: 'planning' });
+
+function children(dir, id) {
+  const markers = path.join(dir, '.index', 'children', id);
+  return existsSync(markers) ? readdirSync(markers).sort() : [];
+}
+
+async function doctorReport(dir, repair = false) {
+  const run = await cli(dir, ['doctor', ...(repair ? ['--repair'] : []), '--json']);
+  return { code: run.code, report: run.json, stderr: run.stderr };
+}
+
+test("a cleanup destroys a running delete's finished backup: no more, recovery decides again under the entry's lock", async (t) => {
+  const dir = await store(t, recent('d0', 3, 3));
+  const ids = liveIds(dir);
+  assert.equal(ids.length, 13);
+  // The delete has made its trash entry and not yet written the manifest: to a look from outside, an
+  // empty entry without a manifest, as a killed delete leaves.
+  const deleter = faults(t, ['pause:trash-entry-made:1']);
+  const deleting = cli(dir, ['delete', 'd0', '--force', '--json'], { env: deleter.env });
+  await deleter.reached('trash-entry-made', deleting);
+  // The cleanup has seen that entry and is about to take its lock.
+  const cleaner = faults(t, ['pause:recover-entry:1']);
+  const cleaning = cli(dir, ['cleanup', '--hours', '1', '--json'], { env: cleaner.env });
+  await cleaner.reached('recover-entry', cleaning);
+  deleter.release('trash-entry-made');
+  cleaner.release('recover-entry');
+  const [deleted, cleaned] = await Promise.all([deleting, cleaning]);
+  assert.equal(deleted.code, 0, deleted.stderr);
+  assert.equal(cleaned.code, 0, cleaned.stderr);
+  const entries = trashEntries(dir);
+  assert.deepEqual(entries.map((e) => e.entry), [deleted.json.backup.entry], 'the acknowledged backup is in the trash');
+  assert.deepEqual(entries[0].held, ids);
+  assert.equal(entries[0].manifest.status, 'complete');
+  const restored = await cli(dir, ['restore', 'd0', '--json']);
+  assert.equal(restored.code, 0, restored.stderr);
+  assert.deepEqual(liveIds(dir), ids);
+});
+
+test('restoring a child while its parent is being deleted breaks the tree: no more, the restore waits and refuses', async (t) => {
+  const dir = await store(t, [{ id: 'P', phase: 'planning' }, { id: 'C1', parent: 'P', phase: 'planning' }, { id: 'C2', parent: 'P', phase: 'planning' }]);
+  assert.equal((await cli(dir, ['delete', 'C2', '--force'])).code, 0);
+  // `delete P` holds its locks and has started moving.
+  const deleter = faults(t, ['pause:trash-move-in:1']);
+  const deleting = cli(dir, ['delete', 'P', '--force', '--json'], { env: deleter.env });
+  await deleter.reached('trash-move-in', deleting);
+  const restoring = cli(dir, ['restore', 'C2', '--json']);
+  deleter.release('trash-move-in');
+  const [deleted, restored] = await Promise.all([deleting, restoring]);
+  assert.equal(deleted.code, 0, deleted.stderr);
+  assert.equal(restored.code, 3, `restore C2 must be refused while P is in the trash: ${restored.stdout}${restored.stderr}`);
+  assert.match(restored.stderr, /parent P is in the trash .*restore P first/);
+  assert.deepEqual(liveIds(dir), [], 'nothing is live with its parent in the trash');
+
+  // Restored in order, the tree is whole again, and the cascade takes all of it.
+  assert.equal((await cli(dir, ['restore', 'P'])).code, 0);
+  assert.equal((await cli(dir, ['restore', 'C2'])).code, 0);
+  assert.deepEqual(children(dir, 'P'), ['C1', 'C2']);
+  const listed = await cli(dir, ['children', 'P', '--json']);
+  assert.deepEqual(listed.json.children.map((c) => c.agent_id).sort(), ['C1', 'C2']);
+  assert.equal((await cli(dir, ['delete', 'P', '--force'])).code, 0);
+  assert.deepEqual(liveIds(dir), []);
+  const { code } = await doctorReport(dir);
+  assert.equal(code, 0);
+});
+
+test('a killed restore cannot be finished by running it again: now it can, and doctor sees it half-done', async (t) => {
+  const dir = await store(t, recent('big0', 4, 3));
+  const ids = liveIds(dir);
+  assert.equal(ids.length, 40);
+  assert.equal((await cli(dir, ['delete', 'big0', '--force'])).code, 0);
+  for (const [round, finish] of [[1, ['restore', 'big0']], [2, ['doctor', '--repair']], [3, 'entry']]) {
+    const restorer = faults(t, ['pause:trash-move-out:15']);
+    const restoring = cli(dir, ['restore', 'big0'], { env: restorer.env });
+    await restorer.reached('trash-move-out', restoring);
+    restorer.kill('trash-move-out');
+    await restoring;
+    assert.equal(liveIds(dir).length, 14, `round ${round}: 14 sessions were put back before the kill`);
+    // Right after the kill (its lock still fresh): not healthy, the hidden sessions named.
+    const seen = await doctorReport(dir);
+    assert.equal(seen.code, 1, `round ${round}: ${JSON.stringify(seen.report)}`);
+    const finding = seen.report.findings.find((f) => f.check === 'trash');
+    assert.match(finding.message, /restore that was interrupted .*26 session\(s\) are hidden/);
+    const [entry] = trashEntries(dir);
+    const again = await cli(dir, finish === 'entry' ? ['restore', entry.entry] : finish);
+    assert.equal(again.code, 0, `round ${round}: ${again.stderr}`);
+    assert.deepEqual(liveIds(dir), ids, `round ${round}`);
+    assert.deepEqual(trashEntries(dir), []);
+    assert.equal((await doctorReport(dir)).code, 0);
+    if (round < 3) assert.equal((await cli(dir, ['delete', 'big0', '--force'])).code, 0);
+  }
+});
+
+test('a killed delete, rerun, then repaired, leaves half the subtree live: no more, the rerun takes all of it', async (t) => {
+  const dir = await store(t, recent('big0', 4, 3));
+  const ids = liveIds(dir);
+  const deleter = faults(t, ['pause:trash-move-in:10']);
+  const deleting = cli(dir, ['delete', 'big0', '--force'], { env: deleter.env });
+  await deleter.reached('trash-move-in', deleting);
+  deleter.kill('trash-move-in');
+  await deleting;
+  assert.equal(liveIds(dir).length, 31, '9 leaves were moved before the kill');
+  const rerun = await cli(dir, ['delete', 'big0', '--force', '--json']);
+  assert.equal(rerun.code, 0, rerun.stderr);
+  assert.equal(rerun.json.total, 40);
+  assert.ok(rerun.json.warnings.some((w) => /interrupted delete held 9 of these sessions: rolled back/.test(w)), rerun.json.warnings.join('\n'));
+  const repaired = await doctorReport(dir, true);
+  assert.equal(repaired.code, 0, JSON.stringify(repaired.report));
+  assert.deepEqual(liveIds(dir), [], 'no part of the subtree is live');
+  const entries = trashEntries(dir);
+  assert.equal(entries.length, 1);
+  assert.deepEqual(entries[0].held, ids);
+  assert.equal((await cli(dir, ['restore', 'big0'])).code, 0);
+  assert.deepEqual(liveIds(dir), ids);
+});
+
+test('a failed delete hides sessions: no more, what moved is put back at once', async (t) => {
+  const dir = await store(t, [...recent('r1', 3, 3), ...recent('r2', 2, 2)]);
+  const ids = liveIds(dir);
+  for (const rule of ['fail:trash-moving:1:ENOSPC', 'fail:trash-move-in:5:ENOSPC', 'fail:trash-complete:1:ENOSPC', 'fail:trash-complete:1:EROFS']) {
+    const deleting = await cli(dir, ['delete', 'r1', '--force'], { env: faults(t, [rule]).env });
+    assert.equal(deleting.code, 4, `${rule}: ${deleting.stderr}`);
+    if (rule.endsWith('ENOSPC')) assert.match(deleting.stderr, /no space left on device/);
+    assert.deepEqual(liveIds(dir), ids, `${rule}: every session is where it was`);
+    assert.equal((await cli(dir, ['get', 'r1'])).code, 0);
+    assert.deepEqual(trashEntries(dir), [], `${rule}: no entry is left behind`);
+    assert.equal((await doctorReport(dir)).code, 0, rule);
+  }
+  // Cleanup on a full disk: the purge is skipped, nothing is hidden, no empty entry stays.
+  const old = await store(t, treeSpec('o', 3, 2, { outcome: 'completed', hoursAgo: 48 }));
+  const cleaned = await cli(old, ['cleanup', '--json'], { env: faults(t, ['fail:trash-complete:1:ENOSPC']).env });
+  assert.equal(cleaned.code, 0, cleaned.stderr);
+  assert.match(cleaned.json.skipped.map((s) => s.reason).join('\n'), /no space left on device/);
+  assert.equal(liveIds(old).length, 7);
+  assert.deepEqual(trashEntries(old), []);
+  assert.equal((await doctorReport(old)).code, 0);
+
+  // When even putting back fails, the error says where the sessions wait and what repairs it.
+  const stuck = await cli(dir, ['delete', 'r1', '--force'], { env: faults(t, ['fail:trash-complete:1:ENOSPC', 'fail:trash-move-out:1:EIO']).env });
+  assert.equal(stuck.code, 4);
+  assert.match(stuck.stderr, /13 session\(s\) wait in the trash entry \S+: run `agent-session doctor --repair` to put them back/);
+  const seen = await doctorReport(dir);
+  assert.equal(seen.code, 1);
+  assert.match(seen.report.findings.find((f) => f.check === 'trash').message, /delete that was interrupted .*13 session\(s\) are hidden/);
+  assert.equal((await doctorReport(dir, true)).code, 0);
+  assert.deepEqual(liveIds(dir), ids);
+  assert.deepEqual(trashEntries(dir), []);
+  // What the audit trail says of it: the recovery that put them back.
+  const audit = readFileSync(path.join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(audit.filter((e) => e.action === 'recover').at(-1).ids.length, 13);
+});
