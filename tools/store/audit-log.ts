@@ -114,6 +114,7 @@ export class AuditLog {
         // Never a link's target, a FIFO or a directory (an old session named audit.1.jsonl): ECORRUPT naming it.
         data = readRegularFileSync(full, { maxBytes: MAX_FILE_BYTES });
       } catch (err) {
+        if (err instanceof SessionError) throw new SessionError(err.code, `cannot read the audit trail: ${err.message}; move it out of the store`, { cause: err, details: err.details });
         throw toSessionError(err, `reading ${file}`);
       }
       if (data !== undefined) result.push({ file, text: data.toString('utf8') });
