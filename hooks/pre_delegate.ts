@@ -10,14 +10,15 @@ async function main(): Promise<void> {
   if (process.env.AGENT_SESSION_DISABLE !== '1') {
     const { HookRun, readStdin, runPreDelegate, writeAllSync } = await import('../tools/claude/pre-delegate.js');
     const run = new HookRun('pre_delegate', process.env, process.cwd());
+    // Serialized inside the chain: a failure there is logged like any other, not lost.
     const output = await readStdin(() => process.stdin)
       .then((stdin) => runPreDelegate(run, stdin))
-      .then(toProtocol)
+      .then((outcome) => serialize(toProtocol(outcome)))
       .catch(async (err) => {
         await run.problem(err);
         return null;
       });
-    const written = [output ? writeAllSync(1, `${JSON.stringify(output)}\n`) : true];
+    const written = [output ? writeAllSync(1, output) : true];
     if (run.diagnostics.length > 0) written.push(writeAllSync(2, `${run.diagnostics.join('\n')}\n`));
     // Done, and everything is written: exit without Node's teardown of the heap (about a millisecond).
     if (written.every(Boolean)) process.exit(0);
@@ -28,6 +29,10 @@ async function main(): Promise<void> {
 main().catch(() => {
   process.exitCode = 0;
 });
+
+function serialize(answer: object | null): string | null {
+  return answer && `${JSON.stringify(answer)}\n`;
+}
 
 /** The one place an outcome becomes stdout: null means print nothing (allow, untouched). */
 function toProtocol(outcome: PreDelegateOutcome): object | null {

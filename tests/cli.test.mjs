@@ -641,12 +641,14 @@ test('a symlinked session directory or state.json never leads a write outside th
   const created = await cli(store, ['create', '--agent', 'a', '--id', 'evil', '--json']);
   assert.notEqual(created.code, 0);
   assert.deepEqual(readdirSync(outside), []);
-  // A state.json that is a symlink to a file outside: the write replaces the link, never the target.
+  // A state.json that is a symlink to a file outside: never read through, never written (ECORRUPT, exit 4).
   writeFileSync(path.join(outside, 'target.json'), readState(store, 'linked'));
   rmSync(stateFile(store, 'linked'));
   symlinkSync(path.join(outside, 'target.json'), stateFile(store, 'linked'));
   const original = readFileSync(path.join(outside, 'target.json'), 'utf8');
-  ok(await cli(store, ['update', 'linked', '--phase', 'planning', '--json']));
+  const updated = await cli(store, ['update', 'linked', '--phase', 'planning', '--json']);
+  assert.equal(updated.code, 4, updated.stderr);
+  assert.ok(lstatSync(stateFile(store, 'linked')).isSymbolicLink());
   assert.equal(readFileSync(path.join(outside, 'target.json'), 'utf8'), original);
   assert.deepEqual(readdirSync(outside).sort(), ['target.json']);
 });

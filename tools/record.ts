@@ -1,5 +1,6 @@
 import { SessionError } from './errors.js';
 import { isValidId } from './ids.js';
+import { JsonTooDeepError, parseJson } from './json.js';
 import { isPlainObject, type JsonObject } from './merge-patch.js';
 import { isOutcome, isPhase, type Outcome, type Phase } from './phases.js';
 import { parseTimestamp } from './time.js';
@@ -63,8 +64,9 @@ export function serializeRecord(record: SessionRecord): string {
 export function parseRecord(text: string, id: string): SessionRecord {
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = parseJson(text);
   } catch (err) {
+    if (err instanceof JsonTooDeepError) throw corrupt(id, `it is ${err.message}`, err);
     throw corrupt(id, `it is not valid JSON (${(err as Error).message})`, err);
   }
   if (!isPlainObject(raw)) throw corrupt(id, 'it is not a JSON object');

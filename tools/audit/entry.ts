@@ -1,4 +1,5 @@
 import { sha256Hex } from './sha256.js';
+import { parseJson } from '../json.js';
 import { isPlainObject } from '../merge-patch.js';
 import { formatTimestamp, parseTimestamp } from '../time.js';
 
@@ -97,7 +98,7 @@ export function parseLine(text: string): { entry: AuditEntry } | { reason: Audit
   const match = HASH_TAIL.exec(text);
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = parseJson(text);
   } catch {
     return { reason: text.startsWith('{') && !text.endsWith('}') ? 'torn' : 'unparseable' };
   }

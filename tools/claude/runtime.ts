@@ -1,4 +1,5 @@
 import { SessionError } from '../errors.js';
+import { JsonTooDeepError, parseJson as parseBounded } from '../json.js';
 import { Sessions } from '../sessions.js';
 import { ClaudeIndex } from '../store/claude-index.js';
 import { appendHookLog } from '../store/hook-log.js';
@@ -46,8 +47,10 @@ export type JsonResult = { ok: true; value: unknown } | { ok: false; error: Sess
 
 export function parseJson(text: string): JsonResult {
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: parseBounded(text) };
   } catch (err) {
+    // Deep nesting would overflow the stack later (writing the answer), outside any catch.
+    if (err instanceof JsonTooDeepError) return { ok: false, error: new SessionError('EINVALID', `stdin is ${err.message}`, { cause: err }) };
     const what = text.trim() === '' ? 'stdin is empty' : `stdin is not valid JSON (${(err as Error).message})`;
     return { ok: false, error: new SessionError('EINVALID', what, { cause: err }) };
   }

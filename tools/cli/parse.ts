@@ -1,4 +1,5 @@
 import { SessionError } from '../errors.js';
+import { parseJson } from '../json.js';
 import { isPlainObject, type JsonObject } from '../merge-patch.js';
 
 /** `--metadata` must be a JSON object. */
@@ -6,7 +7,7 @@ export function parseMetadata(text: string | undefined): JsonObject | undefined 
   if (text === undefined) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch (err) {
     throw new SessionError('EINVALID', `--metadata is not valid JSON: ${(err as Error).message}`);
   }

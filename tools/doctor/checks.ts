@@ -7,7 +7,7 @@ import { findLegacyTemps, findStrays, isOldEmptySessionDir, quarantineSession, r
 import { withSessionLocks } from '../store/subtree-locks.js';
 import { checkIndex as checkIndexHealth, rebuildIndex } from '../trees/index-health.js';
 
-export type CheckName = 'record' | 'parent' | 'index' | 'temp' | 'lock' | 'removing' | 'audit' | 'trash' | 'import';
+export type CheckName = 'record' | 'parent' | 'index' | 'temp' | 'lock' | 'removing' | 'audit' | 'trash' | 'import' | 'store';
 
 export interface DoctorFinding {
   check: CheckName;

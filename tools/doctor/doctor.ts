@@ -7,6 +7,7 @@ import { areaLockIsHeld } from '../store/lock-state.js';
 import { Trash } from '../store/trash.js';
 import { recoverImports } from '../transfer/import.js';
 import { recoverTrash } from '../trees/recover.js';
+import { checkLayout, guarded } from './layout.js';
 import { checkIndex, checkParents, checkRecords, checkStrays, type DoctorFinding, type Found, type StoreSnapshot } from './checks.js';
 
 export type { DoctorFinding } from './checks.js';
@@ -49,20 +50,25 @@ export async function doctor(sessions: Sessions, options: DoctorOptions = {}): P
 async function examine(sessions: Sessions): Promise<{ found: Found[]; checked: DoctorReport['checked'] }> {
   const { records, problems } = sessions.store.scan();
   const snap: StoreSnapshot = { records, problems, dirs: sessions.store.ids() };
-  const imports = await checkImports(sessions);
-  const trash = await checkTrash(sessions);
-  const audit = checkAudit(sessions);
+  const dir = sessions.store.dir;
+  const imports = await guarded('import', dir, [], () => checkImports(sessions));
+  const trash = await guarded('trash', dir, { found: [], entries: 0, held: new Map<string, string>() }, () => checkTrash(sessions));
+  const audit = await guarded('audit', dir, { found: [], entries: 0 }, () => checkAudit(sessions));
   // Audit first: its repair ends a torn last line before other repairs append their entries.
   const found = [
     ...audit.found,
-    ...imports,
+    ...audit.value.found,
+    ...checkLayout(dir),
+    ...imports.found,
+    ...imports.value,
     ...trash.found,
+    ...trash.value.found,
     ...checkRecords(sessions, snap),
-    ...checkParents(snap, trash.held),
+    ...checkParents(snap, trash.value.held),
     ...(await checkIndex(sessions)),
     ...checkStrays(sessions, snap),
   ];
-  return { found, checked: { sessions: records.length + problems.length, audit_entries: audit.entries, trash_entries: trash.entries } };
+  return { found, checked: { sessions: records.length + problems.length, audit_entries: audit.value.entries, trash_entries: trash.value.entries } };
 }
 
 function strip({ fix: _fix, ...finding }: Found): DoctorFinding {

@@ -1,14 +1,17 @@
-import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { toSessionError } from '../errors.js';
+import { SessionError, toSessionError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
+import { kindOf, notRegular, openAppendSync, readRegularFileSync } from './regular-file.js';
 import { randomHex } from '../random.js';
 
 export const AUDIT_FILE = 'audit.jsonl';
 const ROTATED = /^audit\.(\d+)\.jsonl$/;
 /** Store-level locks are named with a leading "." in `.locks/`, so no session's lock can collide. */
 const ROTATE_LOCK = path.join('.locks', '.audit.lock');
+/** Near the longest string V8 makes: a larger audit file is refused with a clear error, not a crash. */
+const MAX_FILE_BYTES = 512 * 1024 * 1024;
 
 export interface AuditLogOptions {
   /** Rotate when the active file reaches this size. */
@@ -72,7 +75,7 @@ export class AuditLog {
   /** Whether the active file ends in the middle of a line (a torn write, or one in flight). */
   endsTorn(): boolean {
     try {
-      const fd = openSync(this.activePath, 'r');
+      const fd = openSync(this.activePath, READ_FLAGS);
       try {
         const size = fstatSync(fd).size;
         if (size === 0) return false;
@@ -105,11 +108,16 @@ export class AuditLog {
   readAll(): AuditFileText[] {
     const result: AuditFileText[] = [];
     for (const file of [...this.rotatedFiles().reverse(), AUDIT_FILE]) {
+      const full = path.join(this.dir, file);
+      let data: Buffer | undefined;
       try {
-        result.push({ file, text: readFileSync(path.join(this.dir, file), 'utf8') });
+        // Never a link's target, a FIFO or a directory (an old session named audit.1.jsonl): ECORRUPT naming it.
+        data = readRegularFileSync(full, { maxBytes: MAX_FILE_BYTES });
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw toSessionError(err, `reading ${file}`);
+        if (err instanceof SessionError) throw new SessionError(err.code, `cannot read the audit trail: ${err.message}; move it out of the store`, { cause: err, details: err.details });
+        throw toSessionError(err, `reading ${file}`);
       }
+      if (data !== undefined) result.push({ file, text: data.toString('utf8') });
     }
     return result;
   }
@@ -138,7 +146,10 @@ export class AuditLog {
       // Another process may have rotated while we waited for the lock.
       if (!force && this.activeSize() < this.options.maxBytes) return;
       const keep = this.options.keep;
-      for (const name of this.rotatedFiles()) {
+      const names = this.rotatedFiles();
+      // Only regular files move: a link would be followed by the next read, a directory is not ours.
+      for (const name of [AUDIT_FILE, ...names]) assertFileOrAbsent(path.join(this.dir, name));
+      for (const name of names) {
         if (Number(ROTATED.exec(name)![1]) >= keep) unlinkSync(path.join(this.dir, name));
       }
       for (let n = keep - 1; n >= 1; n--) renameIfExists(path.join(this.dir, `audit.${n}.jsonl`), path.join(this.dir, `audit.${n + 1}.jsonl`));
@@ -148,21 +159,36 @@ export class AuditLog {
 
   private activeSize(): number {
     try {
-      return statSync(this.activePath).size;
+      return lstatSync(this.activePath).size;
     } catch {
       return 0;
     }
   }
 
+  /** O_NOFOLLOW and a regular file only: a link planted in a cloned store must not be appended through. */
   private openActive(): number {
     try {
-      return openSync(this.activePath, 'a', 0o644);
+      return openAppendSync(this.activePath);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EISDIR') throw notRegular(this.activePath, 'a directory');
+      if (code !== 'ENOENT') throw err;
       mkdirSync(this.dir, { recursive: true });
-      return openSync(this.activePath, 'a', 0o644);
+      return openAppendSync(this.activePath);
     }
   }
+}
+
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+function assertFileOrAbsent(file: string): void {
+  let info;
+  try {
+    info = lstatSync(file);
+  } catch {
+    return;
+  }
+  if (!info.isFile()) throw new SessionError('ECORRUPT', `cannot rotate the audit trail: ${file} is ${kindOf(info)}, not a regular file; move it out of the store`, { details: { path: file } });
 }
 
 function renameIfExists(from: string, to: string): void {

@@ -3,11 +3,10 @@
  * SessionStore.scan does), and its size. No directory is listed: temp files live in `.tmp/` (found by
  * sweep.ts with one readdir), so a session directory holds state.json and nothing the store wrote.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SessionError } from '../errors.js';
 import { parseRecord, type SessionRecord } from '../record.js';
-import { STATE_FILE, type StoreProblem } from './store.js';
+import { readRecordText, STATE_FILE, type StoreProblem } from './store.js';
 
 export interface CensusProblem extends StoreProblem {
   /** The parent a record of a newer schema names (it stays in the store, under that parent). */
@@ -31,23 +30,24 @@ export function census(storeDir: string, ids: string[]): Census {
   const prefix = storeDir.endsWith(path.sep) ? storeDir : storeDir + path.sep;
   for (const id of ids) {
     const file = `${prefix}${id}${path.sep}${STATE_FILE}`;
-    let data: Buffer;
+    let text: string | undefined;
     try {
-      data = readFileSync(file);
+      // A FIFO, link or device is ECORRUPT here as in SessionStore.read: cleanup quarantines it.
+      text = readRecordText(file, id);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      // A directory without state.json is a create in progress (or one that crashed): not a session.
-      if (code === 'ENOENT') continue;
-      result.problems.push({ id, path: file, code: 'EIO', message: `cannot read ${file}: ${code}` });
+      const e = err as SessionError;
+      result.problems.push({ id, path: file, code: e.code, message: e.message });
       continue;
     }
-    result.bytes.set(id, data.length);
+    // A directory without state.json is a create in progress (or one that crashed): not a session.
+    if (text === undefined) continue;
+    result.bytes.set(id, Buffer.byteLength(text));
     try {
-      result.records.push(parseRecord(data.toString('utf8'), id));
+      result.records.push(parseRecord(text, id));
     } catch (err) {
       const e = err as SessionError;
       const problem: CensusProblem = { id, path: file, code: e.code ?? 'ECORRUPT', message: e.message };
-      if (e.code === 'EVERSION') problem.parent = parentOf(data);
+      if (e.code === 'EVERSION') problem.parent = parentOf(text);
       result.problems.push(problem);
     }
   }
@@ -55,7 +55,7 @@ export function census(storeDir: string, ids: string[]): Census {
 }
 
 /** `parent_session_id` of a record parseRecord refused as too new (it did parse as a JSON object). */
-function parentOf(data: Buffer): string | null {
-  const parent = (JSON.parse(data.toString('utf8')) as { parent_session_id?: unknown }).parent_session_id;
+function parentOf(text: string): string | null {
+  const parent = (JSON.parse(text) as { parent_session_id?: unknown }).parent_session_id;
   return typeof parent === 'string' ? parent : null;
 }

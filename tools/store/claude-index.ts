@@ -4,15 +4,19 @@
  * without scanning the store: the cost depends on one conversation, not on the number of sessions.
  * It holds nothing that the session records do not (it can be rebuilt from their `claude` objects).
  */
-import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
+import { JsonTooDeepError, parseJson } from '../json.js';
 import { isPlainObject, type JsonObject } from '../merge-patch.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
+import { decodeUtf8, readRegularFileSync } from './regular-file.js';
 
 export const CLAUDE_DIR = '.claude-code';
+/** An index maps one conversation's spawns: a few KiB. */
+const INDEX_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface SpawnEntry {
   session: string;
@@ -64,15 +68,14 @@ export class ClaudeIndex {
   /** Lock-free read; an absent file is an empty index. */
   async read(claudeSession: string): Promise<ClaudeIndexData> {
     const file = this.file(claudeSession);
-    let text: string;
+    let data: Buffer | undefined;
     try {
-      text = await readFile(file, 'utf8');
+      // A FIFO here would hang every hook of the conversation: regular files only (regular-file.ts).
+      data = readRegularFileSync(file, { maxBytes: INDEX_MAX_BYTES });
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return emptyIndex();
       throw toSessionError(err, `reading ${file}`);
     }
-    return parseIndex(text, file);
+    return data === undefined ? emptyIndex() : parseIndex(decodeUtf8(data, file), file);
   }
 
   /** Lock, read, apply, write, unlock; `change` returns the same object for no write. */
@@ -117,9 +120,9 @@ export class ClaudeIndex {
 function parseIndex(text: string, file: string): ClaudeIndexData {
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = parseJson(text);
   } catch (err) {
-    throw new SessionError('ECORRUPT', `${file} is not valid JSON`, { cause: err });
+    throw new SessionError('ECORRUPT', `${file} is not valid JSON${err instanceof JsonTooDeepError ? ` (${err.message})` : ''}`, { cause: err });
   }
   if (!isPlainObject(raw) || !isPlainObject(raw.spawns) || !isPlainObject(raw.agents)) {
     throw new SessionError('ECORRUPT', `${file} is not a Claude Code index`);

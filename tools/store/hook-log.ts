@@ -1,5 +1,7 @@
-import { appendFile, mkdir, rename, stat } from 'node:fs/promises';
+import { closeSync, fstatSync, renameSync, writeSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { openAppendSync } from './regular-file.js';
 
 /** The hooks' failure log, in the store; a dot-name so no session id can collide with it. */
 export const HOOK_LOG = '.hooks.log';
@@ -10,16 +12,39 @@ export function hookLogPath(storeDir: string): string {
   return path.join(path.resolve(storeDir), HOOK_LOG);
 }
 
-/** Appends one line; never throws (the hooks call it when something already went wrong). */
+/**
+ * Appends one line; never throws (the hooks call it when something already went wrong). Refuses a
+ * symbolic link, FIFO or device at the log's name (false): a cloned store must not make the hook
+ * write outside it. Open, fstat, write, close: as many calls as the stat and appendFile it replaces.
+ */
 export async function appendHookLog(storeDir: string, line: string): Promise<boolean> {
   const file = hookLogPath(storeDir);
+  const text = `${line.replace(/[\r\n]+/g, ' ')}\n`;
   try {
-    const size = await stat(file).then((info) => info.size, () => 0);
-    if (size > HOOK_LOG_MAX_BYTES) await rename(file, `${file}.1`);
-    else if (size === 0) await mkdir(path.dirname(file), { recursive: true });
-    await appendFile(file, `${line.replace(/[\r\n]+/g, ' ')}\n`, 'utf8');
+    let fd = await openCreating(file);
+    if (fstatSync(fd).size > HOOK_LOG_MAX_BYTES) {
+      closeSync(fd);
+      // Renames the file just checked to be regular; a link at `.hooks.log.1` is replaced, not followed.
+      renameSync(file, `${file}.1`);
+      fd = openAppendSync(file);
+    }
+    try {
+      writeSync(fd, text);
+    } finally {
+      closeSync(fd);
+    }
     return true;
   } catch {
     return false;
+  }
+}
+
+async function openCreating(file: string): Promise<number> {
+  try {
+    return openAppendSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await mkdir(path.dirname(file), { recursive: true });
+    return openAppendSync(file);
   }
 }

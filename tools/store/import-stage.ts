@@ -13,20 +13,24 @@
  * Staged records keep their temp file next to them (not in `.tmp/`): a crash while staging leaves it
  * in a staging directory that is discarded, never placed.
  */
-import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
+import { parseJson } from '../json.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
 import { areaLockIsHeld } from './lock-state.js';
+import { assertArea, decodeUtf8, readRegularFileSync } from './regular-file.js';
 import { STATE_FILE } from './store.js';
 import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
 
 export const IMPORTING_DIR = '.importing';
 export const BACKUPS_DIR = '.backups';
+/** A manifest lists ids; one past this size was not written by an import. */
+const MANIFEST_MAX_BYTES = 16 * 1024 * 1024;
 
 export type ImportStatus = 'staged' | 'committing' | 'done';
 
@@ -55,13 +59,17 @@ export class ImportStaging {
   }
 
   async writeManifest(manifest: ImportManifest): Promise<void> {
+    // Every import starts here: a `.importing` that is a symbolic link would stage sessions outside the store.
+    assertArea(path.join(this.storeDir, IMPORTING_DIR));
     await this.ensureDir(this.opDir(manifest.op));
     await this.io(() => writeFileAtomic(path.join(this.opDir(manifest.op), 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`), 'writing the import manifest');
   }
 
   async readManifest(op: string): Promise<ImportManifest | undefined> {
+    const file = path.join(this.opDir(op), 'manifest.json');
     try {
-      return JSON.parse(await readFile(path.join(this.opDir(op), 'manifest.json'), 'utf8')) as ImportManifest;
+      const data = readRegularFileSync(file, { maxBytes: MANIFEST_MAX_BYTES });
+      return data === undefined ? undefined : (parseJson(decodeUtf8(data, file)) as ImportManifest);
     } catch {
       return undefined;
     }
@@ -111,6 +119,7 @@ export class ImportStaging {
     let backup: string | null = null;
     if (existsSync(replaced)) {
       backup = path.join(this.storeDir, BACKUPS_DIR, `import-${op}`);
+      assertArea(path.dirname(backup));
       await this.ensureDir(path.dirname(backup));
       await this.io(() => rename(replaced, backup!), 'keeping the backup of replaced sessions');
     }
@@ -124,6 +133,7 @@ export class ImportStaging {
 
   /** Imports left behind (by a crash, or in progress in another process). */
   async ops(): Promise<string[]> {
+    assertArea(path.join(this.storeDir, IMPORTING_DIR));
     try {
       return (await readdir(path.join(this.storeDir, IMPORTING_DIR))).sort();
     } catch (err) {

@@ -1,7 +1,12 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { SessionError } from '../errors.js';
+import { parseJson } from '../json.js';
+import { decodeUtf8, readRegularFileSync } from './regular-file.js';
+
+/** A config file is a few settings; a larger one is not read. */
+const CONFIG_MAX_BYTES = 1024 * 1024;
 
 export interface Locate {
   dir?: string;
@@ -48,13 +53,15 @@ export function configFilePath(locate: Locate): string {
 export function readConfigFile(file: string): unknown {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    // A link is followed (the user may keep it elsewhere), but only to a regular file: a FIFO would hang every hook.
+    const data = readRegularFileSync(file, { maxBytes: CONFIG_MAX_BYTES, follow: true });
+    if (data === undefined) return undefined;
+    text = decodeUtf8(data, file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new SessionError('EINVALID', `cannot read config file ${file}: ${(err as Error).message}`, { cause: err });
   }
   try {
-    return JSON.parse(text);
+    return parseJson(text);
   } catch (err) {
     throw new SessionError('EINVALID', `config file ${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }

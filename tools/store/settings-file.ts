@@ -3,6 +3,7 @@ import { copyFile, mkdir, readFile, readlink, realpath, stat } from 'node:fs/pro
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
+import { parseJson } from '../json.js';
 import { writeFileAtomic } from './atomic.js';
 import { findProjectDir } from './project.js';
 
@@ -61,7 +62,7 @@ export async function readSettingsFile(file: string): Promise<SettingsFile> {
   const json = bom ? text.slice(1) : text;
   let settings: unknown;
   try {
-    settings = JSON.parse(json);
+    settings = parseJson(json);
   } catch (err) {
     throw new SessionError('EINVALID', `${file} is not valid JSON (${(err as Error).message}); refusing to rewrite it`, { cause: err, details: { file } });
   }

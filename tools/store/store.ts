@@ -1,11 +1,13 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { lstat, mkdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { lstat, mkdir, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId, isValidId } from '../ids.js';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../json.js';
 import { parseRecord, SCHEMA_VERSION, serializeRecord, type SessionRecord } from '../record.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
+import { assertArea, decodeUtf8, readRegularFileSync } from './regular-file.js';
 import { randomHex } from '../random.js';
 
 export const STATE_FILE = 'state.json';
@@ -14,6 +16,8 @@ const LOCKS_DIR = '.locks';
 const REMOVING_DIR = '.removing';
 /** Temp files of record writes, `<id>.state.json.<pid>.<n>.<hex>.tmp`: one readdir finds the strays (issue 4). */
 export const TEMP_DIR = '.tmp';
+/** A record is a few KiB; one this large is refused (read: ECORRUPT, write: EINVALID), never slowly parsed under a lock. */
+export const MAX_RECORD_BYTES = 16 * 1024 * 1024;
 
 export interface StoreProblem {
   id: string;
@@ -51,15 +55,8 @@ export class SessionStore {
   /** The record, or undefined when there is no such session. Never creates anything. */
   async read(id: string): Promise<SessionRecord | undefined> {
     const file = this.statePath(id);
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-      throw toSessionError(err, `reading ${file}`);
-    }
-    return parseRecord(text, id);
+    const text = readRecordText(file, id);
+    return text === undefined ? undefined : parseRecord(text, id);
   }
 
   /** Writes a new record; EEXIST when the id is taken. Runs under the id's lock, as does `afterWrite`. */
@@ -103,6 +100,7 @@ export class SessionStore {
       check();
       // Renamed away first, so a crash mid-way never leaves a half-removed session in place.
       const parking = path.join(this.dir, REMOVING_DIR, `${id}.${randomHex(8)}`);
+      assertArea(path.dirname(parking));
       await this.ensureDir(path.dirname(parking));
       await rename(this.sessionDir(id), parking).catch((err) => {
         throw toSessionError(err, `removing session ${id}`);
@@ -119,18 +117,10 @@ export class SessionStore {
     const prefix = this.dir.endsWith(path.sep) ? this.dir : this.dir + path.sep;
     for (const id of this.ids()) {
       const file = `${prefix}${id}${path.sep}${STATE_FILE}`;
-      let text: string;
       try {
-        text = readFileSync(file, 'utf8');
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
+        const text = readRecordText(file, id);
         // A directory without state.json is a create in progress (or one that crashed): not a session.
-        if (code === 'ENOENT') continue;
-        result.problems.push({ id, path: file, code: 'EIO', message: `cannot read ${file}: ${code}` });
-        continue;
-      }
-      try {
-        result.records.push(parseRecord(text, id));
+        if (text !== undefined) result.records.push(parseRecord(text, id));
       } catch (err) {
         const e = err as SessionError;
         result.problems.push({ id, path: file, code: e.code ?? 'ECORRUPT', message: e.message });
@@ -139,7 +129,7 @@ export class SessionStore {
     return result;
   }
 
-  /** Names in the store that can be session ids; empty when the store does not exist yet. */
+  /** Names in the store that can be session ids (never the store's own, such as audit.1.jsonl); empty when the store does not exist yet. */
   ids(): string[] {
     let entries;
     try {
@@ -167,6 +157,7 @@ export class SessionStore {
     // A symlinked session directory could point outside the store: refuse to write through it.
     if (!info.isDirectory()) throw new SessionError('ECORRUPT', `session ${id}: ${dir} is not a plain directory`);
     const text = serializeRecord(record);
+    refuseUnreadable(id, text);
     check();
     const options = { tempDir: path.join(this.dir, TEMP_DIR), tempName: `${id}.${STATE_FILE}`, beforeRename: check };
     await writeFileAtomic(path.join(dir, STATE_FILE), text, options).catch((err) => {
@@ -187,6 +178,33 @@ export class SessionStore {
     await mkdir(dir, { recursive: true }).catch((err) => {
       throw toSessionError(err, `creating ${dir}`);
     });
+  }
+}
+
+/**
+ * The text of a record file, undefined when there is none. A FIFO, device, directory or symbolic
+ * link, a file over MAX_RECORD_BYTES and invalid UTF-8 are ECORRUPT (never blocked on, never
+ * followed, never rewritten with U+FFFD); other failures EIO. Synchronous: one open, fstat, read.
+ */
+export function readRecordText(file: string, id: string): string | undefined {
+  let data: Buffer | undefined;
+  try {
+    data = readRegularFileSync(file, { maxBytes: MAX_RECORD_BYTES });
+    return data === undefined ? undefined : decodeUtf8(data, file);
+  } catch (err) {
+    if (err instanceof SessionError) throw new SessionError(err.code, `session ${id} is corrupt: ${err.message}`, { cause: err, details: { id, ...err.details } });
+    throw toSessionError(err, `reading ${file}`);
+  }
+}
+
+/** A record this store could not read back is refused before it is written. */
+function refuseUnreadable(id: string, text: string): void {
+  // Length first: counting the bytes of every record would cost each write a pass over it.
+  if (text.length * 3 > MAX_RECORD_BYTES && Buffer.byteLength(text) > MAX_RECORD_BYTES) {
+    throw new SessionError('EINVALID', `session ${id}: the record would be ${Buffer.byteLength(text)} bytes, over the ${MAX_RECORD_BYTES / 1048576} MiB a record may have`, { details: { id } });
+  }
+  if (nestedDeeperThan(text, MAX_JSON_DEPTH)) {
+    throw new SessionError('EINVALID', `session ${id}: the record would be nested deeper than ${MAX_JSON_DEPTH} levels`, { details: { id } });
   }
 }
 

@@ -14,6 +14,7 @@ import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { TEMP_SUFFIX } from './atomic.js';
 import { withLock } from './lock.js';
+import { areaProblem, assertArea } from './regular-file.js';
 import { STATE_FILE, TEMP_DIR } from './store.js';
 import { REMOVING_DIR } from './trash.js';
 import { randomHex } from '../random.js';
@@ -73,6 +74,8 @@ function isOld(mtimeMs: number, now: number, minAgeMs: number, kind: StrayFile['
 }
 
 function namesSync(dir: string): string[] {
+  // An area that is a symbolic link lists another directory: nothing there is ours to remove (doctor reports it).
+  if (areaProblem(dir) !== undefined) return [];
   try {
     return readdirSync(dir);
   } catch {
@@ -109,6 +112,8 @@ export async function quarantineSession(storeDir: string, id: string, now: numbe
   assertValidId(id);
   const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   const target = path.join(storeDir, QUARANTINE_DIR, `${id}-${stamp}-${randomHex(4)}`);
+  // A `.quarantine` that is a symbolic link would carry the session out of the store.
+  assertArea(path.dirname(target));
   try {
     await mkdir(path.dirname(target), { recursive: true });
     await rename(path.join(storeDir, id), target);

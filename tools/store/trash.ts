@@ -15,14 +15,16 @@
  * its sessions back, parents first (a delete that was never acknowledged did not happen; a restore
  * that was cut short completes). Each session is therefore fully live or fully in a complete entry.
  */
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
+import { parseJson } from '../json.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
 import { areaLockIsHeld } from './lock-state.js';
+import { assertArea, decodeUtf8, readRegularFileSync } from './regular-file.js';
 import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
 import { faultPoint } from './fault-points.js';
@@ -30,6 +32,8 @@ import { faultPoint } from './fault-points.js';
 export const TRASH_DIR = '.trash';
 export const REMOVING_DIR = '.removing';
 export const TRASH_FORMAT = 1;
+/** A manifest lists the sessions of one subtree; one past this size was not written by the store. */
+const MANIFEST_MAX_BYTES = 16 * 1024 * 1024;
 
 /** moving (delete in progress) → complete → restoring → restored (kept only for preserved work) or destroyed. */
 export type TrashStatus = 'moving' | 'complete' | 'restoring' | 'restored';
@@ -74,6 +78,7 @@ export interface TrashManifest {
 export class Trash {
   readonly storeDir: string;
   readonly dir: string;
+  private areaChecked = false;
 
   constructor(storeDir: string) {
     this.storeDir = storeDir;
@@ -90,7 +95,15 @@ export class Trash {
       throw new SessionError('EINVALID', `invalid trash entry name ${JSON.stringify(entry)}`);
     }
     assertValidId(entry.slice(21), 'trash entry root');
+    this.checkArea();
     return path.join(this.dir, entry);
+  }
+
+  /** ECORRUPT when `.trash` is a symbolic link or a file: sessions would move out of the store (or in from outside). */
+  checkArea(): void {
+    if (this.areaChecked) return;
+    assertArea(this.dir);
+    this.areaChecked = true;
   }
 
   /** Runs `fn` holding the entry's lock; ELOCKED after `timeoutMs` (the entry is in use). */
@@ -138,17 +151,18 @@ export class Trash {
   /** The manifest, undefined when the entry does not exist; ECORRUPT when unreadable. */
   async read(entry: string): Promise<TrashManifest | undefined> {
     const file = path.join(this.entryDir(entry), 'manifest.json');
-    let text: string;
+    let data: Buffer | undefined;
     try {
       // Synchronous: a manifest is small, and cleanup reads every one (twice: recovery, expiry); a
       // thread-pool round trip each made a cleanup with thousands of trash entries take seconds.
-      text = readFileSync(file, 'utf8');
+      data = readRegularFileSync(file, { maxBytes: MANIFEST_MAX_BYTES });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if (err instanceof SessionError) throw new SessionError(err.code, `trash entry ${entry}: ${err.message}`, { cause: err, details: { entry } });
       throw toSessionError(err, `reading ${file}`);
     }
+    if (data === undefined) return undefined;
     try {
-      const manifest = JSON.parse(text) as TrashManifest;
+      const manifest = parseJson(decodeUtf8(data, file)) as TrashManifest;
       if (manifest.entry !== entry || !Array.isArray(manifest.sessions)) throw new Error('not a trash manifest');
       return manifest;
     } catch (err) {
@@ -158,6 +172,7 @@ export class Trash {
 
   /** Entry names, oldest first. Directories without a valid name are ignored. */
   async entries(): Promise<string[]> {
+    this.checkArea();
     return (await names(this.dir)).filter((name) => /^\d{8}-\d{6}-[0-9a-f]{4}-./.test(name)).sort();
   }
 
@@ -205,6 +220,7 @@ export class Trash {
   /** Destroys an entry: one rename out of `.trash` (atomic), then a recursive delete. */
   async destroy(entry: string): Promise<void> {
     const parking = path.join(this.storeDir, REMOVING_DIR, `trash-${entry}-${randomHex(6)}`);
+    assertArea(path.dirname(parking));
     await this.ensureDir(path.dirname(parking));
     await rename(this.entryDir(entry), parking).catch((err) => {
       throw toSessionError(err, `destroying trash entry ${entry}`);

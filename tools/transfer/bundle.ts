@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { parseLine, type AuditEntry } from '../audit/entry.js';
 import { SessionError } from '../errors.js';
 import { isValidId } from '../ids.js';
+import { JsonTooDeepError, parseJson } from '../json.js';
 import { isPlainObject } from '../merge-patch.js';
 import { parseRecord, type SessionRecord } from '../record.js';
 
@@ -62,8 +63,9 @@ export function verifyBundle(raw: unknown): { bundle: Bundle; records: SessionRe
 
 export function parseBundleText(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseJson(text);
   } catch (err) {
+    if (err instanceof JsonTooDeepError) throw corrupt(`it is ${err.message}`, err);
     throw corrupt(`it is not valid JSON (${(err as Error).message})`, err);
   }
 }

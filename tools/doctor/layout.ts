@@ -1,0 +1,44 @@
+import path from 'node:path';
+import { isSessionError } from '../errors.js';
+import { CLAUDE_DIR } from '../store/claude-index.js';
+import { INDEX_DIR } from '../store/children-index.js';
+import { HOOK_LOG } from '../store/hook-log.js';
+import { BACKUPS_DIR } from '../store/import-stage.js';
+import { areaProblem, fileProblem } from '../store/regular-file.js';
+import { QUARANTINE_DIR } from '../store/sweep.js';
+import { REMOVING_DIR } from '../store/trash.js';
+import type { CheckName, Found } from './checks.js';
+
+// Checked elsewhere: `.tmp` with the temp files (checkStrays), the audit files by reading them
+// (checkAudit), `.trash` and `.importing` by their own checks, which refuse them.
+const AREAS = ['.locks', INDEX_DIR, REMOVING_DIR, QUARANTINE_DIR, BACKUPS_DIR, CLAUDE_DIR];
+const FILES = [HOOK_LOG, `${HOOK_LOG}.1`];
+
+/**
+ * The store's own areas and files that are not what the store made: a symbolic link (a cloned
+ * store can carry one pointing anywhere), a FIFO, a file where a directory belongs. The store
+ * refuses to move sessions or write through them; nothing is repaired automatically.
+ */
+export function checkLayout(storeDir: string): Found[] {
+  const found: Found[] = [];
+  for (const name of AREAS) {
+    const problem = areaProblem(path.join(storeDir, name));
+    if (problem) found.push({ check: 'store', severity: 'error', subject: path.join(storeDir, name), message: problem, repair: null });
+  }
+  for (const name of FILES) {
+    const problem = fileProblem(path.join(storeDir, name));
+    if (problem) found.push({ check: 'store', severity: 'error', subject: path.join(storeDir, name), message: problem, repair: null });
+  }
+  return found;
+}
+
+/** Runs a check; an ECORRUPT it throws (a file or area the store refuses to use) becomes its finding. */
+export async function guarded<T>(check: CheckName, storeDir: string, empty: T, run: () => Promise<T> | T): Promise<{ value: T; found: Found[] }> {
+  try {
+    return { value: await run(), found: [] };
+  } catch (err) {
+    if (!isSessionError(err, 'ECORRUPT')) throw err;
+    const subject = typeof err.details.path === 'string' ? err.details.path : storeDir;
+    return { value: empty, found: [{ check, severity: 'error', subject, message: err.message, repair: null }] };
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * The store opens only regular files and directories it made. A store arrives in cloned
+ * repositories, so any name in it may be a FIFO (a read would block forever), a device, or a
+ * symbolic link to a file outside the store (a read would quote it, a write would change it).
+ * Opening with O_NOFOLLOW and checking the descriptor with fstat costs no extra call over readFile.
+ */
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { SessionError } from '../errors.js';
+
+// O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+// O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of blocking the opener.
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+export interface ReadOptions {
+  /** Larger files are refused (ECORRUPT) without being read. */
+  maxBytes: number;
+  /** Follow a symbolic link (a file the user names, such as the config file); still only a regular file. */
+  follow?: boolean;
+}
+
+/** What a file is, for messages: "a FIFO", "a directory", … */
+export function kindOf(info: Stats): string {
+  if (info.isFile()) return 'a regular file';
+  if (info.isDirectory()) return 'a directory';
+  if (info.isSymbolicLink()) return 'a symbolic link';
+  if (info.isFIFO()) return 'a FIFO';
+  if (info.isSocket()) return 'a socket';
+  return 'a device';
+}
+
+/**
+ * The bytes of a regular file, or undefined when it does not exist. Anything else (a FIFO, a
+ * device, a directory, a symbolic link, a file over `maxBytes`) is ECORRUPT naming the path and
+ * what it is; nothing of a link's target is read. Other failures are thrown as they come.
+ */
+export function readRegularFileSync(file: string, options: ReadOptions): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, options.follow ? READ_FLAGS & ~constants.O_NOFOLLOW : READ_FLAGS);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    // ELOOP is what O_NOFOLLOW gives for a symbolic link; ENXIO a socket or a device with no driver.
+    if (code === 'ELOOP') throw notRegular(file, 'a symbolic link');
+    if (code === 'ENXIO') throw notRegular(file, 'a socket or device');
+    throw err;
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) throw notRegular(file, kindOf(info));
+    if (info.size > options.maxBytes) {
+      throw new SessionError('ECORRUPT', `${file} is ${info.size} bytes, over the ${describeBytes(options.maxBytes)} limit`, { details: { path: file, bytes: info.size } });
+    }
+    return readAll(fd, info.size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Strict UTF-8: invalid bytes are ECORRUPT, never turned into U+FFFD (the next write would keep those). */
+export function decodeUtf8(data: Buffer, file: string): string {
+  try {
+    return utf8.decode(data);
+  } catch (err) {
+    throw new SessionError('ECORRUPT', `${file} is not valid UTF-8`, { cause: err, details: { path: file } });
+  }
+}
+
+/** A descriptor for appending to a regular file (created if missing); refuses links, FIFOs, devices. */
+export function openAppendSync(file: string, mode = 0o644): number {
+  let fd: number;
+  try {
+    fd = openSync(file, APPEND_FLAGS, mode);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw notRegular(file, 'a symbolic link');
+    if (code === 'ENXIO') throw notRegular(file, 'a FIFO or device');
+    throw err;
+  }
+  const info = fstatSync(fd);
+  if (info.isFile()) return fd;
+  closeSync(fd);
+  throw notRegular(file, kindOf(info));
+}
+
+/** Why a store area (`.trash`, `.quarantine`, …) cannot be used, or undefined when it is a directory or absent. */
+export function areaProblem(dir: string): string | undefined {
+  let info: Stats;
+  try {
+    info = lstatSync(dir);
+  } catch {
+    return undefined;
+  }
+  if (info.isDirectory()) return undefined;
+  return `${dir} is ${kindOf(info)}, not a directory the store made; move it out of the store (or delete it) and run the command again`;
+}
+
+/** Why `file` cannot be written by the store, or undefined when it is a regular file or absent. */
+export function fileProblem(file: string): string | undefined {
+  let info: Stats;
+  try {
+    info = lstatSync(file);
+  } catch {
+    return undefined;
+  }
+  if (info.isFile()) return undefined;
+  return `${file} is ${kindOf(info)}, not a regular file the store made; move it out of the store (or delete it)`;
+}
+
+/** Throws ECORRUPT when `dir` exists as anything but a directory (a symbolic link would carry sessions out of the store). */
+export function assertArea(dir: string): void {
+  const problem = areaProblem(dir);
+  if (problem) throw new SessionError('ECORRUPT', problem, { details: { path: dir } });
+}
+
+export function notRegular(file: string, kind: string): SessionError {
+  return new SessionError('ECORRUPT', `${file} is ${kind}, not a regular file`, { details: { path: file, kind } });
+}
+
+function readAll(fd: number, size: number): Buffer {
+  const buffer = Buffer.allocUnsafe(size);
+  let offset = 0;
+  while (offset < size) {
+    const n = readSync(fd, buffer, offset, size - offset, null);
+    if (n === 0) break;
+    offset += n;
+  }
+  // A file that shrank while read: what was there. One that grew is read up to its size at the fstat.
+  return offset === size ? buffer : buffer.subarray(0, offset);
+}
+
+function describeBytes(bytes: number): string {
+  return bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : `${bytes} bytes`;
+}
