@@ -53,16 +53,24 @@ export async function quarantine(sessions: Sessions, problem: { id: string; code
   }
 }
 
-export async function expireTrash(sessions: Sessions, trash: Trash, dry: boolean, report: CleanupReport): Promise<void> {
+export async function expireTrash(sessions: Sessions, trash: Trash, dry: boolean, report: CleanupReport, stopHere: () => void = () => undefined): Promise<void> {
   const retentionMs = sessions.settings.trashRetentionDays * 86_400_000;
   for (const entry of await trash.entries()) {
     if (report.backups.includes(entry)) continue;
+    stopHere();
     const manifest = await trash.read(entry).catch(() => undefined);
     if (!manifest || (manifest.status !== 'complete' && manifest.status !== 'restored')) continue;
     if (!(sessions.now() - Date.parse(manifest.deleted_at) > retentionMs)) continue;
     const bytes = await diskBytes(trash.entryDir(entry));
     if (!dry) {
-      const gone = await trash.withEntryLock(entry, 1000, () => trash.destroy(entry)).then(() => true, () => false);
+      // Audited before the destroy (one rename), so a kill between the two cannot leave it unrecorded.
+      const expire = async () => {
+        // A restored entry's sessions are live: only its preserved work goes.
+        const ids = manifest.status === 'complete' ? manifest.sessions.map((s) => s.id) : [];
+        await sessions.audit('cleanup', ids, { expired_trash: entry, bytes });
+        await trash.destroy(entry);
+      };
+      const gone = await trash.withEntryLock(entry, 1000, expire).then(() => true, () => false);
       if (!gone) {
         report.skipped.push({ id: entry, reason: 'trash entry in use' });
         continue;

@@ -43,13 +43,15 @@ export async function recoverTrash(sessions: Sessions, options: { dryRun?: boole
       const action = await trash.withEntryLock(entry, 3000, async () => {
         const fresh = await trash.read(entry);
         if (!fresh || fresh.status === 'complete' || fresh.status === 'restored') return undefined;
+        // One line per entry, written under its lock as it is handled: a kill later in the loop loses none.
+        const audited = (action: 'rolled back' | 'kept in the trash') => sessions.audit('recover', ids, { entries: [{ entry, action }] }).then(() => action);
         try {
           await putBack(sessions, trash, fresh, 'recover');
-          return 'rolled back' as const;
+          return audited('rolled back');
         } catch (err) {
           if (!isSessionError(err, 'EEXIST')) throw err;
           await trash.writeManifest({ ...fresh, status: 'complete' });
-          return 'kept in the trash' as const;
+          return audited('kept in the trash');
         }
       });
       if (action) done.push({ entry, status: manifest.status, action, ids });
@@ -58,7 +60,5 @@ export async function recoverTrash(sessions: Sessions, options: { dryRun?: boole
       done.push({ entry, status: manifest.status, action: 'in progress', ids });
     }
   }
-  const moved = done.filter((r) => r.action === 'rolled back' || r.action === 'kept in the trash');
-  if (moved.length > 0) await sessions.audit('recover', moved.flatMap((r) => r.ids), { entries: moved.map((r) => ({ entry: r.entry, action: r.action })) });
   return done;
 }

@@ -1,4 +1,5 @@
 import { SessionError } from '../errors.js';
+import { throwIfInterrupted } from '../interrupt.js';
 import { planDelete, type Blocker, type DeletePlan, type TreeNode } from '../policy/tree-guard.js';
 import type { Sessions } from '../sessions.js';
 import { ChildrenIndex } from '../store/children-index.js';
@@ -19,6 +20,14 @@ export interface RemoveOptions {
   links?: ExtraLinks;
   /** A last say under the locks, on fresh records: a reason to keep the subtree, or null. */
   accept?: (nodes: TreeNode[]) => string | null;
+  /**
+   * Called under the locks once every session is in the trash entry, right before the entry is
+   * marked complete: an audit line written here cannot be lost to a kill (a kill before `complete`
+   * is rolled back by recovery, which writes its own `recover` line).
+   */
+  onMoved?: (removal: Removal) => Promise<void>;
+  /** Checked under the locks before anything moves: an aborted signal stops here (EINTERRUPTED). */
+  signal?: AbortSignal;
 }
 
 export interface Removal {
@@ -50,6 +59,7 @@ export async function removeSubtree(sessions: Sessions, rootId: string, options:
       refuseIfBlocked(rootId, plan.blocked);
       const kept = options.accept?.(nodes);
       if (kept) throw new SessionError('EREFUSED', kept, { details: { id: rootId, blocked: [{ id: rootId, reason: kept }] } });
+      throwIfInterrupted(options.signal, 0, ids.length);
       return moveToTrash(sessions, nodes, plan, work, options, check);
     });
     if (result) return result;
@@ -88,6 +98,7 @@ async function moveToTrash(
   for (const node of plan.order) order.push(await describe(trash, node));
   const bytes = order.reduce((sum, s) => sum + s.bytes, 0);
   const work = unsaved.map(preserved);
+  const removal: Removal = { nodes, plan, bytes, entry: options.backup ? entry : null, work };
   const manifest: TrashManifest = {
     format: TRASH_FORMAT,
     entry,
@@ -112,12 +123,13 @@ async function moveToTrash(
       checkEntry();
       await trash.moveIn(entry, session.id);
     }
+    await options.onMoved?.(removal);
     await trash.writeManifest({ ...manifest, status: 'complete' });
   });
   const index = new ChildrenIndex(sessions.store.dir);
   for (const session of order) await index.remove(session.parent, session.id);
   if (!options.backup) await trash.destroy(entry);
-  return { nodes, plan, bytes, entry: options.backup ? entry : null, work };
+  return removal;
 }
 
 function preserved(w: UnsavedWork, i: number): PreservedWork {
