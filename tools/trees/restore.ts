@@ -1,5 +1,6 @@
 import { isSessionError, SessionError } from '../errors.js';
 import { isValidId } from '../ids.js';
+import { throwIfInterrupted } from '../interrupt.js';
 import type { Sessions } from '../sessions.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
@@ -68,7 +69,7 @@ export interface RestoreResult {
 }
 
 /** Puts a deleted subtree back exactly as it was. `target` is a trash entry (name or path) or a session id. */
-export async function restoreSession(sessions: Sessions, target: string): Promise<RestoreResult> {
+export async function restoreSession(sessions: Sessions, target: string, options: { signal?: AbortSignal } = {}): Promise<RestoreResult> {
   const trash = new Trash(sessions.store.dir);
   const entry = await findEntry(trash, target);
   const result = await trash.withEntryLock(entry, sessions.settings.lockTimeoutMs, async () => {
@@ -76,6 +77,7 @@ export async function restoreSession(sessions: Sessions, target: string): Promis
     if (!manifest || manifest.status !== 'complete') {
       throw new SessionError('ENOTFOUND', `trash entry ${entry} holds nothing to restore`, { details: { entry } });
     }
+    throwIfInterrupted(options.signal, 0, manifest.sessions.length);
     return putBack(sessions, trash, manifest, 'restore');
   });
   await sessions.audit('restore', result.restored.map((s) => s.id), { entry, root: result.restored[0]?.id ?? null });
