@@ -50,7 +50,8 @@ test('every change made through the CLI appends one verified line with actor cli
   await cliJson(dir, ['cleanup', '--hours', '0']);
 
   const entries = auditLines(dir).map(verifyLine);
-  assert.deepEqual(entries.map((e) => e.action), ['create', 'create', 'update', 'finalize', 'finalize', 'cleanup']);
+  // One entry for the purged subtree as it went, then the run's summary (counts only).
+  assert.deepEqual(entries.map((e) => e.action), ['create', 'create', 'update', 'finalize', 'finalize', 'cleanup', 'cleanup']);
   for (const e of entries) {
     assert.equal(e.actor, 'cli');
     assert.match(e.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -61,6 +62,9 @@ test('every change made through the CLI appends one verified line with actor cli
   assert.deepEqual(entries[2].details, { phase: { from: 'initializing', to: 'approval' }, metadata: { ticket: 'A-1' } });
   assert.equal(entries[3].details.outcome, 'completed');
   assert.deepEqual(new Set(entries[5].ids), new Set([parent, child]));
+  assert.equal(entries[5].details.root, parent);
+  assert.deepEqual(entries[6].ids, []);
+  assert.equal(entries[6].details.purged, 2);
 });
 
 test('changes made through the library are recorded with actor api; a no-op change adds nothing', async (t) => {

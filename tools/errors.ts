@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'ECORRUPT' // a record that cannot be parsed or fails the schema
   | 'EVERSION' // a record written by a newer agent-session
   | 'ELOCKED' // the lock could not be taken in time
+  | 'EINTERRUPTED' // stopped at a safe point by SIGINT/SIGTERM (an aborted signal); details: {done, total}
   | 'EIO'; // any other file-system failure
 
 export class SessionError extends Error {

@@ -1,6 +1,7 @@
 import type { Settings } from '../config.js';
 import { escapeControls } from '../errors.js';
 import { Sessions } from '../sessions.js';
+import type { SignalSource } from './interrupt.js';
 
 /** What the CLI needs from the outside world; tests pass a fake one. */
 export interface Io {
@@ -12,6 +13,8 @@ export interface Io {
   isTTY?: boolean;
   /** Whether stderr is a terminal (progress bars go there, never on stdout). */
   stderrIsTTY?: boolean;
+  /** SIGINT/SIGTERM for the bulk commands (see interrupt.ts); without it they cannot be interrupted. */
+  signals?: SignalSource;
 }
 
 export interface GlobalArgs {

@@ -6,6 +6,8 @@ export const EXIT = {
   usage: 2,
   refused: 3,
   store: 4,
+  /** 128 + SIGINT, what shells report for Ctrl-C; also used for SIGTERM (one code for "stopped, run it again"). */
+  interrupted: 130,
 } as const;
 
 /** The one mapping from error codes to exit codes (see SESSION_README.md, "Exit codes"). */
@@ -20,6 +22,8 @@ export function exitCodeFor(code: ErrorCode | 'EUSAGE' | undefined): number {
     case 'EEXIST':
     case 'EREFUSED':
       return EXIT.refused;
+    case 'EINTERRUPTED':
+      return EXIT.interrupted;
     case 'ECORRUPT':
     case 'EVERSION':
     case 'ELOCKED':

@@ -24,6 +24,11 @@ void runCli(process.argv.slice(2), {
   cwd: process.cwd(),
   isTTY: process.stdout.isTTY,
   stderrIsTTY: process.stderr.isTTY,
+  signals: {
+    on: (name, listener) => process.on(name, listener),
+    off: (name, listener) => process.off(name, listener),
+    exit: (code) => process.exit(code),
+  },
 }).then((code) => {
   process.exitCode = outputFailed ? 4 : code;
 });

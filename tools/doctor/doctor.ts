@@ -1,6 +1,7 @@
 import { auditLogOf } from '../audit/log.js';
 import { scanAudit } from '../audit/read.js';
 import { isSessionError, SessionError } from '../errors.js';
+import { throwIfInterrupted } from '../interrupt.js';
 import type { Sessions } from '../sessions.js';
 import { ImportStaging } from '../store/import-stage.js';
 import { areaLockIsHeld } from '../store/lock-state.js';
@@ -14,6 +15,8 @@ export type { DoctorFinding } from './checks.js';
 
 export interface DoctorOptions {
   repair?: boolean;
+  /** Aborting it stops the repairs between two (EINTERRUPTED); the ones made are audited. */
+  signal?: AbortSignal;
 }
 
 export interface DoctorReport {
@@ -34,15 +37,20 @@ export async function doctor(sessions: Sessions, options: DoctorOptions = {}): P
   const findings = first.found.map(strip);
   if (!options.repair) return { healthy: !findings.some(isError), checked: first.checked, findings, repairs: [], remaining: [] };
   const repairs: string[] = [];
-  for (const finding of first.found) {
-    if (!finding.fix) continue;
+  const fixes = first.found.filter((f) => f.fix);
+  const audited = () => (repairs.length > 0 ? sessions.audit('doctor-repair', [], { repairs: repairs.slice(0, 20), count: repairs.length }) : undefined);
+  for (const finding of fixes) {
+    if (options.signal?.aborted) {
+      await audited();
+      throwIfInterrupted(options.signal, repairs.length, fixes.length);
+    }
     try {
-      repairs.push(await finding.fix());
+      repairs.push(await finding.fix!());
     } catch (err) {
       repairs.push(`could not repair ${finding.subject}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  if (repairs.length > 0) await sessions.audit('doctor-repair', [], { repairs: repairs.slice(0, 20), count: repairs.length });
+  await audited();
   const remaining = (await examine(sessions)).found.map(strip).filter(isError);
   return { healthy: remaining.length === 0, checked: first.checked, findings, repairs, remaining };
 }

@@ -2,7 +2,7 @@
  * Staging for `import`, so that an import is all or nothing.
  *
  * On disk, inside the store:
- *   .importing/<op>/manifest.json        {op, ids, replaced, status, pid}; status staged → committing → done
+ *   .importing/<op>/manifest.json        {op, ids, replaced, status, pid, audit}; status staged → committing → done
  *   .importing/<op>/sessions/<id>/       a staged session, written (fsynced) before anything moves
  *   .importing/<op>/replaced/<id>/       a session `--overwrite` set aside (moved here by rename)
  *   .backups/import-<op>/<id>/           where set-aside sessions end up once the import is done
@@ -10,6 +10,8 @@
  * `<op>` is `<UTC yyyymmdd-hhmmss>-<pid>-<hex>`.
  * Every move is a rename(2) within the store. A crash while `committing` is rolled back by the next
  * import or by `doctor --repair`: placed sessions go back to staging, set-aside ones back in place.
+ * A `done` import's directory stays until its `import` audit entry is written, so the entry of an
+ * importer killed in between is written by that recovery (from the manifest's `audit`).
  * Staged records keep their temp file next to them (not in `.tmp/`): a crash while staging leaves it
  * in a staging directory that is discarded, never placed.
  */
@@ -41,6 +43,8 @@ export interface ImportManifest {
   status: ImportStatus;
   /** The importing process: a dead one's import is recovered without waiting for its lock to go stale. */
   pid: number;
+  /** The `import` audit entry's details, for a recovery that has to write it. */
+  audit?: Record<string, unknown>;
 }
 
 export class ImportStaging {
@@ -113,18 +117,17 @@ export class ImportStaging {
     return existsSync(this.live(id));
   }
 
-  /** Moves set-aside sessions to `.backups/import-<op>/` (returned, or null if none), then drops the staging. */
-  async finish(op: string): Promise<string | null> {
+  /** Moves set-aside sessions to `.backups/import-<op>/` (returned, or null if none); the staging stays. */
+  async keepBackup(op: string): Promise<string | null> {
     const replaced = path.join(this.opDir(op), 'replaced');
-    let backup: string | null = null;
+    const backup = path.join(this.storeDir, BACKUPS_DIR, `import-${op}`);
     if (existsSync(replaced)) {
-      backup = path.join(this.storeDir, BACKUPS_DIR, `import-${op}`);
       assertArea(path.dirname(backup));
       await this.ensureDir(path.dirname(backup));
-      await this.io(() => rename(replaced, backup!), 'keeping the backup of replaced sessions');
+      await this.io(() => rename(replaced, backup), 'keeping the backup of replaced sessions');
     }
-    await this.discard(op);
-    return backup;
+    // Already moved by an importer killed right after: the same path.
+    return existsSync(backup) ? backup : null;
   }
 
   async discard(op: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { readAudit } from '../audit/read.js';
 import { SessionError } from '../errors.js';
+import { throwIfInterrupted } from '../interrupt.js';
 import { assertValidId } from '../ids.js';
 import type { SessionRecord } from '../record.js';
 import type { Sessions } from '../sessions.js';
@@ -15,6 +16,8 @@ export interface ExportOptions {
   all?: boolean;
   /** Also write the bundle to this file (atomically). */
   file?: string;
+  /** Aborting it stops the export before it writes anything (EINTERRUPTED). */
+  signal?: AbortSignal;
 }
 
 export interface ExportResult {
@@ -52,10 +55,12 @@ export async function exportSessions(sessions: Sessions, options: ExportOptions)
     const reached = new Set(chosen.map((r) => r.agent_id));
     chosen.push(...records.filter((r) => !reached.has(r.agent_id)));
   }
+  throwIfInterrupted(options.signal, 0, chosen.length);
   const wanted = new Set(chosen.map((r) => r.agent_id));
   const { entries } = await readAudit(sessions);
   const audit = entries.filter((e) => e.ids.some((id) => wanted.has(id)));
   const bundle = makeBundle({ exported_at: new Date(sessions.now()).toISOString(), roots, sessions: chosen, audit });
+  throwIfInterrupted(options.signal, 0, chosen.length);
   if (options.file !== undefined) await writeBundleFile(options.file, `${JSON.stringify(bundle, null, 2)}\n`);
   return { bundle, file: options.file ?? null, sessions: chosen.length, audit_entries: audit.length, problems };
 }

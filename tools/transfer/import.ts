@@ -1,6 +1,7 @@
 import { auditLogOf } from '../audit/log.js';
 import { readAudit } from '../audit/read.js';
 import { isSessionError, SessionError, toSessionError } from '../errors.js';
+import { throwIfInterrupted } from '../interrupt.js';
 import { generateId } from '../ids.js';
 import { serializeRecord, type SessionRecord } from '../record.js';
 import type { Sessions } from '../sessions.js';
@@ -18,6 +19,8 @@ export interface ImportOptions {
   rename?: boolean;
   /** Replace colliding sessions, keeping them in `.backups/import-<op>/`. */
   overwrite?: boolean;
+  /** Aborting it stops the import while it stages (nothing imported, EINTERRUPTED); once committing, it finishes. */
+  signal?: AbortSignal;
 }
 
 export interface ImportResult {
@@ -43,28 +46,61 @@ export async function importSessions(sessions: Sessions, source: ImportSource, o
   const { bundle, records: bundled } = verifyBundle(raw);
   const recovered = await recoverImports(sessions);
   const { store } = sessions;
-  const plan = planImport(bundled, new Set(store.ids()), options, () => generateId(new Date(sessions.now())));
+  let plan: ImportPlan;
+  try {
+    plan = planImport(bundled, new Set(store.ids()), options, () => generateId(new Date(sessions.now())));
+  } catch (err) {
+    return refuseRepeat(sessions, bundle, err);
+  }
   const ids = plan.records.map((r) => r.agent_id);
   const staging = new ImportStaging(store.dir);
   const op = ImportStaging.newOp(sessions.now());
-  const manifest: ImportManifest = { op, ids, replaced: plan.replaced, status: 'staged', pid: process.pid };
+  const audit = { op, checksum: bundle.checksum, renamed: plan.renamed, replaced: plan.replaced, backup: null as string | null };
+  const manifest: ImportManifest = { op, ids, replaced: plan.replaced, status: 'staged', pid: process.pid, audit };
   const timeoutMs = sessions.settings.lockTimeoutMs + ids.length * 10;
-  const backup = await staging.withOpLock(op, sessions.settings.lockTimeoutMs, async () => {
+  let auditEntries = 0;
+  await staging.withOpLock(op, sessions.settings.lockTimeoutMs, async () => {
     try {
       await staging.writeManifest(manifest);
-      for (const record of plan.records) await staging.stage(op, record.agent_id, serializeRecord(record));
+      // All or nothing: an interrupt while staging imports none of it (0 of N); once committing, it finishes.
+      for (const record of plan.records) {
+        throwIfInterrupted(options.signal, 0, ids.length);
+        await staging.stage(op, record.agent_id, serializeRecord(record));
+      }
+      throwIfInterrupted(options.signal, 0, ids.length);
       await withSessionLocks(store.dir, ids, timeoutMs, (check) => commit(staging, manifest, plan.records, store.dir, check));
     } catch (err) {
       if (manifest.status === 'staged') await staging.discard(op);
       throw err;
     }
-    return staging.finish(op);
+    // Still under the import's lock, and the staging (manifest `done`) dropped only once the entry is
+    // written: an importer killed before that has its entry written by the recovery that finishes it.
+    audit.backup = await staging.keepBackup(op);
+    auditEntries = await replayAudit(sessions, bundle);
+    await sessions.audit('import', ids, audit);
+    await staging.discard(op);
   });
-  const auditEntries = await replayAudit(sessions, bundle);
   const known = new Set([...ids, ...store.ids()]);
   const orphans = plan.records.filter((r) => r.parent_session_id !== null && !known.has(r.parent_session_id));
-  await sessions.audit('import', ids, { checksum: bundle.checksum, renamed: plan.renamed, replaced: plan.replaced, backup });
-  return { imported: ids, renamed: plan.renamed, replaced: plan.replaced, backup, audit_entries: auditEntries, orphans: orphans.map((r) => r.agent_id), recovered };
+  return { imported: ids, renamed: plan.renamed, replaced: plan.replaced, backup: audit.backup, audit_entries: auditEntries, orphans: orphans.map((r) => r.agent_id), recovered };
+}
+
+/**
+ * A collision with sessions an earlier import of this same bundle brought in (its `import` entry
+ * names them) is the rerun of a finished import: say so, and copy the bundle's audit entries the
+ * trail still lacks (an importer killed before copying them). Any other error passes unchanged.
+ */
+async function refuseRepeat(sessions: Sessions, bundle: Bundle, err: unknown): Promise<never> {
+  if (!isSessionError(err, 'EEXIST')) throw err;
+  const colliding = (err.details.ids ?? []) as string[];
+  const earlier = (await readAudit(sessions, { action: 'import' })).entries.filter((e) => e.details?.checksum === bundle.checksum);
+  const covered = new Set(earlier.flatMap((e) => e.ids));
+  if (earlier.length === 0 || !colliding.every((id) => covered.has(id))) throw err;
+  const copied = await replayAudit(sessions, bundle);
+  const when = earlier[earlier.length - 1]!.time;
+  throw new SessionError('EEXIST', `this bundle was already imported (${when}); its ${colliding.length} session(s) are in the store, nothing changed${copied > 0 ? ` (${copied} missing audit entries of the bundle copied)` : ''}; use --rename or --overwrite to import it again`, {
+    details: { ids: colliding, already_imported: when, audit_entries: copied },
+  });
 }
 
 interface ImportPlan {
@@ -150,7 +186,7 @@ export async function recoverImports(sessions: Sessions): Promise<string[]> {
       // A dead importer's lock is taken over once stale (LOCK_STALE_MS): wait a little longer than that.
       await staging.withOpLock(op, LOCK_STALE_MS + 1000, async () => {
         const manifest = await staging.readManifest(op);
-        if (manifest?.status === 'done') await staging.finish(op);
+        if (manifest?.status === 'done') await finishDone(sessions, staging, manifest);
         else if (manifest?.status === 'committing') {
           await withSessionLocks(sessions.store.dir, manifest.ids, sessions.settings.lockTimeoutMs + manifest.ids.length * 10, () => rollBack(staging, manifest));
         } else await staging.discard(op);
@@ -162,6 +198,14 @@ export async function recoverImports(sessions: Sessions): Promise<string[]> {
   }
   if (recovered.length > 0) await sessions.audit('import-recover', [], { ops: recovered });
   return recovered;
+}
+
+/** A committed import whose importer died: its backup kept and, unless the trail has it, its `import` entry written. */
+async function finishDone(sessions: Sessions, staging: ImportStaging, manifest: ImportManifest): Promise<void> {
+  const backup = await staging.keepBackup(manifest.op);
+  const written = (await readAudit(sessions, { action: 'import' })).entries.some((e) => e.details?.op === manifest.op);
+  if (!written) await sessions.audit('import', manifest.ids, { ...manifest.audit, op: manifest.op, replaced: manifest.replaced, backup, recovered: true });
+  await staging.discard(manifest.op);
 }
 
 /**

@@ -53,24 +53,28 @@ export async function quarantine(sessions: Sessions, problem: { id: string; code
   }
 }
 
-export async function expireTrash(sessions: Sessions, trash: Trash, dry: boolean, report: CleanupReport): Promise<void> {
+export async function expireTrash(sessions: Sessions, trash: Trash, dry: boolean, report: CleanupReport, stopHere: () => void = () => undefined): Promise<void> {
   const retentionMs = sessions.settings.trashRetentionDays * 86_400_000;
   for (const entry of await trash.entries()) {
     if (report.backups.includes(entry)) continue;
+    stopHere();
     const manifest = await trash.read(entry).catch(() => undefined);
     if (!manifest || (manifest.status !== 'complete' && manifest.status !== 'restored')) continue;
     if (!(sessions.now() - Date.parse(manifest.deleted_at) > retentionMs)) continue;
     const bytes = await diskBytes(trash.entryDir(entry));
     if (!dry) {
-      // Decided again under the entry's lock: a restore may have begun since the read above.
-      const gone = await trash
-        .withEntryLock(entry, 1000, async () => {
-          const fresh = await trash.read(entry);
-          if (fresh?.status !== 'complete' && fresh?.status !== 'restored') return false;
-          await trash.destroy(entry);
-          return true;
-        })
-        .catch(() => false);
+      // Decided again under the entry's lock (a restore may have begun since the read above), and
+      // audited before the destroy (one rename), so a kill between the two cannot leave it unrecorded.
+      const expire = async () => {
+        const fresh = await trash.read(entry);
+        if (fresh?.status !== 'complete' && fresh?.status !== 'restored') return false;
+        // A restored entry's sessions are live: only its preserved work goes.
+        const ids = fresh.status === 'complete' ? fresh.sessions.map((s) => s.id) : [];
+        await sessions.audit('cleanup', ids, { expired_trash: entry, bytes });
+        await trash.destroy(entry);
+        return true;
+      };
+      const gone = await trash.withEntryLock(entry, 1000, expire).catch(() => false);
       if (!gone) {
         report.skipped.push({ id: entry, reason: 'trash entry in use' });
         continue;

@@ -1,4 +1,5 @@
 import { SessionError } from '../errors.js';
+import { throwIfInterrupted } from '../interrupt.js';
 import { judgeSession, planCleanup, type CleanupRules } from '../policy/cleanup-plan.js';
 import type { TreeNode } from '../policy/tree-guard.js';
 import type { SessionRecord } from '../record.js';
@@ -9,7 +10,7 @@ import { Trash } from '../store/trash.js';
 import { abandon, describe, expireTrash, quarantine, sweep } from './cleanup-steps.js';
 import { reconcileIndex, type ExtraLinks } from './hierarchy.js';
 import { recoverTrash, type Recovery } from './recover.js';
-import { removeSubtree } from './remove-subtree.js';
+import { removeSubtree, type Removal } from './remove-subtree.js';
 
 export interface CleanupOptions {
   /** Age cutoff in hours (default: the cleanup_hours setting, 24). */
@@ -19,6 +20,8 @@ export interface CleanupOptions {
   backup?: boolean;
   /** Called as the work advances (the CLI draws a progress bar from it). */
   onProgress?: (progress: { done: number; total: number; scanned: number }) => void;
+  /** Aborting it stops the cleanup between two steps (EINTERRUPTED, details {done, total}); what was done stays done, and audited. */
+  signal?: AbortSignal;
 }
 
 export interface CleanupReport {
@@ -89,25 +92,31 @@ async function run(sessions: Sessions, hours: number, options: CleanupOptions): 
   const total = plan.abandon.length + problems.length + plan.purge.length;
   let done = 0;
   const tick = () => options.onProgress?.({ done: ++done, total, scanned: report.scanned });
+  const stopHere = () => throwIfInterrupted(options.signal, done, total);
   for (const item of plan.abandon) {
+    stopHere();
     await abandon(sessions, item.id, rules, dry, report);
     tick();
   }
   for (const problem of problems) {
+    stopHere();
     await quarantine(sessions, problem, dry, report);
     tick();
   }
   const links = dry ? undefined : withRecordLinks(await reconcileIndex(sessions, true), records);
   const trash = new Trash(sessions.store.dir);
   for (const root of plan.purge) {
+    stopHere();
     await purge(sessions, root, rules, dry, options.backup ?? true, links, report, found.bytes);
     tick();
   }
-  await expireTrash(sessions, trash, dry, report);
+  await expireTrash(sessions, trash, dry, report, stopHere);
+  stopHere();
   await sweep(sessions, dry, report);
   report.removed = report.purged.map((p) => p.id);
   if (!dry && (report.purged.length > 0 || report.expired_trash.length > 0 || report.swept.length > 0)) {
-    await sessions.audit('cleanup', report.removed, {
+    // The summary names no sessions: each purge and expiry wrote its own entry as it took effect.
+    await sessions.audit('cleanup', [], {
       cutoff: report.cutoff,
       purged: report.purged.length,
       backups: report.backups,
@@ -166,8 +175,11 @@ async function purge(
     }
     return null;
   };
+  // Audited as the purge commits (under the locks, before the entry is complete), not at the end of the run.
+  const onMoved = (moved: Removal) =>
+    sessions.audit('cleanup', moved.nodes.map((n) => n.id), { root: root.id, reason: root.reason, backup: moved.entry, bytes: moved.bytes });
   try {
-    const removal = await removeSubtree(sessions, root.id, { reason: 'cleanup', cascade: true, force: false, backup, preserveWork: false, checkWork: false, links, accept });
+    const removal = await removeSubtree(sessions, root.id, { reason: 'cleanup', cascade: true, force: false, backup, preserveWork: false, checkWork: false, links, accept, onMoved });
     for (const node of removal.nodes) report.purged.push({ id: node.id, root: root.id, depth: node.depth, reason: node.depth === 0 ? root.reason : `with ${root.id}` });
     if (removal.entry) {
       report.backups.push(removal.entry);

@@ -4,7 +4,7 @@ import { SessionError } from '../errors.js';
 import { diskBytes, Trash } from '../store/trash.js';
 import { subtreeNodes } from './hierarchy.js';
 import { recoverTrash } from './recover.js';
-import { removeSubtree } from './remove-subtree.js';
+import { removeSubtree, type Removal } from './remove-subtree.js';
 import { findUnsavedWork } from './work.js';
 
 export interface DeleteOptions {
@@ -18,6 +18,8 @@ export interface DeleteOptions {
   backup?: boolean;
   /** Store the git state of unsaved work in the backup and go ahead. */
   preserveWork?: boolean;
+  /** Aborting it stops the delete if nothing has moved yet (EINTERRUPTED); once moving, it finishes. */
+  signal?: AbortSignal;
 }
 
 export interface DeletedSession {
@@ -51,7 +53,16 @@ export async function deleteSession(sessions: Sessions, id: string, options: Del
   if (opts.preserveWork && !opts.backup) throw new SessionError('EINVALID', '--preserve-work keeps the work in the backup: it cannot go with --no-backup');
   if (options.dryRun) return preview(sessions, id, opts);
   const finished = await finishInterrupted(sessions, id);
-  const removal = await removeSubtree(sessions, id, { ...opts, reason: 'delete', checkWork: true });
+  // Audited under the locks before the entry is complete: a kill cannot leave the delete unrecorded.
+  const onMoved = (moved: Removal) =>
+    sessions.audit('delete', moved.nodes.map((n) => n.id), {
+      root: id,
+      counts_by_depth: summary(id, moved.nodes, false).counts_by_depth,
+      backup: moved.entry,
+      forced: moved.plan.forced,
+      preserved_work: moved.work.map((w) => w.dir),
+    });
+  const removal = await removeSubtree(sessions, id, { ...opts, reason: 'delete', checkWork: true, onMoved, signal: options.signal });
   const trash = new Trash(sessions.store.dir);
   const result: DeleteResult = {
     ...summary(id, removal.nodes, false),
@@ -66,13 +77,6 @@ export async function deleteSession(sessions: Sessions, id: string, options: Del
       patch: w.patch && removal.entry ? trash.workFilePath(removal.entry, w.patch) : null,
     })),
   };
-  await sessions.audit('delete', result.removed.map((s) => s.id), {
-    root: id,
-    counts_by_depth: result.counts_by_depth,
-    backup: removal.entry,
-    forced: removal.plan.forced,
-    preserved_work: removal.work.map((w) => w.dir),
-  });
   return result;
 }
 

@@ -62,11 +62,8 @@ async function recoverEntry(sessions: Sessions, trash: Trash, entry: string): Pr
         return ids.length === 0 ? undefined : { entry, status: '?', action: 'unreadable' as const, ids, detail: 'no manifest.json' };
       }
       if (fresh.status === 'complete' || fresh.status === 'restored') return undefined;
-      return { entry, status: fresh.status, action: await rollBack(sessions, trash, fresh), ids };
+      return { entry, status: fresh.status, action: await rollBack(sessions, trash, fresh, ids), ids };
     });
-    if (result && result.action !== 'unreadable') {
-      await sessions.audit('recover', result.ids, { entries: [{ entry, action: result.action }] });
-    }
     return result;
   } catch (err) {
     if (!isSessionError(err, 'ELOCKED')) throw err;
@@ -75,13 +72,15 @@ async function recoverEntry(sessions: Sessions, trash: Trash, entry: string): Pr
   }
 }
 
-async function rollBack(sessions: Sessions, trash: Trash, manifest: TrashManifest): Promise<Recovery['action']> {
+/** Under the entry's lock; each outcome is audited as it takes effect (putBack audits its own). */
+async function rollBack(sessions: Sessions, trash: Trash, manifest: TrashManifest, ids: string[]): Promise<Recovery['action']> {
   try {
     await putBack(sessions, trash, manifest, 'recover');
     return 'rolled back';
   } catch (err) {
     if (!isSessionError(err, 'EEXIST') && !isSessionError(err, 'EREFUSED')) throw err;
     await trash.writeManifest({ ...manifest, status: 'complete' });
+    await sessions.audit('recover', ids, { entries: [{ entry: manifest.entry, action: 'kept in the trash' }] });
     return 'kept in the trash';
   }
 }

@@ -1,4 +1,5 @@
 import { SessionError, toSessionError } from '../errors.js';
+import { throwIfInterrupted } from '../interrupt.js';
 import { planDelete, type Blocker, type DeletePlan, type TreeNode } from '../policy/tree-guard.js';
 import type { Sessions } from '../sessions.js';
 import { ChildrenIndex } from '../store/children-index.js';
@@ -19,6 +20,14 @@ export interface RemoveOptions {
   links?: ExtraLinks;
   /** A last say under the locks, on fresh records: a reason to keep the subtree, or null. */
   accept?: (nodes: TreeNode[]) => string | null;
+  /**
+   * Called under the locks once every session is in the trash entry, right before the entry is
+   * marked complete: an audit line written here cannot be lost to a kill (a kill before `complete`
+   * is rolled back by recovery, which writes its own `recover` line).
+   */
+  onMoved?: (removal: Removal) => Promise<void>;
+  /** Checked under the locks before anything moves: an aborted signal stops here (EINTERRUPTED). */
+  signal?: AbortSignal;
 }
 
 export interface Removal {
@@ -50,6 +59,7 @@ export async function removeSubtree(sessions: Sessions, rootId: string, options:
       refuseIfBlocked(rootId, plan.blocked);
       const kept = options.accept?.(nodes);
       if (kept) throw new SessionError('EREFUSED', kept, { details: { id: rootId, blocked: [{ id: rootId, reason: kept }] } });
+      throwIfInterrupted(options.signal, 0, ids.length);
       return moveToTrash(sessions, nodes, plan, work, options, check);
     });
     if (result) return result;
@@ -88,6 +98,7 @@ async function moveToTrash(
   for (const node of plan.order) order.push(await describe(trash, node));
   const bytes = order.reduce((sum, s) => sum + s.bytes, 0);
   const work = unsaved.map(preserved);
+  const removal: Removal = { nodes, plan, bytes, entry: options.backup ? entry : null, work };
   const manifest: TrashManifest = {
     format: TRASH_FORMAT,
     entry,
@@ -104,6 +115,7 @@ async function moveToTrash(
   await trash.withEntryLock(entry, sessions.settings.lockTimeoutMs, async (checkEntry) => {
     await trash.begin(manifest);
     const moved: string[] = [];
+    let audited = false;
     try {
       for (const [i, w] of unsaved.entries()) {
         const name = work[i]?.patch;
@@ -115,15 +127,20 @@ async function moveToTrash(
         await trash.moveIn(entry, session.id);
         moved.push(session.id);
       }
+      await options.onMoved?.(removal);
+      audited = options.onMoved !== undefined;
       await trash.writeManifest({ ...manifest, status: 'complete' });
     } catch (err) {
-      throw await undoMoves(trash, entry, moved, err);
+      const failure = await undoMoves(trash, entry, moved, err);
+      // The move was audited and did not last: the trail says so.
+      if (audited && !failure.details.hidden) await sessions.audit('recover', moved, { entries: [{ entry, action: 'rolled back' }] });
+      throw failure;
     }
   });
   const index = new ChildrenIndex(sessions.store.dir);
   for (const session of order) await index.remove(session.parent, session.id);
   if (!options.backup) await trash.destroy(entry);
-  return { nodes, plan, bytes, entry: options.backup ? entry : null, work };
+  return removal;
 }
 
 /**

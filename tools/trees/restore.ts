@@ -1,5 +1,6 @@
 import { isSessionError, SessionError } from '../errors.js';
 import { isValidId } from '../ids.js';
+import { throwIfInterrupted } from '../interrupt.js';
 import type { Sessions } from '../sessions.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
@@ -68,7 +69,7 @@ export interface RestoreResult {
 }
 
 /** Puts a deleted subtree back exactly as it was. `target` is a trash entry (name or path) or a session id. */
-export async function restoreSession(sessions: Sessions, target: string): Promise<RestoreResult> {
+export async function restoreSession(sessions: Sessions, target: string, options: { signal?: AbortSignal } = {}): Promise<RestoreResult> {
   const trash = new Trash(sessions.store.dir);
   const entry = await findEntry(trash, target);
   const result = await trash.withEntryLock(entry, sessions.settings.lockTimeoutMs, async () => {
@@ -77,15 +78,15 @@ export async function restoreSession(sessions: Sessions, target: string): Promis
     if (!manifest || (manifest.status !== 'complete' && manifest.status !== 'restoring')) {
       throw new SessionError('ENOTFOUND', `trash entry ${entry} holds nothing to restore`, { details: { entry } });
     }
+    throwIfInterrupted(options.signal, 0, manifest.sessions.length);
     return putBack(sessions, trash, manifest, 'restore');
   });
-  await sessions.audit('restore', result.restored.map((s) => s.id), { entry, root: result.restored[0]?.id ?? null });
   return result;
 }
 
 /**
- * Moves an entry's sessions back into the store, parents first, then retires the entry: kept as
- * `restored` while it holds preserved work, else destroyed. Runs under the locks of those sessions
+ * Moves an entry's sessions back into the store, parents first, audits it (`restore` or `recover`),
+ * then retires the entry: kept as `restored` while it holds preserved work, else destroyed. Runs under the locks of those sessions
  * and of their parents outside the entry, so that no delete of a parent runs meanwhile. EEXIST when
  * one of them exists in the store again; EREFUSED when a parent is in the trash itself (a live
  * session never has its parent in the trash: restore the parent first).
@@ -121,6 +122,9 @@ export async function putBack(sessions: Sessions, trash: Trash, manifest: TrashM
       await trash.moveOut(manifest.entry, s.id);
     }
   });
+  // Audited before the entry is retired: a kill between the two cannot leave the move unrecorded.
+  const details = why === 'restore' ? { entry: manifest.entry, root: ids[0] ?? null } : { entries: [{ entry: manifest.entry, action: 'rolled back' }] };
+  await sessions.audit(why, ids, details);
   // Preserved work outlives a restore (its patch is what the user reapplies); a rolled-back delete's does not.
   const keep = manifest.work.length > 0 && (why === 'restore' || manifest.status === 'restoring');
   if (keep) await trash.writeManifest({ ...manifest, status: 'restored' });

@@ -1,6 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
 import { cleanup, type CleanupReport } from '../../trees/cleanup.js';
 import type { Argv } from '../context.js';
+import { interruptible } from '../interrupt.js';
 import { checkHours } from '../parse.js';
 
 interface Args {
@@ -25,7 +26,16 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const bar = ctx.io.stderrIsTTY ? progressBar((text) => ctx.io.stderr(text)) : undefined;
-  const report = await ctx.open(argv).cleanup({ olderThanHours: checkHours(argv.hours), dryRun: argv.dryRun, backup: argv.backup, onProgress: bar?.update });
+  const sessions = ctx.open(argv);
+  const options = { olderThanHours: checkHours(argv.hours), dryRun: argv.dryRun, backup: argv.backup, onProgress: bar?.update };
+  let report: CleanupReport;
+  try {
+    report = await interruptible(ctx, (signal) => sessions.cleanup({ ...options, signal }), bar?.clear);
+  } catch (err) {
+    // The error's line (an interrupt's "interrupted after N of M") replaces the bar, not after half of it.
+    bar?.clear();
+    throw err;
+  }
   bar?.end();
   if (argv.json) return ctx.json(report);
   for (const line of describeReport(report)) ctx.out(line);
@@ -62,6 +72,10 @@ function progressBar(write: (text: string) => void) {
     },
     end: () => {
       if (shown) write('\n');
+    },
+    clear: () => {
+      if (shown) write('\r\u001b[2K');
+      shown = false;
     },
   };
 }

@@ -2,6 +2,7 @@ import type { Argv as Yargs } from 'yargs';
 import { deleteSession, type DeleteResult } from '../../trees/delete.js';
 import type { Argv } from '../context.js';
 import { relativeTime } from '../format.js';
+import { interruptible } from '../interrupt.js';
 
 interface Args {
   id: string;
@@ -28,13 +29,8 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const sessions = ctx.open(argv);
-  const result = await deleteSession(sessions, argv.id, {
-    cascade: argv.cascade,
-    force: argv.force,
-    dryRun: argv.dryRun,
-    backup: argv.backup,
-    preserveWork: argv.preserveWork,
-  });
+  const options = { cascade: argv.cascade, force: argv.force, dryRun: argv.dryRun, backup: argv.backup, preserveWork: argv.preserveWork };
+  const result = await interruptible(ctx, (signal) => deleteSession(sessions, argv.id, { ...options, signal }));
   for (const warning of result.warnings) ctx.warn(warning);
   if (argv.json) return ctx.json(result);
   for (const line of describeDelete(result, sessions.now())) ctx.out(line);

@@ -2,6 +2,7 @@ import type { Argv as Yargs } from 'yargs';
 import { doctor } from '../../doctor/doctor.js';
 import type { Argv } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { interruptible } from '../interrupt.js';
 
 interface Args {
   repair?: boolean;
@@ -16,7 +17,8 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
-  const report = await doctor(ctx.open(argv), { repair: argv.repair });
+  const store = ctx.open(argv);
+  const report = await interruptible(ctx, (signal) => doctor(store, { repair: argv.repair, signal }));
   // 0: healthy (or repaired); 1: problems remain, like any negative answer.
   ctx.exitCode = report.healthy ? EXIT.ok : EXIT.no;
   if (argv.json) return ctx.json(report);

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Argv as Yargs } from 'yargs';
 import { exportSessions } from '../../transfer/export.js';
 import type { Argv } from '../context.js';
+import { interruptible } from '../interrupt.js';
 
 interface Args {
   id?: string;
@@ -22,7 +23,8 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const file = argv.output === undefined ? undefined : path.resolve(ctx.io.cwd, argv.output);
-  const result = await exportSessions(ctx.open(argv), { id: argv.id, all: argv.all, file });
+  const sessions = ctx.open(argv);
+  const result = await interruptible(ctx, (signal) => exportSessions(sessions, { id: argv.id, all: argv.all, file, signal }));
   for (const p of result.problems) ctx.warn(`left out ${p.id} (${p.code}): ${p.message}`);
   // Without -o the bundle itself is the output (one JSON document, --json or not).
   if (file === undefined) return ctx.json(result.bundle);

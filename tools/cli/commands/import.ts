@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Argv as Yargs } from 'yargs';
 import { importSessions } from '../../transfer/import.js';
 import type { Argv } from '../context.js';
+import { interruptible } from '../interrupt.js';
 
 interface Args {
   file: string;
@@ -22,7 +23,8 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const file = path.resolve(ctx.io.cwd, argv.file);
-  const result = await importSessions(ctx.open(argv), { file }, { rename: argv.rename, overwrite: argv.overwrite });
+  const sessions = ctx.open(argv);
+  const result = await interruptible(ctx, (signal) => importSessions(sessions, { file }, { rename: argv.rename, overwrite: argv.overwrite, signal }));
   if (argv.json) return ctx.json(result);
   ctx.out(`Imported ${result.imported.length} session(s) and ${result.audit_entries} audit entries.`);
   for (const [from, to] of Object.entries(result.renamed)) ctx.out(`  renamed ${from} -> ${to}`);

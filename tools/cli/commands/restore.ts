@@ -1,6 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
 import { restoreSession } from '../../trees/restore.js';
 import type { Argv } from '../context.js';
+import { interruptible } from '../interrupt.js';
 
 export const command = 'restore <target>';
 export const describe = 'Put a deleted session and its subtree back (TARGET: a session id or a trash entry)';
@@ -11,7 +12,8 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<{ target: string }>) {
   const { ctx } = argv;
-  const result = await restoreSession(ctx.open(argv), argv.target);
+  const sessions = ctx.open(argv);
+  const result = await interruptible(ctx, (signal) => restoreSession(sessions, argv.target, { signal }));
   for (const warning of result.warnings) ctx.warn(warning);
   if (argv.json) return ctx.json(result);
   ctx.out(`Restored ${result.restored.length} session(s) from ${result.entry}:`);
