@@ -176,6 +176,11 @@ export class Trash {
     return (await names(this.dir)).filter((name) => /^\d{8}-\d{6}-[0-9a-f]{4}-./.test(name)).sort();
   }
 
+  /** Whether the entry's folder is there (a restore or an expiry may have destroyed it meanwhile). */
+  exists(entry: string): boolean {
+    return lstatOrNull(this.entryDir(entry)) !== null;
+  }
+
   /** The entries, newest first, that hold session `id` now. */
   async holding(id: string): Promise<string[]> {
     assertValidId(id);

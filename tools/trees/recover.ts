@@ -57,8 +57,9 @@ async function recoverEntry(sessions: Sessions, trash: Trash, entry: string): Pr
       const fresh = await trash.read(entry);
       const ids = await trash.present(entry);
       if (!fresh) {
-        // Killed between creating the entry and writing its manifest: nothing was moved yet.
-        if (ids.length === 0) await trash.destroy(entry);
+        // Killed between creating the entry and writing its manifest: nothing was moved yet. (Or
+        // finished, then restored and destroyed, while this waited for the lock: nothing to do.)
+        if (ids.length === 0 && trash.exists(entry)) await trash.destroy(entry);
         return ids.length === 0 ? undefined : { entry, status: '?', action: 'unreadable' as const, ids, detail: 'no manifest.json' };
       }
       if (fresh.status === 'complete' || fresh.status === 'restored') return undefined;
