@@ -128,7 +128,7 @@ test('hostile files: store file names are not valid session ids, and a directory
   assert.ok(existsSync(path.join(store, 'audit.3.jsonl', 'state.json')), 'left where it is');
 });
 
-test('hostile files: no write goes outside the store through a symlinked audit.jsonl, .hooks.log or .trash', async (t) => {
+test('writes outside the store through symlinks: none, no write goes outside the store through a symlinked audit.jsonl, .hooks.log or .trash', async (t) => {
   const { project, store, outside } = await storeWith(t, ['kept', 'doomed']);
   const target = path.join(outside, 'notes.txt');
   writeFileSync(target, 'mine\n');

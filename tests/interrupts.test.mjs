@@ -87,7 +87,7 @@ function unauditedTrash(dir, action) {
   return trashEntries(dir).filter((e) => e.manifest.status === 'complete').flatMap((e) => e.held).filter((id) => !named.has(id));
 }
 
-test('audit for interrupted commands: a cleanup killed mid-way has an audit entry for every subtree it moved', { timeout: 240_000 }, async (t) => {
+test('purges and deletes that took effect with no audit entry: a cleanup killed mid-way has an audit entry for every subtree it moved', { timeout: 240_000 }, async (t) => {
   const base = tempDir(t);
   const template = path.join(base, 'template');
   const ids = await oldTrees(template, 250);
@@ -110,7 +110,7 @@ test('audit for interrupted commands: a cleanup killed mid-way has an audit entr
   }
 });
 
-test('audit for interrupted commands: a delete killed at any point is audited as deleted, or rolled back with a recover line', { timeout: 240_000 }, async (t) => {
+test('purges and deletes that took effect with no audit entry: a delete killed at any point is audited as deleted, or rolled back with a recover line', { timeout: 240_000 }, async (t) => {
   const base = tempDir(t);
   const template = path.join(base, 'template');
   const spec = treeSpec('big', 4, 8, { outcome: 'completed', hoursAgo: 48 });
@@ -161,7 +161,7 @@ test('audit for interrupted commands: a delete killed at any point is audited as
   }
 });
 
-test('audit for interrupted commands: an import killed at any point is finished or rolled back, the rerun says what happened, and the trail accounts for it', { timeout: 240_000 }, async (t) => {
+test('purges and deletes that took effect with no audit entry: an import killed at any point is finished or rolled back, the rerun says what happened, and the trail accounts for it', { timeout: 240_000 }, async (t) => {
   const base = tempDir(t);
   const from = path.join(base, 'from');
   const spec = treeSpec('imp', 3, 10);
