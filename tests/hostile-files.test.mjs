@@ -2,29 +2,19 @@
 // store, store file names used as ids, deep nesting, huge records, invalid UTF-8. The store opens only
 // regular files and directories it made, and reports every other one by its path.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fixture } from './helpers/hooks.mjs';
-import { cleanEnv, CLI, PRE_DELEGATE, tempDir } from './helpers/run.mjs';
+import { cleanEnv, CLI, PRE_DELEGATE, runNode, tempDir } from './helpers/run.mjs';
 
 /** Long enough for a slow machine, short enough that a hang fails the test instead of stalling it. */
 const TIMEOUT_MS = 20_000;
 
 /** Runs a built executable; a child still running after TIMEOUT_MS is killed and reported as hung. */
 function run(script, args, { cwd, env = cleanEnv(), input = '' } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd, env, timeout: TIMEOUT_MS, killSignal: 'SIGKILL' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(input);
-  });
+  return runNode(script, args, { cwd, env, input, timeoutMs: TIMEOUT_MS });
 }
 
 async function cli(store, args) {

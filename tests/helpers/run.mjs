@@ -34,10 +34,14 @@ export function cleanEnv(extra = {}) {
   return { ...env, ...extra };
 }
 
-/** Runs a node script to completion: resolves {code, signal, stdout, stderr}. */
-export function runNode(script, args = [], { cwd, env = cleanEnv(), input } = {}) {
+/**
+ * Runs a node script to completion: resolves {code, signal, stdout, stderr}. With `timeoutMs`, a
+ * child still running then is killed (SIGKILL): a hang fails the test instead of stalling it.
+ */
+export function runNode(script, args = [], { cwd, env = cleanEnv(), input, timeoutMs } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const limit = timeoutMs === undefined ? {} : { timeout: timeoutMs, killSignal: 'SIGKILL' };
+    const child = spawn(process.execPath, [script, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], ...limit });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
