@@ -3,11 +3,11 @@
 // regular files and directories it made, and reports every other one by its path.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fixture } from './helpers/hooks.mjs';
-import { cleanEnv, CLI, PRE_DELEGATE, runNode, tempDir } from './helpers/run.mjs';
+import { cleanEnv, CLI, PRE_DELEGATE, runNode, SUBAGENT_STOP, tempDir } from './helpers/run.mjs';
 
 /** Long enough for a slow machine, short enough that a hang fails the test instead of stalling it. */
 const TIMEOUT_MS = 20_000;
@@ -225,4 +225,29 @@ test('hostile files: huge records, invalid UTF-8, symlinked records and killed e
   assert.equal(JSON.parse(readFileSync(bundle, 'utf8')).sessions[0].agent_id, 'good');
   assert.ok(!existsSync(stale), 'the dead export\'s temp file is removed');
   assert.ok(existsSync(live) && existsSync(foreign), 'a live writer\'s temp file and files of other names stay');
+});
+
+test('writes outside the store through symlinks: none through a symlinked .locks, .index or .claude-code either', async (t) => {
+  for (const area of ['.locks', '.index', '.index/children', '.claude-code']) {
+    const { project, store, outside } = await storeWith(t, ['kept']);
+    const before = readdirSync(outside);
+    rmSync(path.join(store, area), { recursive: true, force: true });
+    symlinkSync(outside, path.join(store, area));
+    const refused = area === '.claude-code' ? null : await cli(store, ['create', '--agent', 'w', '--id', 'child', '--parent', 'kept']);
+    if (refused) {
+      assert.equal(refused.code, 4, `${area}: ${refused.stderr}`);
+      assert.ok(refused.stderr.includes(path.join(store, area)) && /symbolic link/.test(refused.stderr), `${area}: ${refused.stderr}`);
+      assert.ok(!existsSync(path.join(store, 'child', 'state.json')), `${area}: nothing was created`);
+    } else {
+      // The hooks write their Claude Code index there: they fail open and write nothing through the link.
+      const payload = fixture('pretooluse-task', { cwd: project });
+      const hooked = await run(PRE_DELEGATE, [], { cwd: project, env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }), input: JSON.stringify(payload) });
+      assert.equal(hooked.code, 0, 'the hook fails open');
+      const swept = await run(SUBAGENT_STOP, ['--sweep'], { cwd: project, env: cleanEnv({ AGENT_SESSION_DIR: store }) });
+      assert.equal(swept.signal, null);
+    }
+    assert.deepEqual(readdirSync(outside), before, `${area}: nothing was written outside the store`);
+    const doctor = await cli(store, ['doctor', '--json']);
+    assert.equal(doctor.code, 1, `${area}: ${doctor.stderr}`);
+  }
 });

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { faults } from './helpers/faults.mjs';
 import { tempDir } from './helpers/run.mjs';
-import { build, cli, liveIds, trashEntries, treeSpec } from './helpers/trees.mjs';
+import { auditedPlaces, build, cli, liveIds, trashEntries, treeSpec } from './helpers/trees.mjs';
 
 /** A store under `t`'s temp dir holding the given trees (recent and paused: cleanup keeps them). */
 async function store(t, spec) {
@@ -104,6 +104,8 @@ test('a killed restore cannot be finished by running it again: now it can, and d
     assert.equal(again.code, 0, `round ${round}: ${again.stderr}`);
     assert.deepEqual(liveIds(dir), ids, `round ${round}`);
     assert.deepEqual(trashEntries(dir), []);
+    const audited = auditedPlaces(dir);
+    assert.deepEqual(ids.filter((id) => audited.get(id) !== 'live'), [], `round ${round}: the audit trail's last word on each session is that it is live`);
     assert.equal((await doctorReport(dir)).code, 0);
     if (round < 3) assert.equal((await cli(dir, ['delete', 'big0', '--force'])).code, 0);
   }

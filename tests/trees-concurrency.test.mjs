@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 import { flow, hook, project } from './helpers/hooks.mjs';
 import { cleanEnv, DIST, PRE_DELEGATE, runNode, SUBAGENT_STOP, tempDir } from './helpers/run.mjs';
-import { build, cli, liveIds, trashEntries, treeSpec } from './helpers/trees.mjs';
+import { auditedPlaces, build, cli, liveIds, trashEntries, treeSpec } from './helpers/trees.mjs';
 
 const UPDATERS = 3;
 const RUN_MS = 2500;
@@ -158,24 +158,6 @@ async function loop(step) {
     if (r.code !== 0) failures.push(r);
   }
   return failures;
-}
-
-/** Where the audit trail says each session is now: `live`, `trash` or `gone`, replayed in order. */
-function auditedPlaces(dir) {
-  const places = new Map();
-  const files = readdirSync(dir).filter((f) => /^audit(\.\d+)?\.jsonl$/.test(f)).sort((a, b) => (b === 'audit.jsonl' ? -1 : a === 'audit.jsonl' ? 1 : b.localeCompare(a, 'en', { numeric: true })));
-  for (const file of files) {
-    for (const line of readFileSync(path.join(dir, file), 'utf8').split('\n').filter(Boolean)) {
-      const e = JSON.parse(line);
-      const action = e.details?.entries?.[0]?.action;
-      let place;
-      if (e.action === 'create' || e.action === 'restore' || (e.action === 'recover' && action === 'rolled back')) place = 'live';
-      else if (e.action === 'delete' || (e.action === 'cleanup' && !e.details?.expired_trash) || (e.action === 'recover' && action === 'kept in the trash')) place = 'trash';
-      else if (e.action === 'cleanup' && e.details?.expired_trash) place = 'gone';
-      if (place) for (const id of e.ids) places.set(id, place);
-    }
-  }
-  return places;
 }
 
 test('writers, deletes, restores, cleanups, sweeps and hooks at once, round after round: nothing acknowledged is lost, nothing is split, the audit accounts for every move', async (t) => {

@@ -95,3 +95,21 @@ export function trashEntries(dir) {
 export function record(dir, id) {
   return JSON.parse(readFileSync(path.join(dir, id, 'state.json'), 'utf8'));
 }
+
+/** Where the audit trail says each session is now: `live`, `trash` or `gone`, replayed in order. */
+export function auditedPlaces(dir) {
+  const places = new Map();
+  const files = readdirSync(dir).filter((f) => /^audit(\.\d+)?\.jsonl$/.test(f)).sort((a, b) => (b === 'audit.jsonl' ? -1 : a === 'audit.jsonl' ? 1 : b.localeCompare(a, 'en', { numeric: true })));
+  for (const file of files) {
+    for (const line of readFileSync(path.join(dir, file), 'utf8').split('\n').filter(Boolean)) {
+      const e = JSON.parse(line);
+      const action = e.details?.entries?.[0]?.action;
+      let place;
+      if (e.action === 'create' || e.action === 'restore' || (e.action === 'recover' && action === 'rolled back')) place = 'live';
+      else if (e.action === 'delete' || (e.action === 'cleanup' && !e.details?.expired_trash) || (e.action === 'recover' && action === 'kept in the trash')) place = 'trash';
+      else if (e.action === 'cleanup' && e.details?.expired_trash) place = 'gone';
+      if (place) for (const id of e.ids) places.set(id, place);
+    }
+  }
+  return places;
+}

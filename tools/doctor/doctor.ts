@@ -4,7 +4,6 @@ import { isSessionError, SessionError } from '../errors.js';
 import { throwIfInterrupted } from '../interrupt.js';
 import type { Sessions } from '../sessions.js';
 import { ImportStaging } from '../store/import-stage.js';
-import { areaLockIsHeld } from '../store/lock-state.js';
 import { Trash } from '../store/trash.js';
 import { recoverImports } from '../transfer/import.js';
 import { recoverTrash } from '../trees/recover.js';
@@ -123,7 +122,7 @@ async function checkTrash(sessions: Sessions): Promise<{ found: Found[]; entries
       found.push({ check: 'trash', severity: 'error', subject, message: manifest.message, repair: null });
     } else if (manifest === undefined) {
       const message = present.length === 0 ? 'an empty trash entry without a manifest (a delete that never started)' : `a trash entry without a manifest, holding ${present.join(', ')}`;
-      const repair = present.length === 0 && !areaLockIsHeld(sessions.store.dir, `trash-${entry}`) ? 'remove it' : null;
+      const repair = present.length === 0 ? 'remove it (once the process that made it is gone)' : null;
       found.push({ check: 'trash', severity: 'error', subject, message, repair, ...(repair ? withFix() : {}) });
     } else if (manifest.status === 'complete' || manifest.status === 'restored') {
       const missing = manifest.status === 'complete' ? manifest.sessions.map((s) => s.id).filter((id) => !present.includes(id)) : [];
@@ -135,7 +134,9 @@ async function checkTrash(sessions: Sessions): Promise<{ found: Found[]; entries
         const repair = manifest.status === 'restoring' ? 'finish the restore' : 'move its sessions back into the store';
         found.push({ check: 'trash', severity: 'error', subject, message: `${what} that was interrupted (status ${manifest.status}); ${hidden}`, repair, ...withFix() });
       } else {
-        found.push({ check: 'trash', severity: 'error', subject, message: `${what} in progress (pid ${manifest.pid}); ${hidden} until it finishes`, repair: null });
+        // Recovery waits for the entry's lock: a process that died a moment ago is found out then.
+        const repair = 'none while it runs; if its process died a moment ago, as for an interrupted one';
+        found.push({ check: 'trash', severity: 'error', subject, message: `${what} in progress (pid ${manifest.pid}); ${hidden} until it finishes`, repair, ...withFix() });
       }
     }
   }

@@ -11,7 +11,7 @@ import type { CheckName, Found } from './checks.js';
 
 // Checked elsewhere: `.tmp` with the temp files (checkStrays), the audit files by reading them
 // (checkAudit), `.trash` and `.importing` by their own checks, which refuse them.
-const AREAS = ['.locks', INDEX_DIR, REMOVING_DIR, QUARANTINE_DIR, BACKUPS_DIR, CLAUDE_DIR];
+const AREAS = ['.locks', INDEX_DIR, `${INDEX_DIR}/children`, `${INDEX_DIR}/ids`, REMOVING_DIR, QUARANTINE_DIR, BACKUPS_DIR, CLAUDE_DIR, `${CLAUDE_DIR}/.locks`];
 const FILES = [HOOK_LOG, `${HOOK_LOG}.1`];
 
 /**

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
-import { kindOf, notRegular, openAppendSync, readRegularFileSync } from './regular-file.js';
+import { ensureAreaSync, kindOf, notRegular, openAppendSync, readRegularFileSync } from './regular-file.js';
 import { randomHex } from '../random.js';
 
 export const AUDIT_FILE = 'audit.jsonl';
@@ -141,7 +141,7 @@ export class AuditLog {
   /** Shifts audit.jsonl → audit.1.jsonl → … under a store-level lock, so two rotators never race. */
   async rotate(force = false): Promise<void> {
     const lockPath = path.join(this.dir, ROTATE_LOCK);
-    mkdirSync(path.dirname(lockPath), { recursive: true });
+    ensureAreaSync(path.dirname(lockPath));
     await withLock(lockPath, { timeoutMs: this.options.lockTimeoutMs, what: 'the audit trail' }, async () => {
       // Another process may have rotated while we waited for the lock.
       if (!force && this.activeSize() < this.options.maxBytes) return;

@@ -19,6 +19,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
+import { ensureAreaSync } from './regular-file.js';
 
 export const INDEX_DIR = '.index';
 
@@ -36,10 +37,13 @@ export class ChildrenIndex {
     assertValidId(child);
     if (parent !== null) assertValidId(parent, 'parent session id');
     try {
-      // The children directory always exists once anything is indexed (see present()).
-      await mkdir(parent === null ? this.childrenDir : path.join(this.childrenDir, parent), { recursive: true });
+      // The children directory always exists once anything is indexed (see present()). Areas that
+      // are links are refused: markers would be written outside the store.
+      ensureAreaSync(path.dirname(this.childrenDir));
+      ensureAreaSync(this.childrenDir);
+      if (parent !== null) await mkdir(path.join(this.childrenDir, parent), { recursive: true });
       if (parent !== null) await writeFile(path.join(this.childrenDir, parent, child), '');
-      await mkdir(this.idsDir, { recursive: true });
+      ensureAreaSync(this.idsDir);
       await writeFile(path.join(this.idsDir, child), '');
     } catch (err) {
       throw toSessionError(err, `indexing session ${child}`);

@@ -4,7 +4,7 @@
  * without scanning the store: the cost depends on one conversation, not on the number of sessions.
  * It holds nothing that the session records do not (it can be rebuilt from their `claude` objects).
  */
-import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
+import { readdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
@@ -12,7 +12,7 @@ import { JsonTooDeepError, parseJson } from '../json.js';
 import { isPlainObject, type JsonObject } from '../merge-patch.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
-import { decodeUtf8, readRegularFileSync } from './regular-file.js';
+import { decodeUtf8, ensureAreaSync, readRegularFileSync } from './regular-file.js';
 
 export const CLAUDE_DIR = '.claude-code';
 /** An index maps one conversation's spawns: a few KiB. */
@@ -82,9 +82,8 @@ export class ClaudeIndex {
   async update<T>(claudeSession: string, change: (data: ClaudeIndexData) => Promise<{ data: ClaudeIndexData; result: T }>): Promise<T> {
     const file = this.file(claudeSession);
     const lockPath = path.join(this.dir, '.locks', `${claudeSession}.lock`);
-    await mkdir(path.dirname(lockPath), { recursive: true }).catch((err) => {
-      throw toSessionError(err, `creating ${path.dirname(lockPath)}`);
-    });
+    ensureAreaSync(this.dir);
+    ensureAreaSync(path.dirname(lockPath));
     return withLock(lockPath, { timeoutMs: this.lockTimeoutMs, what: `Claude Code session ${claudeSession}` }, async (check) => {
       const current = await this.read(claudeSession);
       const { data, result } = await change(current);

@@ -4,8 +4,8 @@
  * symbolic link to a file outside the store (a read would quote it, a write would change it).
  * Opening with O_NOFOLLOW and checking the descriptor with fstat costs no extra call over readFile.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
-import { SessionError } from '../errors.js';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, type Stats } from 'node:fs';
+import { SessionError, toSessionError } from '../errors.js';
 
 // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
@@ -114,6 +114,26 @@ export function fileProblem(file: string): string | undefined {
 export function assertArea(dir: string): void {
   const problem = areaProblem(dir);
   if (problem) throw new SessionError('ECORRUPT', problem, { details: { path: dir } });
+}
+
+/**
+ * Makes a store area (and any missing parent) unless it is there as a directory; ECORRUPT when it is
+ * anything else (through a symbolic link, locks and markers would be written outside the store).
+ * One lstat when it exists: no more than the mkdir it replaces.
+ */
+export function ensureAreaSync(dir: string): void {
+  try {
+    if (lstatSync(dir).isDirectory()) return;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw toSessionError(err, `creating ${dir}`);
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (made) {
+      throw toSessionError(made, `creating ${dir}`);
+    }
+    return;
+  }
+  assertArea(dir);
 }
 
 export function notRegular(file: string, kind: string): SessionError {

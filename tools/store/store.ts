@@ -7,7 +7,7 @@ import { MAX_JSON_DEPTH, nestedDeeperThan } from '../json.js';
 import { parseRecord, SCHEMA_VERSION, serializeRecord, type SessionRecord } from '../record.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
-import { assertArea, decodeUtf8, readRegularFileSync } from './regular-file.js';
+import { assertArea, decodeUtf8, ensureAreaSync, readRegularFileSync } from './regular-file.js';
 import { randomHex } from '../random.js';
 
 export const STATE_FILE = 'state.json';
@@ -170,7 +170,7 @@ export class SessionStore {
   private async locked<T>(id: string, fn: (check: () => void) => Promise<T>): Promise<T> {
     const lockPath = path.join(this.dir, LOCKS_DIR, `${id}.lock`);
     assertValidId(id);
-    await this.ensureDir(path.dirname(lockPath));
+    ensureAreaSync(path.dirname(lockPath));
     return withLock(lockPath, { timeoutMs: this.lockTimeoutMs, what: `session ${id}` }, fn);
   }
 

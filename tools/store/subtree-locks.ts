@@ -1,7 +1,7 @@
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { SessionError, toSessionError } from '../errors.js';
+import { SessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
+import { ensureAreaSync } from './regular-file.js';
 import { takeLock, TOUCH_AFTER_MS, withLock, type Lock } from './lock.js';
 
 /** Lock directories live where SessionStore puts them, so these locks exclude its updates. */
@@ -89,7 +89,5 @@ export async function withAreaLock<T>(storeDir: string, name: string, timeoutMs:
 }
 
 async function ensureLocksDir(storeDir: string): Promise<void> {
-  await mkdir(path.join(storeDir, '.locks'), { recursive: true }).catch((err) => {
-    throw toSessionError(err, 'creating the lock directory');
-  });
+  ensureAreaSync(path.join(storeDir, '.locks'));
 }

@@ -1,8 +1,9 @@
-import { mkdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { CLAUDE_DIR } from './claude-index.js';
 import { withLock } from './lock.js';
+import { ensureAreaSync } from './regular-file.js';
 
 /** `<store>/.claude-code/last-sweep`: its modification time is when the last sweep was claimed. */
 export function sweepStampPath(storeDir: string): string {
@@ -17,7 +18,7 @@ export async function claimSweep(storeDir: string, now: number, intervalMs: numb
   const file = sweepStampPath(storeDir);
   const last = await stampTime(file);
   if (last !== undefined && now - last < intervalMs) return false;
-  await mkdir(path.dirname(file), { recursive: true });
+  ensureAreaSync(path.dirname(file));
   return withLock(`${file}.lock`, { timeoutMs: 500, what: 'the sweep stamp' }, async () => {
     // Checked again under the lock: another hook may have claimed it since the stat.
     const again = await stampTime(file);
@@ -38,6 +39,6 @@ export function sweepReportPath(storeDir: string): string {
 }
 
 export async function writeSweepReport(storeDir: string, report: unknown): Promise<void> {
-  await mkdir(path.dirname(sweepReportPath(storeDir)), { recursive: true });
+  ensureAreaSync(path.dirname(sweepReportPath(storeDir)));
   await writeFileAtomic(sweepReportPath(storeDir), `${JSON.stringify(report, null, 2)}\n`);
 }

@@ -24,7 +24,7 @@ import { parseJson } from '../json.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
 import { areaLockIsHeld } from './lock-state.js';
-import { assertArea, decodeUtf8, readRegularFileSync } from './regular-file.js';
+import { assertArea, decodeUtf8, ensureAreaSync, readRegularFileSync } from './regular-file.js';
 import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
 import { faultPoint } from './fault-points.js';
@@ -109,7 +109,7 @@ export class Trash {
   /** Runs `fn` holding the entry's lock; ELOCKED after `timeoutMs` (the entry is in use). */
   async withEntryLock<T>(entry: string, timeoutMs: number, fn: (check: () => void) => Promise<T>): Promise<T> {
     this.entryDir(entry);
-    await this.ensureDir(path.join(this.storeDir, '.locks'));
+    ensureAreaSync(path.join(this.storeDir, '.locks'));
     return withLock(areaLockPath(this.storeDir, `trash-${entry}`), { timeoutMs, what: `trash entry ${entry}` }, fn);
   }
 

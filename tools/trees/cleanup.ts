@@ -91,7 +91,10 @@ async function run(sessions: Sessions, hours: number, options: CleanupOptions): 
   };
   const total = plan.abandon.length + problems.length + plan.purge.length;
   let done = 0;
-  const tick = () => options.onProgress?.({ done: ++done, total, scanned: report.scanned });
+  const tick = () => {
+    done++;
+    options.onProgress?.({ done, total, scanned: report.scanned });
+  };
   const stopHere = () => throwIfInterrupted(options.signal, done, total);
   for (const item of plan.abandon) {
     stopHere();

@@ -85,8 +85,8 @@ export async function restoreSession(sessions: Sessions, target: string, options
 }
 
 /**
- * Moves an entry's sessions back into the store, parents first, audits it (`restore` or `recover`),
- * then retires the entry: kept as `restored` while it holds preserved work, else destroyed. Runs under the locks of those sessions
+ * Marks the entry `restoring`, audits it (`restore` or `recover`), moves its sessions back into the
+ * store, parents first, then retires the entry: kept as `restored` while it holds preserved work, else destroyed. Runs under the locks of those sessions
  * and of their parents outside the entry, so that no delete of a parent runs meanwhile. EEXIST when
  * one of them exists in the store again; EREFUSED when a parent is in the trash itself (a live
  * session never has its parent in the trash: restore the parent first).
@@ -116,15 +116,16 @@ export async function putBack(sessions: Sessions, trash: Trash, manifest: TrashM
       warnings.push(`the parent ${parent} of ${child} no longer exists: ${child} is an orphan`);
     }
     await trash.writeManifest({ ...manifest, status: 'restoring', pid: process.pid });
+    // Audited before anything moves, once the entry says `restoring`: a kill from here on leaves an
+    // entry that recovery (or this restore again) finishes, so the sessions do come back.
+    const details = why === 'restore' ? { entry: manifest.entry, root: manifest.root } : { entries: [{ entry: manifest.entry, action: 'rolled back' }] };
+    await sessions.audit(why, ids, details);
     for (const s of order) {
       check(s.id);
       await index.add(s.parent, s.id);
       await trash.moveOut(manifest.entry, s.id);
     }
   });
-  // Audited before the entry is retired: a kill between the two cannot leave the move unrecorded.
-  const details = why === 'restore' ? { entry: manifest.entry, root: ids[0] ?? null } : { entries: [{ entry: manifest.entry, action: 'rolled back' }] };
-  await sessions.audit(why, ids, details);
   // Preserved work outlives a restore (its patch is what the user reapplies); a rolled-back delete's does not.
   const keep = manifest.work.length > 0 && (why === 'restore' || manifest.status === 'restoring');
   if (keep) await trash.writeManifest({ ...manifest, status: 'restored' });

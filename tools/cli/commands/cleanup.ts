@@ -1,5 +1,5 @@
 import type { Argv as Yargs } from 'yargs';
-import { cleanup, type CleanupReport } from '../../trees/cleanup.js';
+import type { CleanupReport } from '../../trees/cleanup.js';
 import type { Argv } from '../context.js';
 import { interruptible } from '../interrupt.js';
 import { checkHours } from '../parse.js';
