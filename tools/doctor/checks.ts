@@ -1,10 +1,10 @@
-import { isSessionError } from '../errors.js';
 import type { SessionRecord } from '../record.js';
 import type { Sessions } from '../sessions.js';
 import path from 'node:path';
 import { TEMP_DIR, type StoreProblem } from '../store/store.js';
-import { findLegacyTemps, findStrays, isOldEmptySessionDir, quarantineSession, removeEmptySessionDir, removeStray, tempDirProblem, type StrayFile } from '../store/sweep.js';
+import { findLegacyTemps, findStrays, isOldEmptySessionDir, removeEmptySessionDir, removeStray, tempDirProblem, type StrayFile } from '../store/sweep.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
+import { quarantineIfCorrupt } from '../trees/cleanup-steps.js';
 import { checkIndex as checkIndexHealth, rebuildIndex } from '../trees/index-health.js';
 
 export type CheckName = 'record' | 'parent' | 'index' | 'temp' | 'lock' | 'removing' | 'audit' | 'trash' | 'import' | 'store';
@@ -60,16 +60,8 @@ async function removeEmpty(sessions: Sessions, id: string): Promise<string> {
 }
 
 async function quarantine(sessions: Sessions, id: string): Promise<string> {
-  const where = await withSessionLocks(sessions.store.dir, [id], sessions.settings.lockTimeoutMs, async (check) => {
-    // Still corrupt under the lock? A writer may have replaced it since the scan.
-    const still = await sessions.store.read(id).then(() => false, (err) => isSessionError(err, 'ECORRUPT'));
-    if (!still) return null;
-    check();
-    return quarantineSession(sessions.store.dir, id, sessions.now());
-  });
-  if (where === null) return `left ${id}: it is no longer corrupt`;
-  await sessions.audit('quarantine', [id], { reason: 'corrupt record', path: where, by: 'doctor' });
-  return `quarantined ${id} in ${where}`;
+  const where = await quarantineIfCorrupt(sessions, id, { reason: 'corrupt record', by: 'doctor' });
+  return where === null ? `left ${id}: it is no longer corrupt` : `quarantined ${id} in ${where}`;
 }
 
 /**

@@ -38,19 +38,27 @@ export async function quarantine(sessions: Sessions, problem: { id: string; code
   if (problem.code !== 'ECORRUPT') return void report.skipped.push({ id: problem.id, reason: `${problem.code}: ${problem.message}` });
   if (dry) return void report.quarantined.push({ id: problem.id, reason: problem.message, path: null });
   try {
-    const where = await withSessionLocks(sessions.store.dir, [problem.id], sessions.settings.lockTimeoutMs, async (check) => {
-      // Still corrupt under the lock? A writer may have replaced it since the scan.
-      const still = await sessions.store.read(problem.id).then(() => false, (err) => isSessionError(err, 'ECORRUPT'));
-      if (!still) return null;
-      check();
-      return quarantineSession(sessions.store.dir, problem.id, sessions.now());
-    });
+    const where = await quarantineIfCorrupt(sessions, problem.id, { reason: problem.message });
     if (where === null) return void report.skipped.push({ id: problem.id, reason: 'no longer corrupt' });
     report.quarantined.push({ id: problem.id, reason: problem.message, path: where });
-    await sessions.audit('quarantine', [problem.id], { reason: problem.message, path: where });
   } catch (err) {
     report.skipped.push({ id: problem.id, reason: describe(err) });
   }
+}
+
+/**
+ * Moves a corrupt session aside (cleanup, doctor --repair) and audits it, under its lock; null when
+ * it is no longer corrupt there (a writer replaced it since the scan).
+ */
+export async function quarantineIfCorrupt(sessions: Sessions, id: string, details: Record<string, unknown>): Promise<string | null> {
+  return withSessionLocks(sessions.store.dir, [id], sessions.settings.lockTimeoutMs, async (check) => {
+    const still = await sessions.store.read(id).then(() => false, (err) => isSessionError(err, 'ECORRUPT'));
+    if (!still) return null;
+    check();
+    const where = await quarantineSession(sessions.store.dir, id, sessions.now());
+    await sessions.audit('quarantine', [id], { ...details, path: where });
+    return where;
+  });
 }
 
 export async function expireTrash(sessions: Sessions, trash: Trash, dry: boolean, report: CleanupReport, stopHere: () => void = () => undefined): Promise<void> {
