@@ -461,7 +461,7 @@ const BROKEN_STORES = [
       project.writeFile('.claude/session/.claude-code', 'not a directory\n');
     },
     // pre_delegate really ran and failed (subagent_stop then knows no delegation: nothing to log).
-    after: (project) => assert.match(hookLog(project), /^\S+ pre_delegate PreToolUse pid=\d+ EIO: /m),
+    after: (project) => assert.match(hookLog(project), /^\S+ pre_delegate PreToolUse pid=\d+ ECORRUPT: \S+\/\.claude-code is a regular file, not a directory the store made/m),
     footer: false,
   },
   {
