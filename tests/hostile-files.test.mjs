@@ -227,8 +227,8 @@ test('hostile files: huge records, invalid UTF-8, symlinked records and killed e
   assert.ok(existsSync(live) && existsSync(foreign), 'a live writer\'s temp file and files of other names stay');
 });
 
-test('writes outside the store through symlinks: none through a symlinked .locks, .index or .claude-code either', async (t) => {
-  for (const area of ['.locks', '.index', '.index/children', '.claude-code']) {
+test('writes outside the store through symlinks: none through a symlinked .locks, .index, .tmp or .claude-code either', async (t) => {
+  for (const area of ['.locks', '.index', '.index/children', '.tmp', '.claude-code']) {
     const { project, store, outside } = await storeWith(t, ['kept']);
     const before = readdirSync(outside);
     rmSync(path.join(store, area), { recursive: true, force: true });

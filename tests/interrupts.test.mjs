@@ -6,6 +6,7 @@ import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
+import { faults } from './helpers/faults.mjs';
 import { cleanEnv, CLI, DIST, tempDir } from './helpers/run.mjs';
 import { build, cli, liveIds, treeSpec } from './helpers/trees.mjs';
 
@@ -269,4 +270,29 @@ test('Ctrl-C behaves like SIGKILL: on a terminal the progress line is cleared be
   assert.match(stderr, /^\r\[#*\.*\] \d+\/600\r\u001b\[2Kagent-session: interrupted after \d+ of 600; run it again to finish\n$/);
   assert.deepEqual(listeners, [], 'the handlers stay installed after the command');
   assert.ok(liveIds(dir).length > 0);
+});
+
+test('Ctrl-C behaves like SIGKILL: not while a command waits for a lock another process holds either', { timeout: 120_000 }, async (t) => {
+  const dir = path.join(tempDir(t), 'store');
+  await build(dir, treeSpec('r', 3, 2, { outcome: 'completed', hoursAgo: 48 }));
+  const ids = liveIds(dir);
+  // One delete holds the locks of the subtree; the other comes to wait for them.
+  const holder = faults(t, ['pause:trash-move-in:1']);
+  const holding = cli(dir, ['delete', 'r'], { env: holder.env });
+  await holder.reached('trash-move-in', holding);
+  for (const [signal, target] of [['SIGINT', 'r'], ['SIGTERM', 'r-1']]) {
+    const waiter = faults(t, ['pause:session-locks:1'], { AGENT_SESSION_LOCK_TIMEOUT_MS: '60000' });
+    const waiting = cli(dir, ['delete', target], { env: waiter.env });
+    await waiter.reached('session-locks', waiting);
+    waiter.kill('session-locks', signal);
+    waiter.release('session-locks');
+    const result = await waiting;
+    assert.equal(result.code, 130, `delete ${target}: ${result.stderr}`);
+    assert.match(result.stderr, /^agent-session: interrupted while waiting for session \S+, before anything changed; run it again to finish\n$/);
+  }
+  holder.release('trash-move-in');
+  assert.equal((await holding).code, 0);
+  assert.deepEqual(liveIds(dir), []);
+  assert.deepEqual(locksLeft(dir), []);
+  assert.equal(trashEntries(dir)[0].held.length, ids.length);
 });

@@ -169,3 +169,27 @@ test('a failed delete hides sessions: no more, what moved is put back at once', 
   const audit = readFileSync(path.join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   assert.equal(audit.filter((e) => e.action === 'recover').at(-1).ids.length, 13);
 });
+
+test('a recovery that cannot finish (a full disk) does not stop cleanup from expiring the trash, and expiry names only what is gone', async (t) => {
+  const dir = await store(t, [...recent('a', 2, 2), ...recent('b', 2, 2), { id: 'c', phase: 'planning' }]);
+  for (const id of ['a', 'c']) assert.equal((await cli(dir, ['delete', id, '--force'])).code, 0);
+  // `c` is created again: the trash holds an older `c` that expiry destroys; the live one stays.
+  assert.equal((await cli(dir, ['create', '--agent', 'w', '--id', 'c'])).code, 0);
+  // `b`'s delete is killed while moving: recovery will fail to write its manifest.
+  const deleter = faults(t, ['pause:trash-move-in:2']);
+  const deleting = cli(dir, ['delete', 'b', '--force'], { env: deleter.env });
+  await deleter.reached('trash-move-in', deleting);
+  deleter.kill('trash-move-in');
+  await deleting;
+  const cleaned = await cli(dir, ['cleanup', '--json'], { env: faults(t, ['fail:trash-restoring:1:ENOSPC'], { AGENT_SESSION_TRASH_RETENTION_DAYS: '0' }).env });
+  assert.equal(cleaned.code, 0, cleaned.stderr);
+  assert.deepEqual(cleaned.json.recovered.map((r) => [r.action, /no space left/.test(r.detail)]), [['failed', true]]);
+  assert.equal(cleaned.json.expired_trash.length, 2, 'both complete entries expired');
+  assert.deepEqual(trashEntries(dir).map((e) => e.manifest.status), ['moving']);
+  const audited = auditedPlaces(dir);
+  assert.equal(audited.get('c'), 'live', 'the expiry of the old c does not name the live one');
+  assert.equal(audited.get('a'), 'gone');
+  // With room again, the repair finishes the job.
+  assert.equal((await doctorReport(dir, true)).code, 0);
+  assert.deepEqual(liveIds(dir), ['b', 'b-0', 'b-1', 'c']);
+});

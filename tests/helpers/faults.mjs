@@ -28,9 +28,9 @@ export function faults(t, rules, extraEnv = {}) {
       }
       throw new Error(`the process did not reach ${point} within 60 s`);
     },
-    /** Kills the process waiting at `point` with SIGKILL. */
-    kill(point) {
-      process.kill(Number(readFileSync(path.join(dir, `${point}.reached`), 'utf8')), 'SIGKILL');
+    /** Sends the process waiting at `point` a signal (SIGKILL unless told). */
+    kill(point, signal = 'SIGKILL') {
+      process.kill(Number(readFileSync(path.join(dir, `${point}.reached`), 'utf8')), signal);
     },
     /** Lets the process go on from `point`. */
     release(point) {

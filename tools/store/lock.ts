@@ -47,6 +47,8 @@ export interface LockOptions {
    * timers would each look at their lock twice a second); its holder keeps it fresh with `Lock.refresh`.
    */
   timer?: boolean;
+  /** An aborted signal ends a wait for the lock with EINTERRUPTED (Ctrl-C while another process holds it). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -103,6 +105,9 @@ async function acquire(lockPath: string, options: LockOptions): Promise<HeldLock
   for (;;) {
     const lock = tryLock(lockPath, options.what, options.timer ?? true);
     if (lock) return lock;
+    if (options.signal?.aborted) {
+      throw new SessionError('EINTERRUPTED', `interrupted while waiting for ${options.what}, before anything changed; run it again to finish`, { details: { done: 0 } });
+    }
     if (Date.now() + delay > deadline) {
       throw new SessionError('ELOCKED', `${options.what} is locked by another process; gave up after ${options.timeoutMs} ms`);
     }

@@ -159,7 +159,10 @@ export class SessionStore {
     const text = serializeRecord(record);
     refuseUnreadable(id, text);
     check();
-    const options = { tempDir: path.join(this.dir, TEMP_DIR), tempName: `${id}.${STATE_FILE}`, beforeRename: check };
+    const tempDir = path.join(this.dir, TEMP_DIR);
+    // One lstat: a `.tmp` that is a link would put every record's temp file outside the store.
+    ensureAreaSync(tempDir);
+    const options = { tempDir, tempName: `${id}.${STATE_FILE}`, beforeRename: check };
     await writeFileAtomic(path.join(dir, STATE_FILE), text, options).catch((err) => {
       throw toSessionError(err, `writing session ${id}`);
     });

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { SessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
+import { faultPoint } from './fault-points.js';
 import { ensureAreaSync } from './regular-file.js';
 import { takeLock, TOUCH_AFTER_MS, withLock, type Lock } from './lock.js';
 
@@ -35,6 +36,7 @@ export async function withSessionLocks<T>(
   ids: string[],
   timeoutMs: number,
   fn: (check: SessionLocksCheck) => Promise<T>,
+  signal?: AbortSignal,
 ): Promise<T> {
   const sorted = [...new Set(ids)].sort();
   const deadline = Date.now() + timeoutMs;
@@ -65,11 +67,12 @@ export async function withSessionLocks<T>(
   timer.unref();
   try {
     await ensureLocksDir(storeDir);
+    await faultPoint('session-locks');
     for (const id of sorted) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw new SessionError('ELOCKED', `could not lock ${sorted.length} sessions within ${timeoutMs} ms`, { details: { id } });
       keepFreshOrThrow();
-      held.set(id, await takeLock(sessionLockPath(storeDir, id), { timeoutMs: remaining, what: `session ${id}`, timer: false }));
+      held.set(id, await takeLock(sessionLockPath(storeDir, id), { timeoutMs: remaining, what: `session ${id}`, timer: false, signal }));
     }
     return await fn(check);
   } finally {

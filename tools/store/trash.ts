@@ -107,10 +107,10 @@ export class Trash {
   }
 
   /** Runs `fn` holding the entry's lock; ELOCKED after `timeoutMs` (the entry is in use). */
-  async withEntryLock<T>(entry: string, timeoutMs: number, fn: (check: () => void) => Promise<T>): Promise<T> {
+  async withEntryLock<T>(entry: string, timeoutMs: number, fn: (check: () => void) => Promise<T>, signal?: AbortSignal): Promise<T> {
     this.entryDir(entry);
     ensureAreaSync(path.join(this.storeDir, '.locks'));
-    return withLock(areaLockPath(this.storeDir, `trash-${entry}`), { timeoutMs, what: `trash entry ${entry}` }, fn);
+    return withLock(areaLockPath(this.storeDir, `trash-${entry}`), { timeoutMs, what: `trash entry ${entry}`, signal }, fn);
   }
 
   /** Creates the entry with its manifest; nothing has moved yet. On failure no entry is left behind. */

@@ -68,7 +68,7 @@ export async function importSessions(sessions: Sessions, source: ImportSource, o
         await staging.stage(op, record.agent_id, serializeRecord(record));
       }
       throwIfInterrupted(options.signal, 0, ids.length);
-      await withSessionLocks(store.dir, ids, timeoutMs, (check) => commit(staging, manifest, plan.records, store.dir, check));
+      await withSessionLocks(store.dir, ids, timeoutMs, (check) => commit(staging, manifest, plan.records, store.dir, check), options.signal);
     } catch (err) {
       if (manifest.status === 'staged') await staging.discard(op);
       throw err;

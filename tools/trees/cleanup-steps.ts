@@ -76,8 +76,10 @@ export async function expireTrash(sessions: Sessions, trash: Trash, dry: boolean
       const expire = async () => {
         const fresh = await trash.read(entry);
         if (fresh?.status !== 'complete' && fresh?.status !== 'restored') return false;
-        // A restored entry's sessions are live: only its preserved work goes.
-        const ids = fresh.status === 'complete' ? fresh.sessions.map((s) => s.id) : [];
+        // A restored entry's sessions are live: only its preserved work goes. So is a session whose
+        // id was created or imported again since: the line names only what is gone for good.
+        const live = new Set(sessions.store.ids());
+        const ids = fresh.status === 'complete' ? fresh.sessions.map((s) => s.id).filter((id) => !live.has(id)) : [];
         await sessions.audit('cleanup', ids, { expired_trash: entry, bytes });
         await trash.destroy(entry);
         return true;

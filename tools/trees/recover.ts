@@ -7,7 +7,7 @@ import { putBack } from './restore.js';
 export interface Recovery {
   entry: string;
   status: string;
-  action: 'rolled back' | 'in progress' | 'kept in the trash' | 'would roll back' | 'unreadable';
+  action: 'rolled back' | 'in progress' | 'kept in the trash' | 'would roll back' | 'unreadable' | 'failed';
   ids: string[];
   detail?: string;
 }
@@ -43,7 +43,12 @@ export async function recoverTrash(sessions: Sessions, options: RecoverOptions =
       else if (ids.length > 0) done.push({ entry, status: '?', action: 'unreadable', ids, detail: 'no manifest.json' });
       continue;
     }
-    const result = await recoverEntry(sessions, trash, entry);
+    // One entry that cannot be recovered now (a full disk) does not stop the others, or what the
+    // caller does next (cleanup's expiry frees space with almost none).
+    const result = await recoverEntry(sessions, trash, entry).catch((err: unknown) => {
+      if (isSessionError(err, 'EINTERRUPTED') || !isSessionError(err)) throw err;
+      return { entry, status: manifest?.status ?? '?', action: 'failed' as const, ids, detail: err.message };
+    });
     if (result) done.push(result);
   }
   return done;
@@ -80,8 +85,9 @@ async function rollBack(sessions: Sessions, trash: Trash, manifest: TrashManifes
     return 'rolled back';
   } catch (err) {
     if (!isSessionError(err, 'EEXIST') && !isSessionError(err, 'EREFUSED')) throw err;
-    await trash.writeManifest({ ...manifest, status: 'complete' });
+    // The line first: killed before the manifest says complete, the next recovery decides (and writes) again.
     await sessions.audit('recover', ids, { entries: [{ entry: manifest.entry, action: 'kept in the trash' }] });
+    await trash.writeManifest({ ...manifest, status: 'complete' });
     return 'kept in the trash';
   }
 }

@@ -61,7 +61,7 @@ export async function removeSubtree(sessions: Sessions, rootId: string, options:
       if (kept) throw new SessionError('EREFUSED', kept, { details: { id: rootId, blocked: [{ id: rootId, reason: kept }] } });
       throwIfInterrupted(options.signal, 0, ids.length);
       return moveToTrash(sessions, nodes, plan, work, options, check);
-    });
+    }, options.signal);
     if (result) return result;
     if (attempt >= ATTEMPTS) throw new SessionError('ELOCKED', `the subtree of ${rootId} kept changing; try again`, { details: { id: rootId } });
   }

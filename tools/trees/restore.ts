@@ -79,8 +79,8 @@ export async function restoreSession(sessions: Sessions, target: string, options
       throw new SessionError('ENOTFOUND', `trash entry ${entry} holds nothing to restore`, { details: { entry } });
     }
     throwIfInterrupted(options.signal, 0, manifest.sessions.length);
-    return putBack(sessions, trash, manifest, 'restore');
-  });
+    return putBack(sessions, trash, manifest, 'restore', options.signal);
+  }, options.signal);
   return result;
 }
 
@@ -91,7 +91,7 @@ export async function restoreSession(sessions: Sessions, target: string, options
  * one of them exists in the store again; EREFUSED when a parent is in the trash itself (a live
  * session never has its parent in the trash: restore the parent first).
  */
-export async function putBack(sessions: Sessions, trash: Trash, manifest: TrashManifest, why: 'restore' | 'recover'): Promise<RestoreResult> {
+export async function putBack(sessions: Sessions, trash: Trash, manifest: TrashManifest, why: 'restore' | 'recover', signal?: AbortSignal): Promise<RestoreResult> {
   const present = new Set(await trash.present(manifest.entry));
   const order = [...manifest.sessions].reverse().filter((s) => present.has(s.id));
   const ids = order.map((s) => s.id);
@@ -125,7 +125,7 @@ export async function putBack(sessions: Sessions, trash: Trash, manifest: TrashM
       await index.add(s.parent, s.id);
       await trash.moveOut(manifest.entry, s.id);
     }
-  });
+  }, signal);
   // Preserved work outlives a restore (its patch is what the user reapplies); a rolled-back delete's does not.
   const keep = manifest.work.length > 0 && (why === 'restore' || manifest.status === 'restoring');
   if (keep) await trash.writeManifest({ ...manifest, status: 'restored' });
