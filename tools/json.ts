@@ -20,8 +20,9 @@ export function parseJson(text: string, maxDepth: number = MAX_JSON_DEPTH): unkn
 
 /** Whether brackets outside strings nest deeper than `maxDepth` (one pass; the text need not be valid JSON). */
 export function nestedDeeperThan(text: string, maxDepth: number): boolean {
-  // Shallow text cannot hold that many brackets: most records end here.
-  if (text.length <= maxDepth) return false;
+  // Text with fewer opening brackets than that cannot nest so deep: most records end here, after
+  // a few native indexOf calls rather than a pass over every character in JavaScript.
+  if (text.length <= maxDepth || !hasMoreThan(text, maxDepth)) return false;
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -37,6 +38,14 @@ export function nestedDeeperThan(text: string, maxDepth: number): boolean {
     } else if (c === 0x5d || c === 0x7d) {
       depth--;
     }
+  }
+  return false;
+}
+
+function hasMoreThan(text: string, count: number): boolean {
+  let n = 0;
+  for (const bracket of ['{', '[']) {
+    for (let i = text.indexOf(bracket); i !== -1; i = text.indexOf(bracket, i + 1)) if (++n > count) return true;
   }
   return false;
 }
