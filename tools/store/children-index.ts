@@ -58,7 +58,11 @@ export class ChildrenIndex {
     assertValidId(child);
     const targets = [path.join(this.idsDir, child)];
     if (parent !== null) targets.push(path.join(this.childrenDir, parent, child));
-    for (const target of targets) await rm(target, { recursive: true, force: true });
+    try {
+      for (const target of targets) await rm(target, { recursive: true, force: true });
+    } catch (err) {
+      throw toSessionError(err, `unindexing session ${child}`);
+    }
     await rmdir(path.join(this.childrenDir, child)).catch(() => undefined);
   }
 
