@@ -58,7 +58,7 @@ async function recoverEntry(sessions: Sessions, trash: Trash, entry: string): Pr
   await faultPoint('recover-entry');
   try {
     // A short wait: a live owner refreshes its lock; a dead one's is stale after 2 s and taken over.
-    const result = await trash.withEntryLock(entry, 3000, async () => {
+    return await trash.withEntryLock(entry, 3000, async () => {
       const fresh = await trash.read(entry);
       const ids = await trash.present(entry);
       if (!fresh) {
@@ -70,7 +70,6 @@ async function recoverEntry(sessions: Sessions, trash: Trash, entry: string): Pr
       if (fresh.status === 'complete' || fresh.status === 'restored') return undefined;
       return { entry, status: fresh.status, action: await rollBack(sessions, trash, fresh, ids), ids };
     });
-    return result;
   } catch (err) {
     if (!isSessionError(err, 'ELOCKED')) throw err;
     const manifest = await trash.read(entry).catch(() => undefined);
