@@ -193,3 +193,17 @@ test('a recovery that cannot finish (a full disk) does not stop cleanup from exp
   assert.equal((await doctorReport(dir, true)).code, 0);
   assert.deepEqual(liveIds(dir), ['b', 'b-0', 'b-1', 'c']);
 });
+
+test('an import under a parent in the trash is refused, as a restore is: no live session has its parent in the trash', async (t) => {
+  const dir = await store(t, recent('P', 3, 2));
+  const bundle = path.join(path.dirname(dir), 'c.bundle');
+  assert.equal((await cli(dir, ['export', 'P-1', '-o', bundle])).code, 0);
+  assert.equal((await cli(dir, ['delete', 'P', '--force'])).code, 0);
+  const imported = await cli(dir, ['import', bundle]);
+  assert.equal(imported.code, 3, imported.stderr);
+  assert.match(imported.stderr, /cannot import P-1: its parent P is in the trash .*restore P first/);
+  assert.deepEqual(liveIds(dir), []);
+  assert.equal((await doctorReport(dir)).code, 0, 'no staging or lock is left behind');
+  assert.equal((await cli(dir, ['restore', 'P'])).code, 0);
+  assert.equal(liveIds(dir).length, 7);
+});

@@ -10,6 +10,8 @@ import { ChildrenIndex } from '../store/children-index.js';
 import { ImportStaging, type ImportManifest } from '../store/import-stage.js';
 import { LOCK_STALE_MS } from '../store/lock.js';
 import { withSessionLocks, type SessionLocksCheck } from '../store/subtree-locks.js';
+import { Trash } from '../store/trash.js';
+import { isLive } from '../trees/restore.js';
 import { parseBundleText, verifyBundle, type Bundle } from './bundle.js';
 
 export type ImportSource = { file: string } | { text: string } | { bundle: unknown };
@@ -68,7 +70,13 @@ export async function importSessions(sessions: Sessions, source: ImportSource, o
         await staging.stage(op, record.agent_id, serializeRecord(record));
       }
       throwIfInterrupted(options.signal, 0, ids.length);
-      await withSessionLocks(store.dir, ids, timeoutMs, (check) => commit(staging, manifest, plan.records, store.dir, check), options.signal);
+      // The parents outside the bundle are locked too: none can go to the trash while this commits.
+      const inBundle = new Set(ids);
+      const parents = [...new Set(plan.records.map((r) => r.parent_session_id).filter((p): p is string => p !== null && !inBundle.has(p)))];
+      await withSessionLocks(store.dir, [...ids, ...parents], timeoutMs, async (check) => {
+        await refuseParentsInTrash(sessions, plan.records, parents);
+        await commit(staging, manifest, plan.records, store.dir, check);
+      }, options.signal);
     } catch (err) {
       if (manifest.status === 'staged') await staging.discard(op);
       throw err;
@@ -222,5 +230,19 @@ async function replayAudit(sessions: Sessions, bundle: Bundle): Promise<number> 
   } catch (err) {
     sessions.auditErrors.push(toSessionError(err, 'copying the bundle\'s audit entries'));
     return 0;
+  }
+}
+
+/** A live session never has its parent in the trash: such a parent is restored first (EREFUSED). */
+async function refuseParentsInTrash(sessions: Sessions, records: SessionRecord[], parents: string[]): Promise<void> {
+  const trash = new Trash(sessions.store.dir);
+  for (const parent of parents) {
+    if (await isLive(sessions, parent)) continue;
+    const holder = (await trash.holding(parent))[0];
+    if (!holder) continue;
+    const child = records.find((r) => r.parent_session_id === parent)?.agent_id;
+    throw new SessionError('EREFUSED', `cannot import ${child}: its parent ${parent} is in the trash (entry ${holder}); restore ${parent} first`, {
+      details: { id: child, parent, entry: holder, blocked: [{ id: parent, reason: `in the trash entry ${holder}` }] },
+    });
   }
 }

@@ -105,7 +105,7 @@ export async function putBack(sessions: Sessions, trash: Trash, manifest: TrashM
       throw new SessionError('EEXIST', `cannot restore: session(s) ${taken.join(', ')} exist in the store again`, { details: { ids: taken, entry: manifest.entry } });
     }
     for (const parent of outside) {
-      if ((await sessions.store.read(parent).catch(() => null)) !== undefined) continue;
+      if (await isLive(sessions, parent)) continue;
       const holder = (await trash.holding(parent))[0];
       const child = order.find((s) => s.parent === parent)?.id;
       if (holder) {
@@ -132,6 +132,11 @@ export async function putBack(sessions: Sessions, trash: Trash, manifest: TrashM
   else await trash.destroy(manifest.entry);
   const work = manifest.work.map((w) => ({ ...w, patch_path: w.patch ? trash.workFilePath(manifest.entry, w.patch) : null, instructions: instructions(w, w.patch ? trash.workFilePath(manifest.entry, w.patch) : null) }));
   return { entry: manifest.entry, restored: order.map((s) => ({ id: s.id, depth: s.depth, parent: s.parent })), warnings, work };
+}
+
+/** Whether a session is in the store (a corrupt record counts: it is there). */
+export async function isLive(sessions: Sessions, id: string): Promise<boolean> {
+  return (await sessions.store.read(id).catch(() => null)) !== undefined;
 }
 
 function instructions(w: PreservedWork, patch: string | null): string[] {
