@@ -86,26 +86,22 @@ export function openAppendSync(file: string, mode = 0o644): number {
 
 /** Why a store area (`.trash`, `.quarantine`, …) cannot be used, or undefined when it is a directory or absent. */
 export function areaProblem(dir: string): string | undefined {
-  let info: Stats;
-  try {
-    info = lstatSync(dir);
-  } catch {
-    return undefined;
-  }
-  if (info.isDirectory()) return undefined;
-  return `${dir} is ${kindOf(info)}, not a directory the store made; move it out of the store (or delete it) and run the command again`;
+  return notWhatItShouldBe(dir, (info) => info.isDirectory(), 'a directory the store made; move it out of the store (or delete it) and run the command again');
 }
 
 /** Why `file` cannot be written by the store, or undefined when it is a regular file or absent. */
 export function fileProblem(file: string): string | undefined {
+  return notWhatItShouldBe(file, (info) => info.isFile(), 'a regular file the store made; move it out of the store (or delete it)');
+}
+
+function notWhatItShouldBe(file: string, ok: (info: Stats) => boolean, should: string): string | undefined {
   let info: Stats;
   try {
     info = lstatSync(file);
   } catch {
     return undefined;
   }
-  if (info.isFile()) return undefined;
-  return `${file} is ${kindOf(info)}, not a regular file the store made; move it out of the store (or delete it)`;
+  return ok(info) ? undefined : `${file} is ${kindOf(info)}, not ${should}`;
 }
 
 /** Throws ECORRUPT when `dir` exists as anything but a directory (a symbolic link would carry sessions out of the store). */
