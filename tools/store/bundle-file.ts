@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { TEMP_SUFFIX, writeFileAtomic } from './atomic.js';
+import { processRuns } from './pid.js';
 
 /** A temp file whose writer is gone is removed after this long; one untouched for STALE_MS whatever its pid. */
 const DEAD_WRITER_MS = 60_000;
@@ -48,7 +49,7 @@ export function removeStaleTemps(target: string, now: number): string[] {
     try {
       const info = lstatSync(file);
       const age = now - info.mtimeMs;
-      if (!info.isFile() || !(age > STALE_MS || (age > DEAD_WRITER_MS && !isAlive(Number(pid))))) continue;
+      if (!info.isFile() || !(age > STALE_MS || (age > DEAD_WRITER_MS && !processRuns(Number(pid))))) continue;
       unlinkSync(file);
       removed.push(file);
     } catch {
@@ -56,14 +57,4 @@ export function removeStaleTemps(target: string, now: number): string[] {
     }
   }
   return removed;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

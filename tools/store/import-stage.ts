@@ -28,6 +28,7 @@ import { assertArea, decodeUtf8, readRegularFileSync } from './regular-file.js';
 import { STATE_FILE } from './store.js';
 import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
+import { processRuns } from './pid.js';
 
 export const IMPORTING_DIR = '.importing';
 export const BACKUPS_DIR = '.backups';
@@ -150,7 +151,7 @@ export class ImportStaging {
     if (!areaLockIsHeld(this.storeDir, `import-${op}`)) return false;
     const fromName = /^\d{8}-\d{6}-(\d+)-[0-9a-f]+$/.exec(op)?.[1];
     const pid = fromName === undefined ? (await this.readManifest(op))?.pid : Number(fromName);
-    return typeof pid !== 'number' || processIsAlive(pid);
+    return typeof pid !== 'number' || processRuns(pid);
   }
 
   opPath(op: string): string {
@@ -186,15 +187,5 @@ export class ImportStaging {
     } catch (err) {
       throw toSessionError(err, doing);
     }
-  }
-}
-
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

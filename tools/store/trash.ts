@@ -28,6 +28,7 @@ import { assertArea, decodeUtf8, ensureAreaSync, readRegularFileSync } from './r
 import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
 import { faultPoint } from './fault-points.js';
+import { processRuns } from './pid.js';
 
 export const TRASH_DIR = '.trash';
 export const REMOVING_DIR = '.removing';
@@ -270,16 +271,6 @@ function lstatOrNull(file: string) {
     return lstatSync(file);
   } catch {
     return null;
-  }
-}
-
-function processRuns(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
