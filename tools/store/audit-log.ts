@@ -1,9 +1,9 @@
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
-import { ensureAreaSync, kindOf, notRegular, openAppendSync, readRegularFileSync } from './regular-file.js';
+import { ensureAreaSync, fileProblem, notRegular, openAppendSync, READ_FLAGS, readRegularFileSync } from './regular-file.js';
 import { randomHex } from '../random.js';
 
 export const AUDIT_FILE = 'audit.jsonl';
@@ -148,7 +148,10 @@ export class AuditLog {
       const keep = this.options.keep;
       const names = this.rotatedFiles();
       // Only regular files move: a link would be followed by the next read, a directory is not ours.
-      for (const name of [AUDIT_FILE, ...names]) assertFileOrAbsent(path.join(this.dir, name));
+      for (const name of [AUDIT_FILE, ...names]) {
+        const problem = fileProblem(path.join(this.dir, name));
+        if (problem) throw new SessionError('ECORRUPT', `cannot rotate the audit trail: ${problem}`, { details: { path: path.join(this.dir, name) } });
+      }
       for (const name of names) {
         if (Number(ROTATED.exec(name)![1]) >= keep) unlinkSync(path.join(this.dir, name));
       }
@@ -177,18 +180,6 @@ export class AuditLog {
       return openAppendSync(this.activePath);
     }
   }
-}
-
-const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-
-function assertFileOrAbsent(file: string): void {
-  let info;
-  try {
-    info = lstatSync(file);
-  } catch {
-    return;
-  }
-  if (!info.isFile()) throw new SessionError('ECORRUPT', `cannot rotate the audit trail: ${file} is ${kindOf(info)}, not a regular file; move it out of the store`, { details: { path: file } });
 }
 
 function renameIfExists(from: string, to: string): void {
