@@ -36,7 +36,8 @@ export async function run({ dist, cli, tmp, quick, env }) {
     await make(dirs[size], [{ count: size, prefix: 's' }]);
     dryReports[size] = JSON.parse(cli$(['cleanup', '--dry-run', '--json', '--dir', dirs[size]]).stdout);
     const rows = JSON.parse(cli$(['tree', '--json', '--dir', dirs[size]]).stdout).sessions;
-    if (dryReports[size].scanned !== size || rows.length !== size) throw new Error(`store of ${size}: dry run scanned ${dryReports[size].scanned}, tree showed ${rows.length}`);
+    if (dryReports[size].scanned !== size || rows.length !== size)
+      throw new Error(`store of ${size}: dry run scanned ${dryReports[size].scanned}, tree showed ${rows.length}`);
   }
   // Every size in the same rounds, so a burst of load on the machine hits every figure alike.
   const jobs = {};
@@ -63,14 +64,26 @@ export async function run({ dist, cli, tmp, quick, env }) {
     const dryReport = dryReports[size];
     figures.push(
       { label: `bare read+parse, ${size} sessions`, value: round(m[`bare${size}`], 1), unit: 'ms' },
-      { label: `cleanup --dry-run, ${size} sessions (${dryReport.purged.length} to purge)`, value: round(m[`dry${size}`], 1), unit: 'ms' },
+      {
+        label: `cleanup --dry-run, ${size} sessions (${dryReport.purged.length} to purge)`,
+        value: round(m[`dry${size}`], 1),
+        unit: 'ms',
+      },
       { label: `cleanup --dry-run / bare at ${size}`, value: round(m[`dry${size}`] / m[`bare${size}`], 3), unit: '×' },
       { label: `tree --json, ${size} sessions`, value: round(m[`tree${size}`], 1), unit: 'ms' },
     );
     if (size === 10_000) {
       figures.push(
-        { label: 'bare read+parse + readdir of every session dir, 10000 sessions', value: round(m.list10000, 1), unit: 'ms' },
-        { label: 'cleanup --dry-run / (bare read+parse + readdir) at 10000', value: round(m.dry10000 / m.list10000, 3), unit: '×' },
+        {
+          label: 'bare read+parse + readdir of every session dir, 10000 sessions',
+          value: round(m.list10000, 1),
+          unit: 'ms',
+        },
+        {
+          label: 'cleanup --dry-run / (bare read+parse + readdir) at 10000',
+          value: round(m.dry10000 / m.list10000, 3),
+          unit: '×',
+        },
       );
       targets.push(target('cleanup --dry-run / bare read+parse at 10,000 sessions', m.dry10000 / m.bare10000, 2));
     }
@@ -89,35 +102,75 @@ export async function run({ dist, cli, tmp, quick, env }) {
       rmSync(copy, { recursive: true, force: true });
     }
     // A few sessions cross the 24 h cutoff between the dry run and the real runs: counts may differ slightly.
-    if (Math.abs(purged - dryReport.purged.length) > size / 100) notes.push(`real cleanup at ${size} purged ${purged}, the dry run said ${dryReport.purged.length}`);
+    if (Math.abs(purged - dryReport.purged.length) > size / 100)
+      notes.push(`real cleanup at ${size} purged ${purged}, the dry run said ${dryReport.purged.length}`);
     perSession.real[size] = median(times) / purged;
     figures.push(
-      { label: `cleanup (real, to the trash), ${size} sessions, ${purged} purged${realRuns === 1 ? ' (1 run)' : ''}`, value: round(median(times), 1), unit: 'ms' },
-      { label: `cleanup (real) per purged session at ${size}`, value: round(perSession.real[size] * 1000, 1), unit: 'µs' },
+      {
+        label: `cleanup (real, to the trash), ${size} sessions, ${purged} purged${realRuns === 1 ? ' (1 run)' : ''}`,
+        value: round(median(times), 1),
+        unit: 'ms',
+      },
+      {
+        label: `cleanup (real) per purged session at ${size}`,
+        value: round(perSession.real[size] * 1000, 1),
+        unit: 'µs',
+      },
     );
     rmSync(dir, { recursive: true, force: true });
   }
-  for (const [key, what] of [['dry', 'cleanup --dry-run'], ['tree', 'tree']]) {
+  for (const [key, what] of [
+    ['dry', 'cleanup --dry-run'],
+    ['tree', 'tree'],
+  ]) {
     const g = growth[key];
-    figures.push({ label: `${what} per-session cost at 1,000 / 10,000 (minus start-up)`, value: `${round(g.small, 1)} / ${round(g.large, 1)}`, unit: 'µs' });
+    figures.push({
+      label: `${what} per-session cost at 1,000 / 10,000 (minus start-up)`,
+      value: `${round(g.small, 1)} / ${round(g.large, 1)}`,
+      unit: 'µs',
+    });
     targets.push(target(`${what}: per-session cost 10,000 / 1,000 (linear growth)`, g.growth, 1.3));
   }
   // Real cleanup runs one after another (each on its own copy), so this ratio is less robust.
-  targets.push(target('cleanup (real): per purged session 10,000 / 1,000 (linear growth)', perSession.real[10_000] / perSession.real[1000], 1.3));
+  targets.push(
+    target(
+      'cleanup (real): per purged session 10,000 / 1,000 (linear growth)',
+      perSession.real[10_000] / perSession.real[1000],
+      1.3,
+    ),
+  );
 
   // Delete: a 1,000-session tree (1 + 9 + 90 + 900, finished hours ago) in a store of 10,000, and a
   // 4,000-session one (1 + 9 + 180 + 3,810): holding thousands of locks must not cost per lock per step.
   const recentDone = (i) => ({ phase: 'completed', ageHours: 2 + (i % 1000) / 100 });
   const deleteMs = {};
-  for (const [size, branching] of [[1000, [9, 10, 10]], [4000, [9, 20, 22]]]) {
+  for (const [size, branching] of [
+    [1000, [9, 10, 10]],
+    [4000, [9, 20, 22]],
+  ]) {
     const dir = path.join(tmp, `delete-${size}`);
-    await make(dir, [{ count: 10_000 - size, prefix: 's' }, { count: size, prefix: 'd', branching, kind: recentDone }]);
-    const root = JSON.parse(cli$(['tree', '--json', '--dir', dir]).stdout).sessions.find((r) => r.depth === 0 && r.agent_id.includes('-d'))?.agent_id;
+    await make(dir, [
+      { count: 10_000 - size, prefix: 's' },
+      { count: size, prefix: 'd', branching, kind: recentDone },
+    ]);
+    const root = JSON.parse(cli$(['tree', '--json', '--dir', dir]).stdout).sessions.find(
+      (r) => r.depth === 0 && r.agent_id.includes('-d'),
+    )?.agent_id;
     const preview = JSON.parse(cli$(['delete', root, '--dry-run', '--json', '--dir', dir]).stdout);
-    if (preview.total !== size || preview.blocked.length > 0) throw new Error(`delete preview: ${preview.total} sessions, ${preview.blocked.length} blocked`);
+    if (preview.total !== size || preview.blocked.length > 0)
+      throw new Error(`delete preview: ${preview.total} sessions, ${preview.blocked.length} blocked`);
     if (size === 1000) {
-      const dryDelete = (await interleave({ dry: () => cli$(['delete', root, '--dry-run', '--json', '--dir', dir]).ms }, { runs: quick ? 3 : 7 })).dry;
-      figures.push({ label: 'delete --dry-run of a 1,000-session subtree (store of 10,000)', value: round(dryDelete, 1), unit: 'ms' });
+      const dryDelete = (
+        await interleave(
+          { dry: () => cli$(['delete', root, '--dry-run', '--json', '--dir', dir]).ms },
+          { runs: quick ? 3 : 7 },
+        )
+      ).dry;
+      figures.push({
+        label: 'delete --dry-run of a 1,000-session subtree (store of 10,000)',
+        value: round(dryDelete, 1),
+        unit: 'ms',
+      });
     }
     const deleteTimes = [];
     for (let i = 0; i < (quick ? 1 : 3); i++) {
@@ -130,11 +183,21 @@ export async function run({ dist, cli, tmp, quick, env }) {
       rmSync(copy, { recursive: true, force: true });
     }
     deleteMs[size] = median(deleteTimes);
-    figures.push({ label: `delete of a ${size.toLocaleString('en')}-session subtree, to the trash (store of 10,000)`, value: round(deleteMs[size], 1), unit: 'ms' });
+    figures.push({
+      label: `delete of a ${size.toLocaleString('en')}-session subtree, to the trash (store of 10,000)`,
+      value: round(deleteMs[size], 1),
+      unit: 'ms',
+    });
     rmSync(dir, { recursive: true, force: true });
   }
   // Whole processes, start-up included (about a tenth of the 1,000 delete), which flatters the smaller.
-  targets.push(target('delete: per session of a 4,000 subtree / of a 1,000 subtree (linear growth)', deleteMs[4000] / 4000 / (deleteMs[1000] / 1000), 1.3));
+  targets.push(
+    target(
+      'delete: per session of a 4,000 subtree / of a 1,000 subtree (linear growth)',
+      deleteMs[4000] / 4000 / (deleteMs[1000] / 1000),
+      1.3,
+    ),
+  );
   return { figures, targets, notes };
 }
 
@@ -144,7 +207,8 @@ async function whatIsMissing(dist, cli, env) {
   const commands = ['cleanup', 'tree', 'delete'].filter((c) => !new RegExp(`agent-session ${c}\\b`).test(help));
   if (commands.length) return `the CLI has no ${commands.join(', ')} command(s)`;
   const lib = await import(pathToFileURL(path.join(dist, 'tools', 'index.js')).href);
-  if (typeof lib.checkIndex !== 'function' || typeof lib.rebuildIndex !== 'function') return 'the library has no checkIndex/rebuildIndex';
+  if (typeof lib.checkIndex !== 'function' || typeof lib.rebuildIndex !== 'function')
+    return 'the library has no checkIndex/rebuildIndex';
   return undefined;
 }
 
@@ -154,7 +218,9 @@ async function checkIndex(lib, dir) {
   const check = await lib.checkIndex(sessions);
   if (check.missing.length + check.stale.length + check.unindexed.length === 0) return [];
   await lib.rebuildIndex(sessions);
-  return [`the fixture's children index did not match the library's (${check.missing.length} missing, ${check.stale.length} stale, ${check.unindexed.length} unindexed): rebuilt with rebuildIndex`];
+  return [
+    `the fixture's children index did not match the library's (${check.missing.length} missing, ${check.stale.length} stale, ${check.unindexed.length} unindexed): rebuilt with rebuildIndex`,
+  ];
 }
 
 function copyStore(from, to) {

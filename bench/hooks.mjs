@@ -19,7 +19,8 @@ export async function run({ dist, tmp, quick, env, root }) {
   const missing = [preDelegate, subagentStop].filter((f) => !existsSync(f)).map((f) => path.relative(root, f));
   if (missing.length) return { skipped: `no ${missing.join(', ')} in the build` };
   const payloads = loadPayloads(root);
-  if (!payloads) return { skipped: `no PreToolUse/SubagentStart/SubagentStop fixtures in tests/fixtures or ${FIXTURES}` };
+  if (!payloads)
+    return { skipped: `no PreToolUse/SubagentStart/SubagentStop fixtures in tests/fixtures or ${FIXTURES}` };
 
   // A project whose store (<project>/.claude/session) holds 10,000 sessions, as Claude Code runs hooks: cwd and CLAUDE_PROJECT_DIR.
   const project = path.join(tmp, 'project');
@@ -31,7 +32,10 @@ export async function run({ dist, tmp, quick, env, root }) {
   const transcript = path.join(project, 'transcript.jsonl');
   writeFileSync(transcript, '{}\n');
   const hookEnv = { ...env, CLAUDE_PROJECT_DIR: project, CLAUDECODE: '1' };
-  const hook = (script, payload) => ({ args: [script], options: { env: hookEnv, cwd: project, input: JSON.stringify(payload) } });
+  const hook = (script, payload) => ({
+    args: [script],
+    options: { env: hookEnv, cwd: project, input: JSON.stringify(payload) },
+  });
   const fill = (payload, fields) => ({ ...payload, cwd: project, transcript_path: transcript, ...fields });
 
   // pre_delegate: each run is a new delegation (its own tool_use_id). Each in its own Claude Code
@@ -47,7 +51,10 @@ export async function run({ dist, tmp, quick, env, root }) {
     const n = ++flows;
     const agentId = `a${n.toString(16).padStart(16, '0')}`;
     const sessionId = `bench-stop-${n}`;
-    const spawn = hook(preDelegate, fill(payloads.pre, { session_id: sessionId, tool_use_id: `toolu_bench_stop_${n}` }));
+    const spawn = hook(
+      preDelegate,
+      fill(payloads.pre, { session_id: sessionId, tool_use_id: `toolu_bench_stop_${n}` }),
+    );
     runProcess(spawn.args, spawn.options);
     const start = hook(subagentStop, fill(payloads.start, { session_id: sessionId, agent_id: agentId }));
     runProcess(start.args, start.options);
@@ -56,7 +63,19 @@ export async function run({ dist, tmp, quick, env, root }) {
   const bare = () => ({ args: ['-e', ''], options: { env, cwd: project, input: JSON.stringify(payloads.pre) } });
   // Reference, not a target: a minimal script making pre_delegate's durable file changes (lib/hook-floor.cjs).
   const floorStore = path.join(tmp, 'floor-store');
-  const floor = () => ({ args: [FLOOR, floorStore], options: { env, cwd: project, input: JSON.stringify(fill(payloads.pre, { session_id: `bench-floor-${++delegations}`, tool_use_id: `toolu_bench_floor_${delegations}` })) } });
+  const floor = () => ({
+    args: [FLOOR, floorStore],
+    options: {
+      env,
+      cwd: project,
+      input: JSON.stringify(
+        fill(payloads.pre, {
+          session_id: `bench-floor-${++delegations}`,
+          tool_use_id: `toolu_bench_floor_${delegations}`,
+        }),
+      ),
+    },
+  });
   verify({ pre, stop, hookEnv, project, dist });
 
   // 41 rounds: on a shared machine a median of 21 still moved by ±10 % from run to run.
@@ -65,19 +84,29 @@ export async function run({ dist, tmp, quick, env, root }) {
     const { args, options } = make(round);
     return runProcess(args, options).ms;
   };
-  const time = await interleave({ pre: timed(pre), stop: timed(stop), bare: timed(bare), floor: timed(floor) }, { runs, warmup: 2 });
+  const time = await interleave(
+    { pre: timed(pre), stop: timed(stop), bare: timed(bare), floor: timed(floor) },
+    { runs, warmup: 2 },
+  );
   const measured = (make) => (round) => {
     const { args, options } = make(round);
     return peakRss(args, options);
   };
-  const rss = await interleave({ pre: measured(pre), stop: measured(stop), bare: measured(bare) }, { runs: quick ? 5 : 11 });
+  const rss = await interleave(
+    { pre: measured(pre), stop: measured(stop), bare: measured(bare) },
+    { runs: quick ? 5 : 11 },
+  );
 
   return {
     figures: [
       { label: "node -e '' (median)", value: round(time.bare, 1), unit: 'ms' },
       { label: 'pre_delegate, PreToolUse(Agent) creating a session (median)', value: round(time.pre, 1), unit: 'ms' },
       { label: 'subagent_stop, SubagentStop finalizing a session (median)', value: round(time.stop, 1), unit: 'ms' },
-      { label: 'reference: minimal script making the same durable changes as pre_delegate (median)', value: round(time.floor, 1), unit: 'ms' },
+      {
+        label: 'reference: minimal script making the same durable changes as pre_delegate (median)',
+        value: round(time.floor, 1),
+        unit: 'ms',
+      },
       { label: "reference / node -e ''", value: round(time.floor / time.bare, 3), unit: '×' },
       { label: 'pre_delegate / reference', value: round(time.pre / time.floor, 3), unit: '×' },
       { label: `node -e '' peak RSS (median, ${rssMethod()})`, value: rss.bare, unit: 'KiB' },
@@ -101,7 +130,8 @@ export async function run({ dist, tmp, quick, env, root }) {
 /** Flushes every dirty page to disk (sync(1)); without it, the first rounds time the write-back. */
 function syncDisks() {
   const result = spawnSync('sync', [], { stdio: 'ignore' });
-  if (result.error || result.status !== 0) throw new Error(`sync failed: ${result.error?.message ?? `exit ${result.status}`}`);
+  if (result.error || result.status !== 0)
+    throw new Error(`sync failed: ${result.error?.message ?? `exit ${result.status}`}`);
 }
 
 /** Real payloads: the copies in tests/fixtures when present, else the shared captures. */
@@ -113,7 +143,11 @@ function loadPayloads(root) {
     }
     return undefined;
   };
-  const payloads = { pre: read('pretooluse-task.json'), start: read('subagentstart.json'), stop: read('subagentstop.json') };
+  const payloads = {
+    pre: read('pretooluse-task.json'),
+    start: read('subagentstart.json'),
+    stop: read('subagentstop.json'),
+  };
   return Object.values(payloads).every(Boolean) ? payloads : undefined;
 }
 
@@ -122,11 +156,18 @@ function verify({ pre, stop, hookEnv, project, dist }) {
   const first = pre();
   const { stdout } = runProcess(first.args, first.options);
   // The footer added to the prompt names the new session.
-  if (!/agent-\d{8}-\d{6}-[0-9a-f]{8}/.test(stdout)) throw new Error(`pre_delegate did not create a session: ${stdout}`);
+  if (!/agent-\d{8}-\d{6}-[0-9a-f]{8}/.test(stdout))
+    throw new Error(`pre_delegate did not create a session: ${stdout}`);
   const flow = stop();
   runProcess(flow.args, flow.options);
   const cli = path.join(dist, 'bin', 'agent-session.js');
-  const listing = JSON.parse(runProcess([cli, 'list', '--json', '--phase', 'completed', '--agent', 'general-purpose', '--limit', '1'], { env: hookEnv, cwd: project }).stdout);
+  const listing = JSON.parse(
+    runProcess([cli, 'list', '--json', '--phase', 'completed', '--agent', 'general-purpose', '--limit', '1'], {
+      env: hookEnv,
+      cwd: project,
+    }).stdout,
+  );
   const newest = listing.sessions[0];
-  if (!newest || Date.now() - Date.parse(newest.last_updated) > 60_000) throw new Error('subagent_stop did not finalize the session its start had bound');
+  if (!newest || Date.now() - Date.parse(newest.last_updated) > 60_000)
+    throw new Error('subagent_stop did not finalize the session its start had bound');
 }

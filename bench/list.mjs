@@ -40,7 +40,11 @@ export async function run({ dist, cli, tmp, quick, env }) {
       { label: `list --json, ${size} sessions`, value: round(m[`list${size}`], 1), unit: 'ms' },
       { label: `bare read+parse, ${size} sessions`, value: round(m[`bare${size}`], 1), unit: 'ms' },
       { label: `list / bare at ${size}`, value: round(m[`list${size}`] / m[`bare${size}`], 3), unit: '×' },
-      { label: `list per-session cost at ${size} (minus start-up, median of rounds)`, value: round(perSession[size], 2), unit: 'µs' },
+      {
+        label: `list per-session cost at ${size} (minus start-up, median of rounds)`,
+        value: round(perSession[size], 2),
+        unit: 'µs',
+      },
     );
   }
   return {

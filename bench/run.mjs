@@ -41,7 +41,9 @@ const results = {
   quick: opts.quick,
   modules: {},
 };
-console.log(`agent-session bench: ${results.node}, ${results.cpus}, build ${path.relative(root, dist) || '.'}${opts.quick ? ' (quick)' : ''}`);
+console.log(
+  `agent-session bench: ${results.node}, ${results.cpus}, build ${path.relative(root, dist) || '.'}${opts.quick ? ' (quick)' : ''}`,
+);
 
 const started = performance.now();
 for (const name of selected) {
@@ -52,7 +54,14 @@ for (const name of selected) {
   const moduleStart = performance.now();
   let result;
   try {
-    result = await module.run({ dist, cli: path.join(dist, 'bin', 'agent-session.js'), tmp, quick: opts.quick, env: cleanEnv(), root });
+    result = await module.run({
+      dist,
+      cli: path.join(dist, 'bin', 'agent-session.js'),
+      tmp,
+      quick: opts.quick,
+      env: cleanEnv(),
+      root,
+    });
   } catch (err) {
     result = { error: err.stack ?? String(err) };
   } finally {
@@ -67,7 +76,9 @@ results.seconds = Math.round((performance.now() - started) / 100) / 10;
 const targets = Object.values(results.modules).flatMap((m) => m.targets ?? []);
 const failed = targets.filter((t) => !t.pass);
 const errors = Object.entries(results.modules).filter(([, m]) => m.error);
-console.log(`\nTargets: ${targets.length - failed.length} of ${targets.length} pass${failed.length ? ` (FAIL: ${failed.map((t) => t.label).join('; ')})` : ''}; ${results.seconds} s in all.`);
+console.log(
+  `\nTargets: ${targets.length - failed.length} of ${targets.length} pass${failed.length ? ` (FAIL: ${failed.map((t) => t.label).join('; ')})` : ''}; ${results.seconds} s in all.`,
+);
 mkdirSync(path.dirname(path.resolve(opts.out)), { recursive: true });
 writeFileSync(opts.out, `${JSON.stringify(results, null, 2)}\n`);
 console.log(`Figures written to ${path.relative(process.cwd(), path.resolve(opts.out))}`);
@@ -79,7 +90,9 @@ function printModule(result) {
   const width = Math.max(...[...result.figures, ...result.targets].map((f) => f.label.length));
   for (const f of result.figures) console.log(`  ${f.label.padEnd(width)}  ${String(f.value).padStart(10)} ${f.unit}`);
   for (const t of result.targets) {
-    console.log(`  ${t.label.padEnd(width)}  ${`${t.ratio}×`.padStart(10)}   target ≤ ${t.limit}×  ${t.pass ? 'PASS' : 'FAIL'}`);
+    console.log(
+      `  ${t.label.padEnd(width)}  ${`${t.ratio}×`.padStart(10)}   target ≤ ${t.limit}×  ${t.pass ? 'PASS' : 'FAIL'}`,
+    );
   }
   for (const note of result.notes ?? []) console.log(`  note: ${note}`);
   console.log(`  (${result.seconds} s)`);
@@ -93,6 +106,8 @@ function printModule(result) {
 function cleanEnv() {
   const STARTUP_SETTINGS = new Set(['NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS']);
   return Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !key.startsWith('AGENT_SESSION_') && !key.startsWith('CLAUDE') && !STARTUP_SETTINGS.has(key)),
+    Object.entries(process.env).filter(
+      ([key]) => !key.startsWith('AGENT_SESSION_') && !key.startsWith('CLAUDE') && !STARTUP_SETTINGS.has(key),
+    ),
   );
 }

@@ -15,7 +15,10 @@ export async function run({ dist, tmp, quick }) {
   const sessions = Sessions.open({ dir, cwd: tmp, env: {} });
   const runs = quick ? 60 : 300;
 
-  const createMs = await timeAsync(() => sessions.create({ agentName: 'bench', purpose: 'measure create', metadata: { n: 1 } }), { runs });
+  const createMs = await timeAsync(
+    () => sessions.create({ agentName: 'bench', purpose: 'measure create', metadata: { n: 1 } }),
+    { runs },
+  );
   const { agent_id: id } = await sessions.create({ agentName: 'bench', purpose: 'measure update' });
   await sessions.update(id, { phase: 'approval' });
   const getMs = await timeAsync(() => sessions.get(id), { runs });
@@ -46,7 +49,11 @@ export async function run({ dist, tmp, quick }) {
       { label: 'update (median)', value: round(updateMs, 3), unit: 'ms' },
       { label: 'should-resume (median)', value: round(resumeMs, 3), unit: 'ms' },
       { label: 'get (median)', value: round(getMs, 3), unit: 'ms' },
-      { label: `bare locked atomic write of the same ${size}-byte file (median)`, value: round(medians.bare, 3), unit: 'ms' },
+      {
+        label: `bare locked atomic write of the same ${size}-byte file (median)`,
+        value: round(medians.bare, 3),
+        unit: 'ms',
+      },
     ],
     targets: [target('update / bare locked atomic write', ratio, 2)],
     runs,

@@ -46,7 +46,13 @@ function toProtocol(outcome: PreDelegateOutcome): object | null {
     case 'brief':
       return outcome.input && rewrite(outcome.input);
     case 'deny':
-      return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: outcome.reason } };
+      return {
+        hookSpecificOutput: {
+          hookEventName: 'PreToolUse',
+          permissionDecision: 'deny',
+          permissionDecisionReason: outcome.reason,
+        },
+      };
     default:
       return unreachable(outcome);
   }

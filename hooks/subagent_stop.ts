@@ -18,12 +18,15 @@ async function main(): Promise<void> {
     try {
       require(SWEEP_BUNDLE);
     } catch (err) {
-      process.stderr.write(`agent-session: cannot load the sweep ${SWEEP_BUNDLE} (${String((err as Error).message).split('\n')[0]}); reinstall the package\n`);
+      process.stderr.write(
+        `agent-session: cannot load the sweep ${SWEEP_BUNDLE} (${String((err as Error).message).split('\n')[0]}); reinstall the package\n`,
+      );
       process.exitCode = 4;
     }
   } else if (process.env.AGENT_SESSION_DISABLE !== '1') {
     // The kill switch is checked before the library is even evaluated (it is imported lazily).
-    const { HookRun, readStdin, runLifecycle, claimSweepFor, fileExists, writeAllSync } = await import('../tools/claude/lifecycle.js');
+    const { HookRun, readStdin, runLifecycle, claimSweepFor, fileExists, writeAllSync } =
+      await import('../tools/claude/lifecycle.js');
     const run = new HookRun('subagent_stop', process.env, process.cwd());
     const outcome = await readStdin(() => process.stdin)
       .then((stdin) => runLifecycle(run, stdin))
@@ -37,7 +40,10 @@ async function main(): Promise<void> {
     if (outcome && (outcome.kind === 'applied' || outcome.kind === 'buffered') && (await claimSweepFor(run))) {
       // Nobody reads the detached child's stderr: a missing bundle is logged here, in the hook log.
       if (fileExists(SWEEP_BUNDLE)) await startDetachedSweep();
-      else await run.problem(new Error(`cannot start the periodic sweep: ${SWEEP_BUNDLE} is missing; reinstall agent-session`));
+      else
+        await run.problem(
+          new Error(`cannot start the periodic sweep: ${SWEEP_BUNDLE} is missing; reinstall agent-session`),
+        );
     }
     if (run.diagnostics.length > 0) written.push(writeAllSync(2, `${run.diagnostics.join('\n')}\n`));
     // Done (the sweep, if any, is already a process of its own), and everything is written: exit
@@ -69,7 +75,12 @@ function toProtocol(outcome: LifecycleOutcome): object | null {
 /** The sweep scans the store, so it must not delay Claude Code: a detached child nobody waits for. */
 async function startDetachedSweep(): Promise<void> {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, [SWEEP_BUNDLE], { detached: true, stdio: 'ignore', env: process.env, cwd: process.cwd() });
+  const child = spawn(process.execPath, [SWEEP_BUNDLE], {
+    detached: true,
+    stdio: 'ignore',
+    env: process.env,
+    cwd: process.cwd(),
+  });
   child.on('error', () => undefined);
   child.unref();
 }

@@ -38,11 +38,35 @@ await build({
 // checked before any is loaded), where an ES module bundle hoists them all to start-up.
 const hooks = sources('hooks').map((f) => path.basename(f, '.ts'));
 const executables = [
-  { entry: 'tools/cli/main.ts', dir: 'bin', name: 'agent-session', plugins: [lazyStringWidth, lazyBuiltins, sharedPath] },
+  {
+    entry: 'tools/cli/main.ts',
+    dir: 'bin',
+    name: 'agent-session',
+    plugins: [lazyStringWidth, lazyBuiltins, sharedPath],
+  },
   // The hooks hold locks for milliseconds, synchronously: no refresh timers (tools/store/lock.ts).
-  ...hooks.map((name) => ({ entry: `hooks/${name}.ts`, dir: 'hooks', name, plugins: [lazyStringWidth, lazyBuiltins, sharedPath, lazyStaticBuiltins(['node:os']), syncFsPromises, withoutCleanup], define: { __AGENT_SESSION_SHORT_HOLDS__: 'true' } })),
+  ...hooks.map((name) => ({
+    entry: `hooks/${name}.ts`,
+    dir: 'hooks',
+    name,
+    plugins: [
+      lazyStringWidth,
+      lazyBuiltins,
+      sharedPath,
+      lazyStaticBuiltins(['node:os']),
+      syncFsPromises,
+      withoutCleanup,
+    ],
+    define: { __AGENT_SESSION_SHORT_HOLDS__: 'true' },
+  })),
   // subagent_stop's periodic sweep (detached, or `--sweep`): a bundle without a launcher of its own.
-  { entry: 'tools/claude/sweep-main.ts', dir: 'hooks', name: 'sweep', plugins: [lazyStringWidth, lazyBuiltins, sharedPath, syncFsPromises], bundleOnly: true },
+  {
+    entry: 'tools/claude/sweep-main.ts',
+    dir: 'hooks',
+    name: 'sweep',
+    plugins: [lazyStringWidth, lazyBuiltins, sharedPath, syncFsPromises],
+    bundleOnly: true,
+  },
 ];
 const launcher = readFileSync(path.join(root, 'scripts', 'launcher.cjs'), 'utf8');
 for (const { entry, dir, name, plugins, bundleOnly, define = {} } of executables) {
@@ -73,7 +97,10 @@ for (const { entry, dir, name, plugins, bundleOnly, define = {} } of executables
   writeFileSync(bundleFile, bundled);
   if (bundleOnly) continue;
   const bundleHash = createHash('sha256').update(readFileSync(bundleFile)).digest('hex').slice(0, 12);
-  const text = launcher.replaceAll('NAME', name).replaceAll('BUNDLE_HASH', bundleHash).replace('HOOK_VALUE', String(dir === 'hooks'));
+  const text = launcher
+    .replaceAll('NAME', name)
+    .replaceAll('BUNDLE_HASH', bundleHash)
+    .replace('HOOK_VALUE', String(dir === 'hooks'));
   writeFileSync(path.join(out, dir, `${name}.js`), text, { mode: 0o755 });
   chmodSync(path.join(out, dir, `${name}.js`), 0o755);
   // The package is "type": "module"; this marks the launchers as CommonJS without renaming them.
@@ -81,5 +108,7 @@ for (const { entry, dir, name, plugins, bundleOnly, define = {} } of executables
 }
 
 if (!fast) {
-  execFileSync(path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', root, '--emitDeclarationOnly', '--outDir', out], { stdio: 'inherit' });
+  execFileSync(path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', root, '--emitDeclarationOnly', '--outDir', out], {
+    stdio: 'inherit',
+  });
 }

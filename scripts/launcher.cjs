@@ -25,7 +25,8 @@ try {
 } catch (err) {
   if (HOOK) {
     process.exitCode = 0;
-    if (process.env.AGENT_SESSION_DEBUG === '1') process.stderr.write(`agent-session NAME: failing open: cannot load ${bundle}: ${err && err.stack}\n`);
+    if (process.env.AGENT_SESSION_DEBUG === '1')
+      process.stderr.write(`agent-session NAME: failing open: cannot load ${bundle}: ${err && err.stack}\n`);
   } else {
     const reason = String(err && err.message).split('\n')[0];
     process.stderr.write(`agent-session: cannot load ${bundle} (${reason}); reinstall the package\n`);
@@ -44,7 +45,8 @@ function run() {
   // in tools/claude/runtime.ts), so that it holds the functions that work needs.
   if (compiled.stale) {
     process.once('exit', () => {
-      if (!HOOK || globalThis[Symbol.for('agent-session.run-worth-caching')] === true) saveCache(compiled.script, compiled.cacheFile);
+      if (!HOOK || globalThis[Symbol.for('agent-session.run-worth-caching')] === true)
+        saveCache(compiled.script, compiled.cacheFile);
     });
   }
 }
@@ -65,8 +67,16 @@ function compile() {
       cachedData = undefined;
     }
     // The same wrapper Node puts around a CommonJS module.
-    const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: bundle, cachedData });
-    return { script, cacheFile, wrapper: script.runInThisContext(), stale: !cachedData || script.cachedDataRejected === true };
+    const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+      filename: bundle,
+      cachedData,
+    });
+    return {
+      script,
+      cacheFile,
+      wrapper: script.runInThisContext(),
+      stale: !cachedData || script.cachedDataRejected === true,
+    };
   } catch {
     return undefined;
   }

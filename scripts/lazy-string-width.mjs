@@ -10,7 +10,11 @@ export const lazyStringWidth = {
   setup(build) {
     build.onResolve({ filter: /^string-width$/ }, async (args) => {
       if (args.pluginData?.real) return undefined;
-      const real = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: { real: true } });
+      const real = await build.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        pluginData: { real: true },
+      });
       if (real.errors.length > 0) return { errors: real.errors };
       const shown = path.relative(build.initialOptions.absWorkingDir ?? process.cwd(), real.path);
       return { path: shown, namespace: 'lazy-string-width', pluginData: { real: real.path } };

@@ -16,5 +16,8 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { cwd: root, stdio: 'inherit' });
+const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], {
+  cwd: root,
+  stdio: 'inherit',
+});
 process.exit(result.status ?? 1);

@@ -16,13 +16,20 @@ function sources(dir) {
 
 function imports(file) {
   const text = readFileSync(path.join(ROOT, file), 'utf8');
-  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^;]*?from\s+'([^']+)'/g), ...text.matchAll(/import\('([^']+)'\)/g)].map((m) => m[1]);
+  return [
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)[^;]*?from\s+'([^']+)'/g),
+    ...text.matchAll(/import\('([^']+)'\)/g),
+  ].map((m) => m[1]);
 }
 
 test('only tools/store/ imports the file system or the lock library', () => {
   const offenders = [...sources('tools'), ...sources('hooks')]
     .filter((file) => !file.startsWith(`tools${path.sep}store${path.sep}`))
-    .flatMap((file) => imports(file).filter((m) => DISK_MODULES.test(m)).map((m) => `${file} imports ${m}`));
+    .flatMap((file) =>
+      imports(file)
+        .filter((m) => DISK_MODULES.test(m))
+        .map((m) => `${file} imports ${m}`),
+    );
   assert.deepEqual(offenders, []);
 });
 
@@ -30,7 +37,11 @@ test('the library never prints or exits: only the executables do', () => {
   const executables = new Set([path.join('tools', 'cli', 'main.ts'), ...sources('hooks')]);
   const offenders = sources('tools')
     .filter((file) => !executables.has(file))
-    .filter((file) => /\bprocess\.exit\(|\bconsole\.(log|error|warn)\(|\bprocess\.(stdout|stderr)\.write\(/.test(readFileSync(path.join(ROOT, file), 'utf8')));
+    .filter((file) =>
+      /\bprocess\.exit\(|\bconsole\.(log|error|warn)\(|\bprocess\.(stdout|stderr)\.write\(/.test(
+        readFileSync(path.join(ROOT, file), 'utf8'),
+      ),
+    );
   assert.deepEqual(offenders, []);
 });
 
@@ -54,8 +65,17 @@ test('the hook bundles leave the cleanup machinery to the sweep bundle', () => {
   const bundle = (name) => readFileSync(path.join(DIST, 'hooks', 'bundles', name), 'utf8');
   // esbuild marks each bundled module with a "// <path>" comment.
   for (const name of ['pre_delegate.cjs', 'subagent_stop.cjs']) {
-    for (const module of ['tools/trees/cleanup.ts', 'tools/store/trash.ts', 'tools/trees/remove-subtree.ts', 'tools/git/work.ts']) {
-      assert.doesNotMatch(bundle(name), new RegExp(`^// ${module.replaceAll('.', '\\.')}$`, 'm'), `${name} bundles ${module}`);
+    for (const module of [
+      'tools/trees/cleanup.ts',
+      'tools/store/trash.ts',
+      'tools/trees/remove-subtree.ts',
+      'tools/git/work.ts',
+    ]) {
+      assert.doesNotMatch(
+        bundle(name),
+        new RegExp(`^// ${module.replaceAll('.', '\\.')}$`, 'm'),
+        `${name} bundles ${module}`,
+      );
     }
   }
   assert.match(bundle('sweep.cjs'), /^\/\/ tools\/trees\/cleanup\.ts$/m, 'the sweep bundle carries the cleanup');
@@ -69,12 +89,23 @@ test('every executable bundle is pure ASCII and requires node:path once', () => 
   );
   assert.ok(bundles.length >= 4, `expected the CLI, hook and sweep bundles, found ${bundles}`);
   // The sources have → and … in comments; one such character makes V8 keep the whole bundle as UTF-16.
-  assert.ok(sources('tools').some((file) => /[^\x00-\x7f]/.test(readFileSync(path.join(ROOT, file), 'utf8'))), 'no source has a non-ASCII character: this test proves nothing');
+  assert.ok(
+    sources('tools').some((file) => /[^\x00-\x7f]/.test(readFileSync(path.join(ROOT, file), 'utf8'))),
+    'no source has a non-ASCII character: this test proves nothing',
+  );
   for (const bundle of bundles) {
     const text = readFileSync(bundle, 'utf8');
     const at = text.search(/[^\x00-\x7f]/);
-    assert.equal(at, -1, `${path.basename(bundle)} has a non-ASCII character: ${JSON.stringify(text.slice(at - 40, at + 10))}`);
+    assert.equal(
+      at,
+      -1,
+      `${path.basename(bundle)} has a non-ASCII character: ${JSON.stringify(text.slice(at - 40, at + 10))}`,
+    );
     // esbuild gives each module importing node:path its own copy of it (__toESM) unless they share one.
-    assert.equal(text.match(/require\("node:path"\)/g)?.length, 1, `${path.basename(bundle)} requires node:path more than once`);
+    assert.equal(
+      text.match(/require\("node:path"\)/g)?.length,
+      1,
+      `${path.basename(bundle)} requires node:path more than once`,
+    );
   }
 });

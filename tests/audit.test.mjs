@@ -51,7 +51,10 @@ test('every change made through the CLI appends one verified line with actor cli
 
   const entries = auditLines(dir).map(verifyLine);
   // One entry for the purged subtree as it went, then the run's summary (counts only).
-  assert.deepEqual(entries.map((e) => e.action), ['create', 'create', 'update', 'finalize', 'finalize', 'cleanup', 'cleanup']);
+  assert.deepEqual(
+    entries.map((e) => e.action),
+    ['create', 'create', 'update', 'finalize', 'finalize', 'cleanup', 'cleanup'],
+  );
   for (const e of entries) {
     assert.equal(e.actor, 'cli');
     assert.match(e.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -59,7 +62,10 @@ test('every change made through the CLI appends one verified line with actor cli
   }
   assert.deepEqual(entries[0].ids, [parent]);
   assert.equal(entries[1].details.parent, parent);
-  assert.deepEqual(entries[2].details, { phase: { from: 'initializing', to: 'approval' }, metadata: { ticket: 'A-1' } });
+  assert.deepEqual(entries[2].details, {
+    phase: { from: 'initializing', to: 'approval' },
+    metadata: { ticket: 'A-1' },
+  });
   assert.equal(entries[3].details.outcome, 'completed');
   assert.deepEqual(new Set(entries[5].ids), new Set([parent, child]));
   assert.equal(entries[5].details.root, parent);
@@ -75,7 +81,13 @@ test('changes made through the library are recorded with actor api; a no-op chan
   await sessions.finalize(s.agent_id, 'failed', 'boom');
   const { entries, problems } = await readAudit(sessions);
   assert.deepEqual(problems, []);
-  assert.deepEqual(entries.map((e) => [e.action, e.actor, e.pid]), [['create', 'api', process.pid], ['finalize', 'api', process.pid]]);
+  assert.deepEqual(
+    entries.map((e) => [e.action, e.actor, e.pid]),
+    [
+      ['create', 'api', process.pid],
+      ['finalize', 'api', process.pid],
+    ],
+  );
   assert.deepEqual(sessions.auditErrors, []);
 });
 
@@ -83,13 +95,17 @@ test('many processes appending at once produce only whole, valid lines', async (
   const dir = tempDir(t);
   const writers = 6;
   const each = 60;
-  const file = script(dir, 'writer.mjs', `
+  const file = script(
+    dir,
+    'writer.mjs',
+    `
     const sessions = lib.Sessions.open({ dir: process.argv[2] });
     const n = Number(process.argv[3]);
     for (let i = 0; i < ${each}; i++) {
       // Sizes from tiny to near the line limit, so that writes of different lengths race.
       await sessions.audit('test', ['w' + n], { i, pad: 'x'.repeat((i * 397) % 1900) });
-    }`);
+    }`,
+  );
   const store = path.join(dir, 'store');
   const results = await Promise.all(Array.from({ length: writers }, (_, n) => runNode(file, [store, String(n)])));
   for (const r of results) assert.equal(r.code, 0, r.stderr);
@@ -110,8 +126,14 @@ test('a change naming many sessions is split into whole lines under 4 KiB; overs
   assert.ok(lines.length > 2);
   for (const line of lines) assert.ok(Buffer.byteLength(line) + 1 <= 4096, `a line of ${line.length} bytes`);
   const parts = lines.slice(0, -1).map(verifyLine);
-  assert.deepEqual(parts.map((e) => e.part), parts.map((_, i) => [i + 1, parts.length]));
-  assert.deepEqual(parts.flatMap((e) => e.ids), ids);
+  assert.deepEqual(
+    parts.map((e) => e.part),
+    parts.map((_, i) => [i + 1, parts.length]),
+  );
+  assert.deepEqual(
+    parts.flatMap((e) => e.ids),
+    ids,
+  );
   assert.ok(parts.every((e) => e.details.removed === 300));
   const last = verifyLine(lines.at(-1));
   assert.equal(last.details.truncated, true);
@@ -133,13 +155,25 @@ test('a torn last line and an edited line are detected, reported and skipped', a
   appendFileSync(file, lines[2].slice(0, 70));
 
   const result = await readAudit(sessions);
-  assert.deepEqual(result.entries.map((e) => e.details.agent_name), ['a', 'c']);
-  assert.deepEqual(result.problems.map((p) => [p.line, p.reason]), [[2, 'hash'], [4, 'torn']]);
+  assert.deepEqual(
+    result.entries.map((e) => e.details.agent_name),
+    ['a', 'c'],
+  );
+  assert.deepEqual(
+    result.problems.map((p) => [p.line, p.reason]),
+    [
+      [2, 'hash'],
+      [4, 'torn'],
+    ],
+  );
 
   // The next append after a torn fragment is still read (recovered from the end of the merged line).
   await sessions.create({ agentName: 'd' });
   const after = await readAudit(sessions);
-  assert.deepEqual(after.entries.map((e) => e.details.agent_name), ['a', 'c', 'd']);
+  assert.deepEqual(
+    after.entries.map((e) => e.details.agent_name),
+    ['a', 'c', 'd'],
+  );
   assert.equal(after.problems.length, 2);
 
   const shown = await cli(dir, ['audit', '--json']);
@@ -151,9 +185,13 @@ test('a torn last line and an edited line are detected, reported and skipped', a
 test('the file rotates by size, keeps N files, and readers read across them in order', async (t) => {
   const dir = tempDir(t);
   const env = { AGENT_SESSION_AUDIT_MAX_BYTES: '4096', AGENT_SESSION_AUDIT_KEEP: '2' };
-  const file = script(dir, 'writer.mjs', `
+  const file = script(
+    dir,
+    'writer.mjs',
+    `
     const sessions = lib.Sessions.open({ dir: process.argv[2] });
-    for (let i = 0; i < 60; i++) await sessions.audit('test', ['s'], { i, pad: 'x'.repeat(200) });`);
+    for (let i = 0; i < 60; i++) await sessions.audit('test', ['s'], { i, pad: 'x'.repeat(200) });`,
+  );
   const store = path.join(dir, 'store');
   const run = await runNode(file, [store], { env: cleanEnv(env) });
   assert.equal(run.code, 0, run.stderr);
@@ -167,7 +205,10 @@ test('the file rotates by size, keeps N files, and readers read across them in o
   const numbers = shown.entries.map((e) => e.details.i);
   assert.equal(numbers[0], older[0].details.i);
   assert.equal(numbers.at(-1), 59);
-  assert.deepEqual(numbers, numbers.toSorted((a, b) => a - b));
+  assert.deepEqual(
+    numbers,
+    numbers.toSorted((a, b) => a - b),
+  );
   assert.ok(numbers[0] > 0, 'the oldest entries were rotated out');
 });
 
@@ -183,19 +224,31 @@ test('--session, --action and --since filter the trail', async (t) => {
   await sessions.update(b.agent_id, { phase: 'executing' });
 
   const forA = await cliJson(dir, ['audit', '--session', a.agent_id]);
-  assert.deepEqual(forA.entries.map((e) => e.action), ['create', 'update']);
+  assert.deepEqual(
+    forA.entries.map((e) => e.action),
+    ['create', 'update'],
+  );
   assert.ok(forA.entries.every((e) => e.ids.includes(a.agent_id)));
   const updates = await cliJson(dir, ['audit', '--action', 'update']);
-  assert.deepEqual(updates.entries.map((e) => e.ids[0]), [a.agent_id, b.agent_id]);
+  assert.deepEqual(
+    updates.entries.map((e) => e.ids[0]),
+    [a.agent_id, b.agent_id],
+  );
   const recent = await cliJson(dir, ['audit', '--since', '2h']);
-  assert.deepEqual(recent.entries.map((e) => `${e.action}:${e.ids[0]}`), [`create:${b.agent_id}`, `update:${a.agent_id}`, `update:${b.agent_id}`]);
+  assert.deepEqual(
+    recent.entries.map((e) => `${e.action}:${e.ids[0]}`),
+    [`create:${b.agent_id}`, `update:${a.agent_id}`, `update:${b.agent_id}`],
+  );
   const bad = await cli(dir, ['audit', '--since', 'yesterday']);
   assert.equal(bad.code, 2);
 });
 
 /** Spawns `audit --follow --json`, collecting its stdout lines. */
 function follow(dir, args, env) {
-  const child = spawn(process.execPath, [CLI, '--dir', dir, 'audit', '--follow', '--json', ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, '--dir', dir, 'audit', '--follow', '--json', ...args], {
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const entries = [];
   const waiters = [];
   let buffer = '';
@@ -217,25 +270,36 @@ function follow(dir, args, env) {
 }
 
 // The timeout turns a follower that misses an entry into a failure instead of a hang.
-test('audit --follow streams entries written by another process, across a rotation, and stops on SIGINT', { timeout: 30_000 }, async (t) => {
-  const { Sessions } = await loadLibrary();
-  const dir = tempDir(t);
-  // Enough rotated files kept that none is deleted before a slow follower reads it.
-  const env = { AGENT_SESSION_AUDIT_MAX_BYTES: '4096', AGENT_SESSION_AUDIT_KEEP: '20' };
-  const seed = await Sessions.open({ dir }).create({ agentName: 'seed' });
-  const f = follow(dir, ['--since', '1h'], env);
-  t.after(() => f.child.kill('SIGKILL'));
-  // The backlog shows the follower is reading before anything new is written.
-  await f.until((es) => es.some((e) => e.ids.includes(seed.agent_id)));
-  const file = script(dir, 'writer.mjs', `
+test(
+  'audit --follow streams entries written by another process, across a rotation, and stops on SIGINT',
+  { timeout: 30_000 },
+  async (t) => {
+    const { Sessions } = await loadLibrary();
+    const dir = tempDir(t);
+    // Enough rotated files kept that none is deleted before a slow follower reads it.
+    const env = { AGENT_SESSION_AUDIT_MAX_BYTES: '4096', AGENT_SESSION_AUDIT_KEEP: '20' };
+    const seed = await Sessions.open({ dir }).create({ agentName: 'seed' });
+    const f = follow(dir, ['--since', '1h'], env);
+    t.after(() => f.child.kill('SIGKILL'));
+    // The backlog shows the follower is reading before anything new is written.
+    await f.until((es) => es.some((e) => e.ids.includes(seed.agent_id)));
+    const file = script(
+      dir,
+      'writer.mjs',
+      `
     const sessions = lib.Sessions.open({ dir: process.argv[2] });
-    for (let i = 0; i < 40; i++) await sessions.audit('tick', ['w'], { i, pad: 'x'.repeat(300) });`);
-  const run = await runNode(file, [dir], { env: cleanEnv(env) });
-  assert.equal(run.code, 0, run.stderr);
-  assert.ok(existsSync(path.join(dir, 'audit.1.jsonl')), 'the writer rotated the file');
-  await f.until((es) => es.filter((e) => e.action === 'tick').length >= 40);
-  const ticks = f.entries.filter((e) => e.action === 'tick').map((e) => e.details.i);
-  assert.deepEqual(ticks, Array.from({ length: 40 }, (_, i) => i));
-  f.child.kill('SIGINT');
-  assert.deepEqual(await f.exited, { code: 0, signal: null });
-});
+    for (let i = 0; i < 40; i++) await sessions.audit('tick', ['w'], { i, pad: 'x'.repeat(300) });`,
+    );
+    const run = await runNode(file, [dir], { env: cleanEnv(env) });
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(existsSync(path.join(dir, 'audit.1.jsonl')), 'the writer rotated the file');
+    await f.until((es) => es.filter((e) => e.action === 'tick').length >= 40);
+    const ticks = f.entries.filter((e) => e.action === 'tick').map((e) => e.details.i);
+    assert.deepEqual(
+      ticks,
+      Array.from({ length: 40 }, (_, i) => i),
+    );
+    f.child.kill('SIGINT');
+    assert.deepEqual(await f.exited, { code: 0, signal: null });
+  },
+);

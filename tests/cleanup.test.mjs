@@ -73,10 +73,19 @@ test('cleanup finds and handles each category, and reports it', async (t) => {
   assert.deepEqual(ids(r.quarantined), ['bad']);
   assert.deepEqual(ids(r.skipped), ['busy', 'guard', 'guard-c']);
   for (const s of r.skipped) assert.ok(s.reason.length > 0);
-  assert.deepEqual(r.orphans.map((o) => [o.id, o.action.startsWith('purged')]).sort(), [['orph', true], ['orph2', false]]);
-  assert.deepEqual(r.expired_trash.map((e) => e.entry.endsWith('-old-trash')), [true]);
+  assert.deepEqual(r.orphans.map((o) => [o.id, o.action.startsWith('purged')]).sort(), [
+    ['orph', true],
+    ['orph2', false],
+  ]);
+  assert.deepEqual(
+    r.expired_trash.map((e) => e.entry.endsWith('-old-trash')),
+    [true],
+  );
   assert.deepEqual(r.swept.map((s) => s.kind).sort(), ['lock', 'lock', 'lock', 'temp']);
-  assert.deepEqual(readdirSync(path.join(dir, '.locks')).filter((n) => n.endsWith('.takeover') || n === 'guard.lock'), []);
+  assert.deepEqual(
+    readdirSync(path.join(dir, '.locks')).filter((n) => n.endsWith('.takeover') || n === 'guard.lock'),
+    [],
+  );
   assert.ok(r.bytes_freed > 0 && r.bytes_to_trash > 0);
 
   assert.deepEqual(liveIds(dir), ['busy', 'fresh', 'guard', 'guard-c', 'guard-g', 'orph2', 'stuck']);
@@ -97,7 +106,9 @@ test('cleanup finds and handles each category, and reports it', async (t) => {
   const again = await cli(dir, ['cleanup', '--json']);
   assert.deepEqual(again.json.purged, []);
   assert.deepEqual(again.json.abandoned, []);
-  const later = await loadLibrary().then(({ Sessions, cleanup }) => cleanup(Sessions.open({ dir, cwd: dir, env: {}, now: () => Date.now() + 25 * HOUR })));
+  const later = await loadLibrary().then(({ Sessions, cleanup }) =>
+    cleanup(Sessions.open({ dir, cwd: dir, env: {}, now: () => Date.now() + 25 * HOUR })),
+  );
   assert.ok(later.removed.includes('stuck'));
 });
 
@@ -119,7 +130,10 @@ test('--dry-run computes the same report as the real run and leaves the store by
   for (const field of ['purged', 'abandoned', 'quarantined', 'skipped']) {
     assert.deepEqual(ids(dry.json[field]), ids(real.json[field]), field);
   }
-  assert.deepEqual(dry.json.purged.map((p) => [p.id, p.depth]).sort(), real.json.purged.map((p) => [p.id, p.depth]).sort());
+  assert.deepEqual(
+    dry.json.purged.map((p) => [p.id, p.depth]).sort(),
+    real.json.purged.map((p) => [p.id, p.depth]).sort(),
+  );
   assert.equal(dry.json.scanned, real.json.scanned);
   assert.deepEqual(dry.json.orphans, real.json.orphans);
   assert.deepEqual(dry.json.expired_trash, real.json.expired_trash);
@@ -172,7 +186,10 @@ test('sessions on a hand-made parent cycle are kept, and the dry run plans exact
   const real = await cli(dir, ['cleanup', '--json']);
   assert.equal(real.code, 0, real.stderr);
   for (const report of [dry.json, real.json]) {
-    assert.deepEqual(report.purged.map((p) => [p.id, p.root]), [['x', 'x']]);
+    assert.deepEqual(
+      report.purged.map((p) => [p.id, p.root]),
+      [['x', 'x']],
+    );
     assert.deepEqual(ids(report.skipped), ['a', 'b', 'c', 'self']);
     for (const s of report.skipped) assert.match(s.reason, /parent links form a cycle/);
   }
@@ -202,8 +219,21 @@ test('the dry run plans what the real run does: hand-edited parents, a newer-sch
   for (const report of [dry.json, real.json]) {
     // r's children in creation order (zz first), not in the order of their names.
     const purged = report.purged.map((e) => [e.id, e.root, e.depth]);
-    assert.deepEqual(purged.filter(([, root]) => root === 'r'), [['r', 'r', 0], ['zz', 'r', 1], ['aa', 'r', 1]]);
-    assert.deepEqual(purged.filter(([, root]) => root === 'x'), [['x', 'x', 0], ['w', 'x', 1]]);
+    assert.deepEqual(
+      purged.filter(([, root]) => root === 'r'),
+      [
+        ['r', 'r', 0],
+        ['zz', 'r', 1],
+        ['aa', 'r', 1],
+      ],
+    );
+    assert.deepEqual(
+      purged.filter(([, root]) => root === 'x'),
+      [
+        ['x', 'x', 0],
+        ['w', 'x', 1],
+      ],
+    );
     assert.equal(purged.length, 5);
     assert.deepEqual(ids(report.skipped), ['p', 'q']);
     assert.match(report.skipped.find((e) => e.id === 'p').reason, /descendant q: EVERSION/);
@@ -213,7 +243,10 @@ test('the dry run plans what the real run does: hand-edited parents, a newer-sch
 
 test('one cleanup at a time: a held cleanup lock makes the second exit 4 with a message; two at once never purge twice', async (t) => {
   const dir = tempDir(t);
-  await build(dir, Array.from({ length: 40 }, (_, i) => ({ id: `s${i}`, ...DONE })));
+  await build(
+    dir,
+    Array.from({ length: 40 }, (_, i) => ({ id: `s${i}`, ...DONE })),
+  );
   // A live holder refreshes its lock; so does this test.
   const lock = path.join(dir, '.locks', '.cleanup.lock');
   mkdirSync(lock, { recursive: true });
@@ -254,7 +287,10 @@ test('an empty or missing store: exit 0 with a zero report; a dry run does not c
 
 test('progress: the library reports each step of a large cleanup', async (t) => {
   const dir = tempDir(t);
-  await build(dir, Array.from({ length: 30 }, (_, i) => ({ id: `p${i}`, ...DONE })));
+  await build(
+    dir,
+    Array.from({ length: 30 }, (_, i) => ({ id: `p${i}`, ...DONE })),
+  );
   const { Sessions, cleanup } = await loadLibrary();
   const seen = [];
   const report = await cleanup(Sessions.open({ dir, cwd: dir, env: {} }), { onProgress: (p) => seen.push(p) });
@@ -272,12 +308,32 @@ test('on a terminal, a large cleanup draws a progress bar on stderr and keeps st
   for (let i = 0; i < 600; i++) {
     const id = `bulk-${i}`;
     mkdirSync(path.join(dir, id));
-    const rec = { schema_version: 1, agent_id: id, agent_name: 'w', purpose: null, created_at: at, last_updated: at, phase: 'completed', metadata: {}, resume_ready: false, history: [], error_count: 0, last_error: null, parent_session_id: null, finalized_at: at, outcome: 'completed' };
+    const rec = {
+      schema_version: 1,
+      agent_id: id,
+      agent_name: 'w',
+      purpose: null,
+      created_at: at,
+      last_updated: at,
+      phase: 'completed',
+      metadata: {},
+      resume_ready: false,
+      history: [],
+      error_count: 0,
+      last_error: null,
+      parent_session_id: null,
+      finalized_at: at,
+      outcome: 'completed',
+    };
     writeFileSync(path.join(dir, id, 'state.json'), `${JSON.stringify(rec, null, 2)}\n`);
   }
   const out = path.join(tempDir(t), 'out.json');
   const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} --dir ${JSON.stringify(dir)} cleanup --dry-run --json > ${JSON.stringify(out)}`;
-  const tty = spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], { cwd: dir, encoding: 'utf8', env: cleanEnv() });
+  const tty = spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: cleanEnv(),
+  });
   assert.equal(tty.status, 0, tty.stderr);
   assert.match(tty.stdout, /\[#+\] 600\/600/);
   assert.equal(JSON.parse(readFileSync(out, 'utf8')).purged.length, 600);

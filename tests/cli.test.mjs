@@ -2,7 +2,16 @@
 // document, its exit code, its one-line error on stderr, and the files on disk.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { CLI, cleanEnv, loadLibrary, ROOT, runCli, tempDir } from './helpers/run.mjs';
@@ -95,9 +104,25 @@ test('create: --json prints the new record, which is the file on disk; options f
   const first = ok(await cli(store, ['create', '--agent', 'reviewer', '--json']));
   assert.match(first.agent_id, /^agent-\d{8}-\d{6}-[0-9a-f]{8}$/);
   assert.deepEqual(JSON.parse(readState(store, first.agent_id)), first);
-  assert.deepEqual([first.phase, first.resume_ready, first.schema_version, first.purpose, first.metadata], ['initializing', false, 1, null, {}]);
+  assert.deepEqual(
+    [first.phase, first.resume_ready, first.schema_version, first.purpose, first.metadata],
+    ['initializing', false, 1, null, {}],
+  );
 
-  const args = ['create', '--agent', 'fixer', '--purpose', 'Fix it', '--metadata', '{"pr":7,"tags":["a"]}', '--parent', first.agent_id, '--id', 'kid-1', '--json'];
+  const args = [
+    'create',
+    '--agent',
+    'fixer',
+    '--purpose',
+    'Fix it',
+    '--metadata',
+    '{"pr":7,"tags":["a"]}',
+    '--parent',
+    first.agent_id,
+    '--id',
+    'kid-1',
+    '--json',
+  ];
   const kid = ok(await cli(store, args));
   assert.deepEqual(
     [kid.agent_id, kid.agent_name, kid.purpose, kid.metadata, kid.parent_session_id],
@@ -133,7 +158,10 @@ test('create: usage and validation errors exit 2, an existing id exits 3, and no
   const results = await Promise.all(cases.map(([args]) => cli(store, args)));
   results.forEach((result, i) => failed(result, cases[i][1]));
   assert.equal(readState(store, 'taken'), taken);
-  assert.deepEqual(tree(store).filter((p) => !p.startsWith('.')), before.filter((p) => !p.startsWith('.')));
+  assert.deepEqual(
+    tree(store).filter((p) => !p.startsWith('.')),
+    before.filter((p) => !p.startsWith('.')),
+  );
 });
 
 test('create: a parent that does not exist is refused (exit 2) and no session appears', async (t) => {
@@ -147,12 +175,27 @@ test('update: phase, metadata merge patch and errors; --json prints the new stat
   const { store } = setup(t);
   await seed(store, [{ id: 'u' }]);
   ok(await cli(store, ['update', 'u', '--metadata', '{"a":{"x":1,"y":2},"drop":true}', '--json']));
-  const record = ok(await cli(store, ['update', 'u', '--phase', 'approval', '--metadata', '{"a":{"y":null,"z":3},"drop":null}', '--error', 'flaky', '--json']));
+  const record = ok(
+    await cli(store, [
+      'update',
+      'u',
+      '--phase',
+      'approval',
+      '--metadata',
+      '{"a":{"y":null,"z":3},"drop":null}',
+      '--error',
+      'flaky',
+      '--json',
+    ]),
+  );
   assert.deepEqual(
     [record.phase, record.resume_ready, record.metadata, record.error_count, record.last_error.message],
     ['approval', true, { a: { x: 1, z: 3 } }, 1, 'flaky'],
   );
-  assert.deepEqual(record.history.map((h) => [h.from_phase, h.to_phase]), [['initializing', 'approval']]);
+  assert.deepEqual(
+    record.history.map((h) => [h.from_phase, h.to_phase]),
+    [['initializing', 'approval']],
+  );
   assert.deepEqual(JSON.parse(readState(store, 'u')), record);
   const same = ok(await cli(store, ['update', 'u', '--phase', 'approval', '--json']));
   assert.equal(same.history.length, 1, 'the same phase adds no history');
@@ -163,7 +206,10 @@ test('update: phase, metadata merge patch and errors; --json prints the new stat
 
 test('update: every error path has its exit code and leaves the file untouched', async (t) => {
   const { store } = setup(t);
-  await seed(store, [{ id: 'live', phase: 'planning' }, { id: 'done', outcome: 'completed' }]);
+  await seed(store, [
+    { id: 'live', phase: 'planning' },
+    { id: 'done', outcome: 'completed' },
+  ]);
   const live = readState(store, 'live');
   const done = readState(store, 'done');
   const cases = [
@@ -219,7 +265,10 @@ test('should-resume: exit 0 with the decision when it will resume, 1 with the re
 
 test('should-resume: the resume window and error budget come from the environment', async (t) => {
   const { store } = setup(t);
-  await seed(store, [{ id: 'p', phase: 'approval', minutesAgo: 5 }, { id: 'e', phase: 'planning', errors: 3 }]);
+  await seed(store, [
+    { id: 'p', phase: 'approval', minutesAgo: 5 },
+    { id: 'e', phase: 'planning', errors: 3 },
+  ]);
   const [narrow, wide, budget] = await Promise.all([
     cli(store, ['should-resume', 'p', '--json'], { env: { AGENT_SESSION_RESUME_WINDOW_MINUTES: '4' } }),
     cli(store, ['should-resume', 'p', '--json'], { env: { AGENT_SESSION_RESUME_WINDOW_MINUTES: '6' } }),
@@ -246,7 +295,8 @@ test('get and show: the record, a readable summary with relative times, and thei
   assert.deepEqual(ok(shownJson), record);
   assert.equal(shown.code, 0, shown.stderr);
   assert.match(shown.stdout, /^Session g\n/);
-  for (const text of ['reviewer', 'Review', 'approval', 'e0', 'initializing -> approval']) assert.ok(shown.stdout.includes(text), text);
+  for (const text of ['reviewer', 'Review', 'approval', 'e0', 'initializing -> approval'])
+    assert.ok(shown.stdout.includes(text), text);
   assert.match(shown.stdout, /12 minutes ago/);
   assert.throws(() => JSON.parse(shown.stdout));
 
@@ -275,7 +325,10 @@ test('text for people shows control characters escaped: a record cannot break a 
     assert.doesNotMatch(result.stdout, /[\u0000-\u0009\u000b-\u001f\u007f]/, 'no control character but the line ends');
     assert.ok(result.stdout.includes('agent\\u001b]0;title\\u0007x'), result.stdout);
   }
-  assert.ok(shown.stdout.includes('  purpose:      first line\\nsecond \\u001b[31mred\\u001b[0m\\tend\n'), shown.stdout);
+  assert.ok(
+    shown.stdout.includes('  purpose:      first line\\nsecond \\u001b[31mred\\u001b[0m\\tend\n'),
+    shown.stdout,
+  );
   assert.equal(ok(json).purpose, purpose, '--json carries the exact text');
 });
 
@@ -312,7 +365,10 @@ test('list: newest first, every filter, --limit, and {sessions, problems} with -
   assert.deepEqual(got.none, { sessions: [], problems: [] });
   assert.deepEqual(Object.keys(got.all).sort(), ['problems', 'sessions']);
   const summary = got.all.sessions[1];
-  assert.deepEqual([summary.agent_name, summary.phase, summary.parent_session_id, summary.resume_ready], ['reviewer', 'approval', 'root', true]);
+  assert.deepEqual(
+    [summary.agent_name, summary.phase, summary.parent_session_id, summary.resume_ready],
+    ['reviewer', 'approval', 'root', true],
+  );
 
   const bad = await Promise.all([
     cli(store, ['list', '--limit', '0', '--json']),
@@ -354,22 +410,36 @@ test('list: corrupt and newer records never break the listing; they are problems
   await seed(store, [{ id: 'good-1', minutesAgo: 2 }, { id: 'good-2' }]);
   writeRaw(store, 'torn', '{"agent_id": "torn", "agent_na');
   writeRaw(store, 'future', { ...JSON.parse(readState(store, 'good-1')), agent_id: 'future', schema_version: 99 });
-  writeRaw(store, 'wrong', { ...JSON.parse(readState(store, 'good-1')), agent_id: 'wrong', last_updated: '2026-01-01T00:00:00' });
+  writeRaw(store, 'wrong', {
+    ...JSON.parse(readState(store, 'good-1')),
+    agent_id: 'wrong',
+    last_updated: '2026-01-01T00:00:00',
+  });
   const [json, human] = await Promise.all([cli(store, ['list', '--json']), cli(store, ['list'])]);
   assert.equal(json.code, 0);
   const result = JSON.parse(json.stdout);
-  assert.deepEqual(result.sessions.map((s) => s.agent_id), ['good-2', 'good-1']);
+  assert.deepEqual(
+    result.sessions.map((s) => s.agent_id),
+    ['good-2', 'good-1'],
+  );
   const problems = [...result.problems].sort((a, b) => a.id.localeCompare(b.id));
-  assert.deepEqual(problems.map((p) => [p.id, p.code, p.path]), [
-    ['future', 'EVERSION', stateFile(store, 'future')],
-    ['torn', 'ECORRUPT', stateFile(store, 'torn')],
-    ['wrong', 'ECORRUPT', stateFile(store, 'wrong')],
-  ]);
+  assert.deepEqual(
+    problems.map((p) => [p.id, p.code, p.path]),
+    [
+      ['future', 'EVERSION', stateFile(store, 'future')],
+      ['torn', 'ECORRUPT', stateFile(store, 'torn')],
+      ['wrong', 'ECORRUPT', stateFile(store, 'wrong')],
+    ],
+  );
   for (const output of [json.stderr, human.stderr]) {
     const lines = output.trimEnd().split('\n');
     assert.equal(lines.length, 3);
     for (const line of lines) assert.match(line, /^agent-session: /);
-    for (const id of ['future', 'torn', 'wrong']) assert.ok(lines.some((l) => l.includes(id)), id);
+    for (const id of ['future', 'torn', 'wrong'])
+      assert.ok(
+        lines.some((l) => l.includes(id)),
+        id,
+      );
   }
   assert.equal(human.code, 0);
   assert.match(human.stdout, /good-1/);
@@ -380,7 +450,10 @@ test('finalize: the final state, idempotent for the same outcome, EFINAL for ano
   const { store } = setup(t);
   await seed(store, [{ id: 'f', phase: 'approval', minutesAgo: 2 }, { id: 'h' }]);
   const done = ok(await cli(store, ['finalize', 'f', 'completed', '--summary', 'Merged', '--json']));
-  assert.deepEqual([done.phase, done.outcome, done.summary, done.resume_ready], ['completed', 'completed', 'Merged', false]);
+  assert.deepEqual(
+    [done.phase, done.outcome, done.summary, done.resume_ready],
+    ['completed', 'completed', 'Merged', false],
+  );
   assert.ok(done.duration_seconds >= 120 && done.duration_seconds < 600, String(done.duration_seconds));
   assert.deepEqual(done.history.at(-1).to_phase, 'completed');
   const file = readState(store, 'f');
@@ -452,7 +525,8 @@ test('demo: walks through the lifecycle in its own temporary project and exits 0
   const project = /^Project: (.+)$/m.exec(result.stdout)?.[1];
   assert.ok(project && existsSync(path.join(project, '.claude', 'session')), 'the demo names its project');
   t.after(() => rmSync(project, { recursive: true, force: true }));
-  for (const step of ['create', 'update', 'should-resume', 'finalize', 'list', 'cleanup']) assert.ok(result.stdout.includes(step), step);
+  for (const step of ['create', 'update', 'should-resume', 'finalize', 'list', 'cleanup'])
+    assert.ok(result.stdout.includes(step), step);
   assert.match(result.stdout, /should-resume-> true \(resumable\)/);
   assert.match(result.stdout, /-> false \(expired\)/);
   assert.match(result.stdout, /-> false \(finalized\)/);
@@ -475,9 +549,13 @@ test('store location: --dir, then AGENT_SESSION_DIR, then CLAUDE_PROJECT_DIR, th
   mkdirSync(deep, { recursive: true });
   const plain = path.join(root, 'plain');
   mkdirSync(plain);
-  const run = (id, cwd, env, extra = []) => runCli(['create', '--agent', 'a', '--id', id, ...extra], { cwd, env: cleanEnv({ HOME: root, ...env }) });
+  const run = (id, cwd, env, extra = []) =>
+    runCli(['create', '--agent', 'a', '--id', id, ...extra], { cwd, env: cleanEnv({ HOME: root, ...env }) });
   const results = await Promise.all([
-    run('by-flag', deep, { AGENT_SESSION_DIR: path.join(root, 'env-store'), CLAUDE_PROJECT_DIR: plain }, ['--dir', '../flag-store']),
+    run('by-flag', deep, { AGENT_SESSION_DIR: path.join(root, 'env-store'), CLAUDE_PROJECT_DIR: plain }, [
+      '--dir',
+      '../flag-store',
+    ]),
     run('by-env', deep, { AGENT_SESSION_DIR: 'rel-env-store', CLAUDE_PROJECT_DIR: plain }),
     run('by-project-var', deep, { CLAUDE_PROJECT_DIR: plain }),
     run('by-ancestor', deep, {}),
@@ -487,7 +565,10 @@ test('store location: --dir, then AGENT_SESSION_DIR, then CLAUDE_PROJECT_DIR, th
   assert.ok(existsSync(path.join(project, 'src', 'flag-store', 'by-flag', 'state.json')), '--dir, relative to cwd');
   assert.ok(existsSync(path.join(deep, 'rel-env-store', 'by-env', 'state.json')), 'AGENT_SESSION_DIR, relative to cwd');
   assert.ok(existsSync(path.join(plain, '.claude', 'session', 'by-project-var', 'state.json')), 'CLAUDE_PROJECT_DIR');
-  assert.ok(existsSync(path.join(project, '.claude', 'session', 'by-ancestor', 'state.json')), 'nearest ancestor with .claude/');
+  assert.ok(
+    existsSync(path.join(project, '.claude', 'session', 'by-ancestor', 'state.json')),
+    'nearest ancestor with .claude/',
+  );
   assert.ok(existsSync(path.join(plain, '.claude', 'session', 'by-cwd', 'state.json')), 'the working directory');
   // Each store holds only its own session.
   const sessionsIn = (store) => readdirSync(store).filter((n) => existsSync(path.join(store, n, 'state.json')));
@@ -500,7 +581,14 @@ test('read-only commands never create directories, wherever the store would be',
   const project = path.join(root, 'proj');
   mkdirSync(path.join(project, '.claude', 'x'), { recursive: true });
   const before = tree(root);
-  const readOnly = [['list'], ['list', '--active-only'], ['get', 'x'], ['show', 'x'], ['should-resume', 'x'], ['cleanup', '--dry-run']];
+  const readOnly = [
+    ['list'],
+    ['list', '--active-only'],
+    ['get', 'x'],
+    ['show', 'x'],
+    ['should-resume', 'x'],
+    ['cleanup', '--dry-run'],
+  ];
   const locations = [
     { cwd: root, env: { AGENT_SESSION_DIR: path.join(root, 'env', 'store') }, extra: [] },
     { cwd: root, env: { CLAUDE_PROJECT_DIR: path.join(root, 'other') }, extra: [] },
@@ -509,9 +597,18 @@ test('read-only commands never create directories, wherever the store would be',
   ];
   const runs = [
     ...readOnly.map((args) => [args, { cwd: root, env: {}, extra: ['--dir', path.join(root, 'nowhere', 'store')] }]),
-    ...locations.flatMap((where) => [[['list'], where], [['should-resume', 'x'], where]]),
+    ...locations.flatMap((where) => [
+      [['list'], where],
+      [['should-resume', 'x'], where],
+    ]),
   ];
-  const results = await pool(runs.map(([args, { cwd, env, extra }]) => () => runCli([...args, ...extra, '--json'], { cwd, env: cleanEnv({ HOME: root, ...env }) })));
+  const results = await pool(
+    runs.map(
+      ([args, { cwd, env, extra }]) =>
+        () =>
+          runCli([...args, ...extra, '--json'], { cwd, env: cleanEnv({ HOME: root, ...env }) }),
+    ),
+  );
   results.forEach((result, i) => {
     const expected = ['get', 'show'].includes(runs[i][0][0]) ? 1 : runs[i][0][0] === 'should-resume' ? 1 : 0;
     assert.equal(result.code, expected, `${runs[i][0]}: ${result.stderr}`);
@@ -547,7 +644,11 @@ test('a corrupt record and a newer schema_version are store problems (exit 4), n
   writeRaw(store, 'newer', { ...good, agent_id: 'newer', schema_version: 99 });
   const ids = ['torn', 'notobj', 'badphase', 'moved', 'newer'];
   const before = Object.fromEntries(ids.map((id) => [id, readState(store, id)]));
-  const writes = (id) => [['show', id], ['update', id, '--phase', 'planning', '--json'], ['finalize', id, 'completed', '--json']];
+  const writes = (id) => [
+    ['show', id],
+    ['update', id, '--phase', 'planning', '--json'],
+    ['finalize', id, 'completed', '--json'],
+  ];
   const runs = [...ids.map((id) => ['get', id, '--json']), ...writes('torn'), ...writes('newer')];
   const results = await pool(runs.map((args) => () => cli(store, args)));
   for (const result of results) failed(result, 4);
@@ -572,7 +673,9 @@ async function holdLock(t, store, id) {
   const script = path.join(path.dirname(store), 'holder.mjs');
   writeFileSync(script, HOLDER);
   mkdirSync(path.join(store, '.locks'), { recursive: true });
-  const child = spawn(process.execPath, [script, path.join(store, '.locks', `${id}.lock`)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [script, path.join(store, '.locks', `${id}.lock`)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   t.after(() => child.kill('SIGKILL'));
   await new Promise((resolve, reject) => {
     child.stdout.on('data', (d) => String(d).includes('locked') && resolve());
@@ -581,29 +684,33 @@ async function holdLock(t, store, id) {
   return child;
 }
 
-test('a lock held by another process: writers give up with exit 4 (ELOCKED), readers still work', { timeout: 30_000 }, async (t) => {
-  const { store } = setup(t);
-  await seed(store, [{ id: 'held', phase: 'approval' }]);
-  const before = readState(store, 'held');
-  const holder = await holdLock(t, store, 'held');
-  const env = { AGENT_SESSION_LOCK_TIMEOUT_MS: '300' };
-  const [update, finalize, get, resume] = await Promise.all([
-    cli(store, ['update', 'held', '--error', 'x', '--json'], { env }),
-    cli(store, ['finalize', 'held', 'completed', '--json'], { env }),
-    cli(store, ['get', 'held', '--json'], { env }),
-    cli(store, ['should-resume', 'held', '--json'], { env }),
-  ]);
-  failed(update, 4);
-  failed(finalize, 4);
-  assert.equal(ok(get).agent_id, 'held');
-  assert.equal(ok(resume).reason, 'resumable');
-  assert.equal(readState(store, 'held'), before);
-  holder.kill('SIGKILL');
-  await new Promise((resolve) => holder.once('exit', resolve));
-  // The holder is gone: its lock goes stale and the next writer takes it over (default timeout).
-  const after = ok(await cli(store, ['update', 'held', '--error', 'x', '--json']));
-  assert.equal(after.error_count, 1);
-});
+test(
+  'a lock held by another process: writers give up with exit 4 (ELOCKED), readers still work',
+  { timeout: 30_000 },
+  async (t) => {
+    const { store } = setup(t);
+    await seed(store, [{ id: 'held', phase: 'approval' }]);
+    const before = readState(store, 'held');
+    const holder = await holdLock(t, store, 'held');
+    const env = { AGENT_SESSION_LOCK_TIMEOUT_MS: '300' };
+    const [update, finalize, get, resume] = await Promise.all([
+      cli(store, ['update', 'held', '--error', 'x', '--json'], { env }),
+      cli(store, ['finalize', 'held', 'completed', '--json'], { env }),
+      cli(store, ['get', 'held', '--json'], { env }),
+      cli(store, ['should-resume', 'held', '--json'], { env }),
+    ]);
+    failed(update, 4);
+    failed(finalize, 4);
+    assert.equal(ok(get).agent_id, 'held');
+    assert.equal(ok(resume).reason, 'resumable');
+    assert.equal(readState(store, 'held'), before);
+    holder.kill('SIGKILL');
+    await new Promise((resolve) => holder.once('exit', resolve));
+    // The holder is gone: its lock goes stale and the next writer takes it over (default timeout).
+    const after = ok(await cli(store, ['update', 'held', '--error', 'x', '--json']));
+    assert.equal(after.error_count, 1);
+  },
+);
 
 test('hostile ids never touch anything outside the store (nor inside it)', async (t) => {
   const { root, store } = setup(t);
@@ -612,7 +719,16 @@ test('hostile ids never touch anything outside the store (nor inside it)', async
   writeFileSync(path.join(root, 'outside', 'state.json'), 'precious');
   const before = tree(root);
   // Every id form is checked against every entry point in rules.test.mjs; here the CLI's paths to them.
-  const hostile = ['../outside', '..', '.locks', 'a/b', `${root}/outside`, 'x'.repeat(129), 'legit/../../outside', 'ok\nline'];
+  const hostile = [
+    '../outside',
+    '..',
+    '.locks',
+    'a/b',
+    `${root}/outside`,
+    'x'.repeat(129),
+    'legit/../../outside',
+    'ok\nline',
+  ];
   const writes = (id) => [
     ['create', '--agent', 'a', '--id', id, '--json'],
     ['update', id, '--phase', 'planning', '--metadata', '{"a":1}', '--error', 'e', '--json'],
@@ -675,7 +791,10 @@ test('crash-left temp files (in .tmp/, or next to state.json from earlier versio
 test('a reader that closes stdout early (| head) gets no stack trace, and the command still completes', async (t) => {
   const { store } = setup(t);
   await seed(store, [{ id: 'p1' }, { id: 'p2' }]);
-  const runs = [['list', '--json'], ['update', 'p1', '--phase', 'planning', '--json']];
+  const runs = [
+    ['list', '--json'],
+    ['update', 'p1', '--phase', 'planning', '--json'],
+  ];
   for (const args of runs) {
     const child = spawn(process.execPath, [CLI, ...args, '--dir', store], {
       cwd: path.dirname(store),
@@ -695,7 +814,10 @@ test('a reader that closes stdout early (| head) gets no stack trace, and the co
 test('an option given twice takes its last value, for --dir as for any other', async (t) => {
   const { root, store } = setup(t);
   const other = path.join(root, 'other-store');
-  const created = await runCli(['create', '--agent', 'first', '--agent', 'second', '--id', 'twice', '--dir', other, '--dir', store, '--json'], { cwd: root, env: cleanEnv({ HOME: root }) });
+  const created = await runCli(
+    ['create', '--agent', 'first', '--agent', 'second', '--id', 'twice', '--dir', other, '--dir', store, '--json'],
+    { cwd: root, env: cleanEnv({ HOME: root }) },
+  );
   assert.equal(ok(created).agent_name, 'second');
   assert.ok(existsSync(stateFile(store, 'twice')));
   assert.ok(!existsSync(other));
@@ -704,7 +826,10 @@ test('an option given twice takes its last value, for --dir as for any other', a
     cli(store, ['list', '--agent', 'nobody', '--agent', 'second', '--json']),
   ]);
   assert.equal(ok(updated).phase, 'approval');
-  assert.deepEqual(ok(listed).sessions.map((s) => s.agent_id), ['twice']);
+  assert.deepEqual(
+    ok(listed).sessions.map((s) => s.agent_id),
+    ['twice'],
+  );
 });
 
 test('an option that needs a value and has none is a usage error, never its default', async (t) => {
@@ -719,7 +844,6 @@ test('an option that needs a value and has none is a usage error, never its defa
   for (const result of results) failed(result, 2);
   assert.deepEqual(tree(root), before);
 });
-
 
 test('a yes/no option given a value other than true or false is a usage error: --dry-run=yes never writes', async (t) => {
   const { root, store } = setup(t);

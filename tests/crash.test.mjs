@@ -37,7 +37,11 @@ process.stdout.write('done\\n');
 
 /** Checks that `text` is a complete record of update n and returns n. */
 function checkVersion(text, id) {
-  assert.equal(text, `${JSON.stringify(JSON.parse(text), null, 2)}\n`, `${id}: not a whole file as the store writes it`);
+  assert.equal(
+    text,
+    `${JSON.stringify(JSON.parse(text), null, 2)}\n`,
+    `${id}: not a whole file as the store writes it`,
+  );
   const r = JSON.parse(text);
   const n = r.metadata.n ?? 0;
   assert.equal(r.agent_id, id);
@@ -55,7 +59,10 @@ function checkVersion(text, id) {
 /** Runs a worker and kills it `delayMs` after it is ready; resolves the last n it reported. */
 function runAndKill(script, dir, id, delayMs) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, dir, id, String(MAX_UPDATES)], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, dir, id, String(MAX_UPDATES)], {
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     let timer;
@@ -68,53 +75,72 @@ function runAndKill(script, dir, id, delayMs) {
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (signal !== 'SIGKILL' && code !== 0) return reject(new Error(`worker for ${id} failed (${code}): ${err}`));
-      const reported = out.split('\n').filter((line) => /^\d+$/.test(line)).map(Number);
+      const reported = out
+        .split('\n')
+        .filter((line) => /^\d+$/.test(line))
+        .map(Number);
       resolve({ acked: reported.at(-1) ?? null, killed: signal === 'SIGKILL' });
     });
   });
 }
 
-test(`SIGKILL at random moments while ${SESSIONS} sessions are updated leaves each state.json old or new, never torn`, { timeout: 120_000 }, async (t) => {
-  const base = tempDir(t);
-  const dir = path.join(base, 'store');
-  const script = path.join(base, 'worker.mjs');
-  writeFileSync(script, WORKER);
-  const { Sessions } = await loadLibrary();
-  const sessions = Sessions.open({ dir, cwd: dir, env: {} });
-  const ids = Array.from({ length: SESSIONS }, (_, i) => `crash-${i}`);
-  for (const id of ids) await sessions.create({ agentName: 'crasher', id });
-  // Temp files as a crash leaves them, from before any of this (one in .tmp/, one where earlier
-  // versions put them): they must never matter.
-  writeFileSync(path.join(dir, '.tmp', `${ids[0]}.state.json.99999.1.abcdef.tmp`), '{"agent_id": "crash-0", "metadata": {"n": 10');
-  writeFileSync(path.join(dir, ids[1], 'state.json.99998.1.abcdef.tmp'), '{"agent_id": "crash-1", "metadata": {"n": 10');
+test(
+  `SIGKILL at random moments while ${SESSIONS} sessions are updated leaves each state.json old or new, never torn`,
+  { timeout: 120_000 },
+  async (t) => {
+    const base = tempDir(t);
+    const dir = path.join(base, 'store');
+    const script = path.join(base, 'worker.mjs');
+    writeFileSync(script, WORKER);
+    const { Sessions } = await loadLibrary();
+    const sessions = Sessions.open({ dir, cwd: dir, env: {} });
+    const ids = Array.from({ length: SESSIONS }, (_, i) => `crash-${i}`);
+    for (const id of ids) await sessions.create({ agentName: 'crasher', id });
+    // Temp files as a crash leaves them, from before any of this (one in .tmp/, one where earlier
+    // versions put them): they must never matter.
+    writeFileSync(
+      path.join(dir, '.tmp', `${ids[0]}.state.json.99999.1.abcdef.tmp`),
+      '{"agent_id": "crash-0", "metadata": {"n": 10',
+    );
+    writeFileSync(
+      path.join(dir, ids[1], 'state.json.99998.1.abcdef.tmp'),
+      '{"agent_id": "crash-1", "metadata": {"n": 10',
+    );
 
-  const seen = new Map(ids.map((id) => [id, 0]));
-  let kills = 0;
-  let committing = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    const runs = await Promise.all(ids.map((id) => runAndKill(script, dir, id, Math.floor(Math.random() * 60))));
-    for (const [i, id] of ids.entries()) {
-      const { acked, killed } = runs[i];
-      if (killed) kills++;
-      const n = checkVersion(readFileSync(path.join(dir, id, 'state.json'), 'utf8'), id);
-      assert.ok(acked !== null, `${id}: the worker committed before it was killed`);
-      // The last reported version, or the next one if the kill fell between the rename and the report.
-      assert.ok(n === acked || n === acked + 1, `${id} round ${round}: file has ${n}, worker reported ${acked}`);
-      assert.ok(n >= seen.get(id), `${id}: went back from ${seen.get(id)} to ${n}`);
-      if (n === acked + 1) committing++;
-      seen.set(id, n);
+    const seen = new Map(ids.map((id) => [id, 0]));
+    let kills = 0;
+    let committing = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const runs = await Promise.all(ids.map((id) => runAndKill(script, dir, id, Math.floor(Math.random() * 60))));
+      for (const [i, id] of ids.entries()) {
+        const { acked, killed } = runs[i];
+        if (killed) kills++;
+        const n = checkVersion(readFileSync(path.join(dir, id, 'state.json'), 'utf8'), id);
+        assert.ok(acked !== null, `${id}: the worker committed before it was killed`);
+        // The last reported version, or the next one if the kill fell between the rename and the report.
+        assert.ok(n === acked || n === acked + 1, `${id} round ${round}: file has ${n}, worker reported ${acked}`);
+        assert.ok(n >= seen.get(id), `${id}: went back from ${seen.get(id)} to ${n}`);
+        if (n === acked + 1) committing++;
+        seen.set(id, n);
+      }
+      // Readers see every session and no problem, whatever temp files the kills left.
+      const listed = await sessions.list();
+      assert.deepEqual(listed.problems, []);
+      assert.deepEqual(listed.sessions.map((s) => s.agent_id).sort(), ids);
+      for (const id of ids) assert.equal((await sessions.get(id)).metadata.n ?? 0, seen.get(id));
     }
-    // Readers see every session and no problem, whatever temp files the kills left.
-    const listed = await sessions.list();
-    assert.deepEqual(listed.problems, []);
-    assert.deepEqual(listed.sessions.map((s) => s.agent_id).sort(), ids);
-    for (const id of ids) assert.equal((await sessions.get(id)).metadata.n ?? 0, seen.get(id));
-  }
-  // Every temp file a kill left is in .tmp/, named for its session; session directories hold only their record.
-  const temps = readdirSync(path.join(dir, '.tmp'));
-  assert.ok(temps.length >= 1);
-  for (const name of temps) assert.match(name, /^crash-\d\.state\.json\.\d+\.\d+\.[0-9a-f]+\.tmp$/);
-  for (const id of ids) assert.deepEqual(readdirSync(path.join(dir, id)).sort(), id === ids[1] ? ['state.json', 'state.json.99998.1.abcdef.tmp'] : ['state.json']);
-  t.diagnostic(`${kills} kills; ${committing} landed between a commit and its report; ${temps.length} temp files left; ${[...seen.values()].reduce((a, b) => a + b)} updates`);
-  assert.ok(kills >= SESSIONS * ROUNDS * 0.9, `only ${kills} workers were killed`);
-});
+    // Every temp file a kill left is in .tmp/, named for its session; session directories hold only their record.
+    const temps = readdirSync(path.join(dir, '.tmp'));
+    assert.ok(temps.length >= 1);
+    for (const name of temps) assert.match(name, /^crash-\d\.state\.json\.\d+\.\d+\.[0-9a-f]+\.tmp$/);
+    for (const id of ids)
+      assert.deepEqual(
+        readdirSync(path.join(dir, id)).sort(),
+        id === ids[1] ? ['state.json', 'state.json.99998.1.abcdef.tmp'] : ['state.json'],
+      );
+    t.diagnostic(
+      `${kills} kills; ${committing} landed between a commit and its report; ${temps.length} temp files left; ${[...seen.values()].reduce((a, b) => a + b)} updates`,
+    );
+    assert.ok(kills >= SESSIONS * ROUNDS * 0.9, `only ${kills} workers were killed`);
+  },
+);

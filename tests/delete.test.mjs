@@ -20,7 +20,10 @@ test('delete removes a session and every descendant, five levels deep, into one 
   assert.deepEqual(res.json.removed.map((s) => s.id).sort(), subtree.sort());
   assert.deepEqual(res.json.counts_by_depth, { 0: 1, 1: 2, 2: 4, 3: 8 });
   assert.equal(res.json.removed.find((s) => s.id === 'r-1-0-1-0').depth, 3);
-  assert.ok(res.json.warnings.some((w) => w.includes('14')), res.json.warnings.join('; '));
+  assert.ok(
+    res.json.warnings.some((w) => w.includes('14')),
+    res.json.warnings.join('; '),
+  );
   assert.ok(existsSync(res.json.backup.path));
   const live = liveIds(dir);
   for (const id of subtree) assert.ok(!live.includes(id), `${id} still live`);
@@ -30,22 +33,34 @@ test('delete removes a session and every descendant, five levels deep, into one 
   assert.deepEqual(entry.held, [...subtree].sort());
   // Leaves first: every session is moved before its parent.
   const order = entry.manifest.sessions.map((s) => s.id);
-  for (const s of entry.manifest.sessions) if (s.parent && subtree.includes(s.parent)) assert.ok(order.indexOf(s.id) < order.indexOf(s.parent));
+  for (const s of entry.manifest.sessions)
+    if (s.parent && subtree.includes(s.parent)) assert.ok(order.indexOf(s.id) < order.indexOf(s.parent));
   // The index no longer lists the removed subtree.
   const kids = await cli(dir, ['children', 'r', '--json']);
-  assert.deepEqual(kids.json.children.map((c) => c.agent_id), ['r-0']);
+  assert.deepEqual(
+    kids.json.children.map((c) => c.agent_id),
+    ['r-0'],
+  );
 });
 
 test('the guard: a running grandchild blocks the delete (exit 3, EREFUSED, listed); --force goes ahead', async (t) => {
   const dir = tempDir(t);
-  await build(dir, [{ id: 'p', ...OLD }, { id: 'c', parent: 'p', ...OLD }, { id: 'g', parent: 'c', phase: 'executing', hoursAgo: 5 }, { id: 'q', parent: 'p', phase: 'planning' }]);
+  await build(dir, [
+    { id: 'p', ...OLD },
+    { id: 'c', parent: 'p', ...OLD },
+    { id: 'g', parent: 'c', phase: 'executing', hoursAgo: 5 },
+    { id: 'q', parent: 'p', phase: 'planning' },
+  ]);
   const before = snapshot(dir);
   const refused = await cli(dir, ['delete', 'p']);
   assert.equal(refused.code, 3);
   assert.match(refused.stderr, /^agent-session: /);
   assert.match(refused.stderr, /\bg\b/);
   assert.match(refused.stderr, /\bq\b/);
-  assert.deepEqual(sessionFiles(dir), Object.fromEntries(Object.entries(before).filter(([k]) => !k.startsWith('.') && !k.startsWith('audit'))));
+  assert.deepEqual(
+    sessionFiles(dir),
+    Object.fromEntries(Object.entries(before).filter(([k]) => !k.startsWith('.') && !k.startsWith('audit'))),
+  );
 
   const { Sessions, deleteSession } = await loadLibrary();
   const sessions = Sessions.open({ dir, cwd: dir, env: {} });
@@ -62,7 +77,10 @@ test('the guard: a running grandchild blocks the delete (exit 3, EREFUSED, liste
 
 test('--no-cascade refuses a session with children and deletes a leaf', async (t) => {
   const dir = tempDir(t);
-  await build(dir, [{ id: 'p', ...OLD }, { id: 'c', parent: 'p', ...OLD }]);
+  await build(dir, [
+    { id: 'p', ...OLD },
+    { id: 'c', parent: 'p', ...OLD },
+  ]);
   const refused = await cli(dir, ['delete', 'p', '--no-cascade', '--force']);
   assert.equal(refused.code, 3);
   assert.deepEqual(liveIds(dir), ['c', 'p']);
@@ -80,7 +98,10 @@ test('--dry-run prints the tree, counts, bytes and blockers and leaves the store
   assert.equal(res.json.dry_run, true);
   assert.equal(res.json.total, 8);
   assert.ok(res.json.bytes > 0);
-  assert.deepEqual(res.json.blocked.map((b) => b.id), ['run']);
+  assert.deepEqual(
+    res.json.blocked.map((b) => b.id),
+    ['run'],
+  );
   const text = await cli(dir, ['delete', 'r', '--dry-run', '--no-cascade']);
   assert.equal(text.code, 0);
   assert.match(text.stdout, /Would delete 8 session/);
@@ -99,14 +120,19 @@ test('restore puts a deleted subtree back byte-identically, by id or by entry; r
   assert.equal(listing.json.entries[0].root, 'r-0');
   assert.equal(listing.json.entries[0].present, 7);
   assert.equal(listing.json.entries[0].restorable, true);
-  assert.ok(Date.parse(listing.json.entries[0].expires_at) - Date.parse(listing.json.entries[0].deleted_at) === 7 * 86_400_000);
+  assert.ok(
+    Date.parse(listing.json.entries[0].expires_at) - Date.parse(listing.json.entries[0].deleted_at) === 7 * 86_400_000,
+  );
 
   const restored = await cli(dir, ['restore', 'r-0-1', '--json']);
   assert.equal(restored.code, 0, restored.stderr);
   assert.equal(restored.json.restored.length, 7);
   assert.deepEqual(sessionFiles(dir), before);
   assert.deepEqual((await cli(dir, ['trash', '--json'])).json.entries, []);
-  assert.deepEqual((await cli(dir, ['children', 'r', '--json'])).json.children.map((c) => c.agent_id), ['r-0', 'r-1']);
+  assert.deepEqual(
+    (await cli(dir, ['children', 'r', '--json'])).json.children.map((c) => c.agent_id),
+    ['r-0', 'r-1'],
+  );
 
   // Deleted again, then one id is taken by a new session: restore refuses and changes nothing.
   const again = await cli(dir, ['delete', 'r-0', '--json']);
@@ -134,7 +160,14 @@ function git(cwd, ...args) {
   return execFileSync('git', args, {
     cwd,
     encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e.x', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e.x', GIT_CONFIG_GLOBAL: '/dev/null' },
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@e.x',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@e.x',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+    },
   });
 }
 
@@ -147,7 +180,10 @@ test('work preservation: unsaved work in a real git repository blocks; --preserv
   writeFileSync(path.join(repo, 'a.txt'), 'one\n');
   git(repo, 'add', 'a.txt');
   git(repo, 'commit', '-q', '-m', 'first');
-  await build(dir, [{ id: 'w', metadata: { cwd: repo }, ...OLD }, { id: 'wc', parent: 'w', ...OLD }]);
+  await build(dir, [
+    { id: 'w', metadata: { cwd: repo }, ...OLD },
+    { id: 'wc', parent: 'w', ...OLD },
+  ]);
 
   // A clean work tree does not block (checked with a dry run).
   assert.deepEqual((await cli(dir, ['delete', 'w', '--dry-run', '--json'])).json.blocked, []);

@@ -1,7 +1,16 @@
 // doctor: each check finds its problem; --repair fixes what it can without losing anything, and a
 // second run is clean; exit codes 0 (healthy or repaired), 1 (problems remain), 4 (could not run).
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { cleanEnv, loadLibrary, runCli, tempDir } from './helpers/run.mjs';
@@ -86,7 +95,7 @@ test('corrupt records, strays, stale locks, a broken index and bad audit lines a
 
   const repaired = await doctor(dir, true);
   assert.equal(repaired.code, 0, JSON.stringify(repaired.report.remaining));
-  assert.equal(repaired.report.repairs.length, 6, repaired.report.repairs.join("\n"));
+  assert.equal(repaired.report.repairs.length, 6, repaired.report.repairs.join('\n'));
   assert.deepEqual(repaired.report.remaining, []);
 
   const again = await doctor(dir);
@@ -98,7 +107,12 @@ test('corrupt records, strays, stale locks, a broken index and bad audit lines a
   const kept = quarantine.find((n) => n.startsWith('broken-'));
   assert.equal(readFileSync(path.join(dir, '.quarantine', kept, 'state.json'), 'utf8'), corrupt);
   const audit = quarantine.find((n) => n.startsWith('.audit-'));
-  assert.deepEqual(readFileSync(path.join(dir, '.quarantine', audit), 'utf8').split('\n').filter(Boolean), [edited, '{"v":1,"time":"2026-']);
+  assert.deepEqual(
+    readFileSync(path.join(dir, '.quarantine', audit), 'utf8')
+      .split('\n')
+      .filter(Boolean),
+    [edited, '{"v":1,"time":"2026-'],
+  );
   assert.ok(!existsSync(temp) && !existsSync(lock) && !existsSync(removing));
   const children = await cli(dir, ['children', ids[1], '--json']);
   assert.equal(children.code, 0, children.stderr);
@@ -123,13 +137,24 @@ test('orphans are warnings; a parent cycle is an error that --repair cannot fix 
   rmSync(path.join(dir, gone.agent_id), { recursive: true });
   const orphanOnly = await doctor(dir);
   assert.equal(orphanOnly.code, 0);
-  assert.deepEqual(orphanOnly.report.findings.filter((f) => f.check === 'parent').map((f) => [f.severity, f.subject]), [['warning', orphan.agent_id]]);
+  assert.deepEqual(
+    orphanOnly.report.findings.filter((f) => f.check === 'parent').map((f) => [f.severity, f.subject]),
+    [['warning', orphan.agent_id]],
+  );
 
   const rootFile = path.join(dir, ids[0], 'state.json');
-  writeFileSync(rootFile, JSON.stringify({ ...JSON.parse(readFileSync(rootFile, 'utf8')), parent_session_id: ids[2] }, null, 2));
+  writeFileSync(
+    rootFile,
+    JSON.stringify({ ...JSON.parse(readFileSync(rootFile, 'utf8')), parent_session_id: ids[2] }, null, 2),
+  );
   const cycle = await doctor(dir, true);
   assert.equal(cycle.code, 1);
-  assert.deepEqual(errors(cycle.report, 'parent').map((f) => f.subject).sort(), [...ids].sort());
+  assert.deepEqual(
+    errors(cycle.report, 'parent')
+      .map((f) => f.subject)
+      .sort(),
+    [...ids].sort(),
+  );
   assert.ok(cycle.report.remaining.some((f) => f.check === 'parent'));
 });
 
@@ -151,7 +176,10 @@ test('an interrupted delete in the trash is rolled back; a complete entry missin
   utimesSync(entryLock, hourAhead, hourAhead);
   const found = await doctor(dir);
   assert.equal(found.code, 1);
-  assert.deepEqual(errors(found.report, 'trash').map((f) => f.subject), [`.trash/${entry}`]);
+  assert.deepEqual(
+    errors(found.report, 'trash').map((f) => f.subject),
+    [`.trash/${entry}`],
+  );
   const repaired = await doctor(dir, true);
   assert.equal(repaired.code, 0, JSON.stringify(repaired.report));
   assert.deepEqual(snapshot(dir, ids), before);
@@ -161,7 +189,10 @@ test('an interrupted delete in the trash is rolled back; a complete entry missin
   rmSync(path.join(dir, '.trash', second, 'sessions', ids[2]), { recursive: true });
   const missing = await doctor(dir, true);
   assert.equal(missing.code, 1);
-  assert.deepEqual(errors(missing.report, 'trash').map((f) => [f.subject, f.repair]), [[`.trash/${second}`, null]]);
+  assert.deepEqual(
+    errors(missing.report, 'trash').map((f) => [f.subject, f.repair]),
+    [[`.trash/${second}`, null]],
+  );
 });
 
 test('an interrupted import is found and rolled back', async (t) => {
@@ -171,8 +202,14 @@ test('an interrupted import is found and rolled back', async (t) => {
   mkdirSync(path.join(dir, '.importing', op, 'sessions', 'staged-one'), { recursive: true });
   mkdirSync(path.join(dir, 'placed-one'));
   const record = JSON.parse(readFileSync(path.join(dir, ids[0], 'state.json'), 'utf8'));
-  writeFileSync(path.join(dir, 'placed-one', 'state.json'), JSON.stringify({ ...record, agent_id: 'placed-one' }, null, 2));
-  writeFileSync(path.join(dir, '.importing', op, 'manifest.json'), JSON.stringify({ op, ids: ['placed-one', 'staged-one'], replaced: [], status: 'committing' }));
+  writeFileSync(
+    path.join(dir, 'placed-one', 'state.json'),
+    JSON.stringify({ ...record, agent_id: 'placed-one' }, null, 2),
+  );
+  writeFileSync(
+    path.join(dir, '.importing', op, 'manifest.json'),
+    JSON.stringify({ op, ids: ['placed-one', 'staged-one'], replaced: [], status: 'committing' }),
+  );
   const found = await doctor(dir);
   assert.equal(found.code, 1);
   assert.equal(errors(found.report, 'import').length, 1);
@@ -204,10 +241,18 @@ test('a stale lock with the stale guard of its takeover, and a lock dated in the
   utimesSync(future, hourAhead, hourAhead);
   const found = await doctor(dir);
   assert.equal(found.code, 1);
-  assert.deepEqual(errors(found.report, 'lock').map((f) => f.subject).sort(), [future, guard, lock].sort());
+  assert.deepEqual(
+    errors(found.report, 'lock')
+      .map((f) => f.subject)
+      .sort(),
+    [future, guard, lock].sort(),
+  );
   const repaired = await doctor(dir, true);
   assert.equal(repaired.code, 0, JSON.stringify(repaired.report.remaining));
   // Taking the lock over removes its guard too: that one is reported removed, not "in use again".
-  assert.deepEqual(repaired.report.repairs.slice().sort(), [`removed ${future}`, `removed ${guard}`, `removed ${lock}`].sort());
+  assert.deepEqual(
+    repaired.report.repairs.slice().sort(),
+    [`removed ${future}`, `removed ${guard}`, `removed ${lock}`].sort(),
+  );
   assert.deepEqual(readdirSync(path.join(dir, '.locks')), []);
 });

@@ -30,7 +30,11 @@ function state(dir, id) {
 
 /** The ids of session directories in a store. */
 function sessionDirs(dir) {
-  return existsSync(dir) ? readdirSync(dir).filter((n) => !n.startsWith('.') && !n.endsWith('.jsonl')).sort() : [];
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((n) => !n.startsWith('.') && !n.endsWith('.jsonl'))
+        .sort()
+    : [];
 }
 
 function reseal(bundle) {
@@ -51,9 +55,15 @@ test('export then import round-trips a subtree byte for byte, with its audit ent
   const bundle = JSON.parse(readFileSync(file, 'utf8'));
   assert.equal(bundle.format_version, 1);
   assert.match(bundle.checksum, /^sha256:[0-9a-f]{64}$/);
-  assert.deepEqual(bundle.sessions.map((s) => s.agent_id), ids);
+  assert.deepEqual(
+    bundle.sessions.map((s) => s.agent_id),
+    ids,
+  );
   assert.ok(bundle.audit.every((e) => e.ids.some((id) => ids.includes(id))));
-  assert.deepEqual(bundle.audit.map((e) => e.action), ['create', 'create', 'create', 'update']);
+  assert.deepEqual(
+    bundle.audit.map((e) => e.action),
+    ['create', 'create', 'create', 'update'],
+  );
 
   const imported = await cli(to, ['import', file, '--json']);
   assert.equal(imported.code, 0, imported.stderr);
@@ -64,7 +74,10 @@ test('export then import round-trips a subtree byte for byte, with its audit ent
 
   const trail = JSON.parse((await cli(to, ['audit', '--json'])).stdout);
   assert.deepEqual(trail.problems, []);
-  assert.deepEqual(trail.entries.map((e) => e.action), ['create', 'create', 'create', 'update', 'import']);
+  assert.deepEqual(
+    trail.entries.map((e) => e.action),
+    ['create', 'create', 'create', 'update', 'import'],
+  );
   assert.deepEqual(trail.entries.slice(0, 4), bundle.audit);
 });
 
@@ -93,7 +106,10 @@ test('export refuses a subtree holding a record it cannot read, and writes no fi
   assert.ok(!existsSync(file));
   const all = await cli(from, ['export', '--all', '-o', file, '--json']);
   assert.equal(all.code, 0, all.stderr);
-  assert.deepEqual(JSON.parse(all.stdout).problems.map((p) => p.id), [ids[2]]);
+  assert.deepEqual(
+    JSON.parse(all.stdout).problems.map((p) => p.id),
+    [ids[2]],
+  );
   assert.match(all.stderr, /^agent-session: /);
 });
 
@@ -209,7 +225,10 @@ test('an import interrupted mid-commit is rolled back by the next import', async
   writeFileSync(path.join(opDir, 'sessions', ids[1], 'state.json'), state(from, ids[1]));
   mkdirSync(path.join(to, ids[0]), { recursive: true });
   writeFileSync(path.join(to, ids[0], 'state.json'), state(from, ids[0]));
-  writeFileSync(path.join(opDir, 'manifest.json'), JSON.stringify({ op, ids: ids.slice(0, 2), replaced: [], status: 'committing' }));
+  writeFileSync(
+    path.join(opDir, 'manifest.json'),
+    JSON.stringify({ op, ids: ids.slice(0, 2), replaced: [], status: 'committing' }),
+  );
 
   const otherFile = path.join(tmp, 'other.json');
   assert.equal((await cli(from, ['export', other, '-o', otherFile])).code, 0);
@@ -231,30 +250,35 @@ function runAndKill(args, ms) {
   });
 }
 
-test('imports killed at random moments leave, after recovery, all of the bundle or none of it', { timeout: 120_000 }, async (t) => {
-  const { Sessions, doctor } = await loadLibrary();
-  const tmp = tempDir(t);
-  const from = path.join(tmp, 'from');
-  const sessions = Sessions.open({ dir: from });
-  const root = await sessions.create({ agentName: 'root' });
-  for (let i = 0; i < 20; i++) {
-    const child = await sessions.create({ agentName: 'child', parent: root.agent_id });
-    for (let j = 0; j < 4; j++) await sessions.create({ agentName: 'grandchild', parent: child.agent_id });
-  }
-  const ids = sessionDirs(from);
-  const file = path.join(tmp, 'bundle.json');
-  assert.equal((await cli(from, ['export', root.agent_id, '-o', file])).code, 0);
-  const original = snapshotAll(from, ids);
-  for (let i = 0; i < 4; i++) {
-    const to = path.join(tmp, `run${i}`);
-    await runAndKill(['--dir', to, 'import', file], 100 + Math.floor(Math.random() * 1000));
-    const report = await doctor(Sessions.open({ dir: to }), { repair: true });
-    assert.equal(report.healthy, true, JSON.stringify(report.remaining));
-    const present = sessionDirs(to);
-    if (present.length > 0) assert.deepEqual(snapshotAll(to, present), original, `run ${i}: a partial import survived`);
-    assert.deepEqual(existsSync(path.join(to, '.importing')) ? readdirSync(path.join(to, '.importing')) : [], []);
-  }
-});
+test(
+  'imports killed at random moments leave, after recovery, all of the bundle or none of it',
+  { timeout: 120_000 },
+  async (t) => {
+    const { Sessions, doctor } = await loadLibrary();
+    const tmp = tempDir(t);
+    const from = path.join(tmp, 'from');
+    const sessions = Sessions.open({ dir: from });
+    const root = await sessions.create({ agentName: 'root' });
+    for (let i = 0; i < 20; i++) {
+      const child = await sessions.create({ agentName: 'child', parent: root.agent_id });
+      for (let j = 0; j < 4; j++) await sessions.create({ agentName: 'grandchild', parent: child.agent_id });
+    }
+    const ids = sessionDirs(from);
+    const file = path.join(tmp, 'bundle.json');
+    assert.equal((await cli(from, ['export', root.agent_id, '-o', file])).code, 0);
+    const original = snapshotAll(from, ids);
+    for (let i = 0; i < 4; i++) {
+      const to = path.join(tmp, `run${i}`);
+      await runAndKill(['--dir', to, 'import', file], 100 + Math.floor(Math.random() * 1000));
+      const report = await doctor(Sessions.open({ dir: to }), { repair: true });
+      assert.equal(report.healthy, true, JSON.stringify(report.remaining));
+      const present = sessionDirs(to);
+      if (present.length > 0)
+        assert.deepEqual(snapshotAll(to, present), original, `run ${i}: a partial import survived`);
+      assert.deepEqual(existsSync(path.join(to, '.importing')) ? readdirSync(path.join(to, '.importing')) : [], []);
+    }
+  },
+);
 
 function snapshotAll(dir, ids) {
   return Object.fromEntries(ids.map((id) => [id, state(dir, id)]));

@@ -34,7 +34,9 @@ const BAD_INPUTS = [
 ];
 
 test('invalid payloads: exit 0, no output, one log line, nothing written outside the store', async (t) => {
-  const cases = BAD_INPUTS.flatMap(([what, payload]) => ['pre', 'life'].map((name) => ({ what, payload, name, proj: project(t) })));
+  const cases = BAD_INPUTS.flatMap(([what, payload]) =>
+    ['pre', 'life'].map((name) => ({ what, payload, name, proj: project(t) })),
+  );
   // Independent projects: run a few at a time to keep the file quick.
   const results = [];
   for (let i = 0; i < cases.length; i += 4) {
@@ -46,19 +48,27 @@ test('invalid payloads: exit 0, no output, one log line, nothing written outside
     assert.deepEqual(sessionIds(proj.store), [], `${name} with ${what}: no session`);
     // Nothing next to the store (a hostile id would have made a path outside it).
     assert.deepEqual(readdirSync(proj.dir), ['.claude'], `${name} with ${what}`);
-    assert.deepEqual(readdirSync(path.join(proj.dir, '.claude')).filter((n) => n !== 'session'), [], `${name} with ${what}`);
+    assert.deepEqual(
+      readdirSync(path.join(proj.dir, '.claude')).filter((n) => n !== 'session'),
+      [],
+      `${name} with ${what}`,
+    );
     // Events a hook does not handle are ignored without a log line; everything else logs EINVALID once.
     const event = typeof payload === 'string' ? undefined : payload.hook_event_name;
     const handled = typeof event !== 'string' || (name === 'pre') === (event === 'PreToolUse');
     const lines = hookLog(proj.store).split('\n').filter(Boolean);
     assert.equal(lines.length, handled ? 1 : 0, `${name} with ${what}: ${lines}`);
-    if (handled) assert.match(lines[0], /^\S+ (pre_delegate|subagent_stop) \S+ pid=\d+ EINVALID: .+$/, `${name} with ${what}`);
+    if (handled)
+      assert.match(lines[0], /^\S+ (pre_delegate|subagent_stop) \S+ pid=\d+ EINVALID: .+$/, `${name} with ${what}`);
   }
 });
 
 test('stdin over the 1 MiB cap is not parsed', async (t) => {
   const proj = project(t);
-  const huge = JSON.stringify({ ...fixture('pretooluse-task'), tool_input: { description: 'x', prompt: 'p'.repeat(1024 * 1024) } });
+  const huge = JSON.stringify({
+    ...fixture('pretooluse-task'),
+    tool_input: { description: 'x', prompt: 'p'.repeat(1024 * 1024) },
+  });
   for (const run of [pre, life]) assertSilent(await run(proj, huge), 'oversized');
   assert.deepEqual(sessionIds(proj.store), []);
   assert.equal(hookLog(proj.store).match(/over the 1048576-byte cap/g).length, 2);
@@ -68,8 +78,10 @@ test('a store that is a file, a broken config file, a corrupt index or record: f
   const proj = project(t);
   const file = path.join(proj.dir, 'not-a-dir');
   writeFileSync(file, 'x');
-  for (const run of [pre, life]) assertSilent(await run(proj, flow().pre, { AGENT_SESSION_DIR: file }), 'store is a file');
-  for (const run of [pre, life]) assertSilent(await run(proj, flow().start, { AGENT_SESSION_DIR: file }), 'store is a file');
+  for (const run of [pre, life])
+    assertSilent(await run(proj, flow().pre, { AGENT_SESSION_DIR: file }), 'store is a file');
+  for (const run of [pre, life])
+    assertSilent(await run(proj, flow().start, { AGENT_SESSION_DIR: file }), 'store is a file');
   assert.equal(readFileSync(file, 'utf8'), 'x');
 
   writeFileSync(path.join(proj.dir, '.claude', 'agent-session.json'), '{ not json');
@@ -148,7 +160,10 @@ test('a hook waiting for a session lock keeps the conversation lock it holds fre
     // SubagentStart takes the conversation's lock, then waits for the session's.
     const started = life(proj, f.start);
     const conversationLock = path.join(proj.store, '.claude-code', '.locks', 'sess-1.lock');
-    const takenAt = await until(() => existsSync(conversationLock) && statSync(conversationLock).mtimeMs, 'the hook holds the conversation lock');
+    const takenAt = await until(
+      () => existsSync(conversationLock) && statSync(conversationLock).mtimeMs,
+      'the hook holds the conversation lock',
+    );
     // Past the 2 s after which an untouched lock is anybody's, it must have been touched.
     await until(() => Date.now() - takenAt > 2500, '2.5 s of waiting');
     const age = Date.now() - statSync(conversationLock).mtimeMs;
@@ -235,7 +250,9 @@ test('the sweep marks long-silent hook sessions abandoned and runs detached at m
 
 function onlySessionOf(proj, agentName, except) {
   const ids = sessionIds(proj.store).filter((id) => id !== except);
-  const records = ids.map((id) => JSON.parse(readFileSync(path.join(proj.store, id, 'state.json'), 'utf8'))).filter((r) => r.agent_name === agentName);
+  const records = ids
+    .map((id) => JSON.parse(readFileSync(path.join(proj.store, id, 'state.json'), 'utf8')))
+    .filter((r) => r.agent_name === agentName);
   assert.equal(records.length, 1);
   return records[0];
 }
@@ -251,6 +268,9 @@ test('the sweep can be run by hand: --sweep prints its report', async (t) => {
   assert.equal(result.code, 0, result.stderr);
   const report = JSON.parse(result.stdout);
   assert.deepEqual(report.abandoned, [s.agent_id]);
-  const withLongerLimit = await runNode(SUBAGENT_STOP, ['--sweep'], { cwd: dir, env: cleanEnv({ AGENT_SESSION_DIR: store, AGENT_SESSION_ABANDON_AFTER_HOURS: '6' }) });
+  const withLongerLimit = await runNode(SUBAGENT_STOP, ['--sweep'], {
+    cwd: dir,
+    env: cleanEnv({ AGENT_SESSION_DIR: store, AGENT_SESSION_ABANDON_AFTER_HOURS: '6' }),
+  });
   assert.deepEqual(JSON.parse(withLongerLimit.stdout).abandoned, []);
 });

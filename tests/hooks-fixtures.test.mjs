@@ -46,7 +46,10 @@ test('foreground run: PreToolUse, SubagentStart, the subagent tool calls, Subage
   assert.equal(session.claude.agent_id, 'aee3f22647281eb0a');
 
   // The subagent's own tool calls carry its agent_id: neither hook acts on them.
-  for (const [run, name] of [[pre, 'pretooluse-in-subagent'], [life, 'posttooluse-in-subagent']]) {
+  for (const [run, name] of [
+    [pre, 'pretooluse-in-subagent'],
+    [life, 'posttooluse-in-subagent'],
+  ]) {
     const r = await run(proj, use(name));
     assert.deepEqual([r.code, r.stdout], [0, ''], name);
   }
@@ -61,7 +64,10 @@ test('foreground run: PreToolUse, SubagentStart, the subagent tool calls, Subage
   assert.equal(session.summary, 'E2E-FINAL-SUB: subagent did the task.');
   assert.deepEqual(session.claude.agent_ids, ['aee3f22647281eb0a']);
   assert.match(session.claude.agent_transcript_path, /subagents\/agent-aee3f22647281eb0a\.jsonl$/);
-  assert.deepEqual(session.history.map((h) => h.event), ['started', 'finalized']);
+  assert.deepEqual(
+    session.history.map((h) => h.event),
+    ['started', 'finalized'],
+  );
 });
 
 test('background run: PostToolUse (async_launched) joins before SubagentStop', async (t) => {
@@ -106,7 +112,11 @@ test('SendMessage payloads and continuations of agents we never saw change nothi
 test('a PostToolUse after our own updatedInput joins the rewritten spawn', async (t) => {
   const proj = project(t);
   const post = use('posttooluse-task-after-updatedinput');
-  const payload = fixture('pretooluse-task', { session_id: post.session_id, tool_use_id: post.tool_use_id, tool_input: { ...post.tool_input, prompt: 'E2E-SUBAGENT-MARKER' } });
+  const payload = fixture('pretooluse-task', {
+    session_id: post.session_id,
+    tool_use_id: post.tool_use_id,
+    tool_input: { ...post.tool_input, prompt: 'E2E-SUBAGENT-MARKER' },
+  });
   assertAllowWithFooter(await pre(proj, payload), payload);
   await life(proj, post);
   assert.equal(onlySession(proj.store).claude.agent_id, 'ae400c43bbcfe6e3a');
@@ -118,11 +128,21 @@ test('our PreToolUse output uses the keys Claude Code honoured, and a deny match
   const out = (await pre(proj, fixture('pretooluse-task'))).json.hookSpecificOutput;
   assert.deepEqual(Object.keys(out).sort(), ['hookEventName', 'updatedInput']);
   assert.ok(Object.keys(out).every((key) => key in honoured));
-  assert.deepEqual(Object.keys(out.updatedInput).filter((k) => k !== 'resume').sort(), Object.keys(honoured.updatedInput).filter((k) => k !== 'resume').sort());
+  assert.deepEqual(
+    Object.keys(out.updatedInput)
+      .filter((k) => k !== 'resume')
+      .sort(),
+    Object.keys(honoured.updatedInput)
+      .filter((k) => k !== 'resume')
+      .sort(),
+  );
   // What the model receives after a deny: "PreToolUse:Agent hook error: <our reason>".
   assert.match(use('tool-result-after-pretooluse-deny').content, /^PreToolUse:Agent hook error: /);
 });
 
 test('every copied fixture is used by a test above', () => {
-  assert.deepEqual(PAYLOADS.filter((f) => !covered.has(f)), []);
+  assert.deepEqual(
+    PAYLOADS.filter((f) => !covered.has(f)),
+    [],
+  );
 });

@@ -18,7 +18,6 @@ async function delegate(proj, f, message, { env, transcript } = {}) {
   return out;
 }
 
-
 /** Moves a session's latest history entry (a resume decision) `ms` into the past, as if made that long ago. */
 function backdateLastDecision(store, id, ms) {
   const file = path.join(store, id, 'state.json');
@@ -68,7 +67,9 @@ describe('delegation flows', { concurrency: 3 }, () => {
 
     const g = flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'tester' });
     await delegate(proj, g, 'Could not build.\n**session-phase: failed**');
-    const failed = sessionIds(proj.store).map((id) => readSession(proj.store, id)).find((s) => s.agent_name === 'tester');
+    const failed = sessionIds(proj.store)
+      .map((id) => readSession(proj.store, id))
+      .find((s) => s.agent_name === 'tester');
     assert.equal(failed.phase, 'failed');
     assert.equal(failed.summary, 'Could not build.');
   });
@@ -105,7 +106,10 @@ describe('delegation flows', { concurrency: 3 }, () => {
     assert.match(out.permissionDecisionReason, /phase approval/);
     assert.deepEqual(sessionIds(proj.store), [id], 'no new session');
     const decision = onlySession(proj.store).history.at(-1);
-    assert.deepEqual([decision.event, decision.decision, decision.policy, decision.tool_use_id], ['resume_decision', 'deny', 'auto', 'toolu_2']);
+    assert.deepEqual(
+      [decision.event, decision.decision, decision.policy, decision.tool_use_id],
+      ['resume_decision', 'deny', 'auto', 'toolu_2'],
+    );
 
     // The model obeys: SendMessage to a1, then a1 starts and stops again (same agent id).
     const send = await pre(proj, fixture('pretooluse-sendmessage', { session_id: 'sess-1' }));
@@ -114,7 +118,10 @@ describe('delegation flows', { concurrency: 3 }, () => {
     let s = onlySession(proj.store);
     assert.equal(s.phase, 'executing');
     assert.equal(s.history.at(-1).event, 'resumed');
-    await life(proj, fixture('subagentstop-continued', { session_id: 'sess-1', agent_id: 'a1', last_assistant_message: 'Migrated.' }));
+    await life(
+      proj,
+      fixture('subagentstop-continued', { session_id: 'sess-1', agent_id: 'a1', last_assistant_message: 'Migrated.' }),
+    );
     s = onlySession(proj.store);
     assert.equal(s.phase, 'completed');
     assert.equal(s.summary, 'Migrated.');
@@ -122,13 +129,16 @@ describe('delegation flows', { concurrency: 3 }, () => {
 
   it('never denied twice in a row: a second delegation instead of SendMessage goes through with a brief', async (t) => {
     const proj = project(t);
-    await delegate(proj, flow({ description: 'Schema migration' }), 'Which column type?\nsession-phase: approval', { transcript: transcriptFile(t) });
+    await delegate(proj, flow({ description: 'Schema migration' }), 'Which column type?\nsession-phase: approval', {
+      transcript: transcriptFile(t),
+    });
     const id = onlySession(proj.store).agent_id;
     const second = flow({ toolUseId: 'toolu_2', agentId: 'a2', prompt: 'Use text.' });
     assert.equal((await pre(proj, second.pre)).json.hookSpecificOutput.permissionDecision, 'deny');
     const third = flow({ toolUseId: 'toolu_3', agentId: 'a3', prompt: 'Use text.' });
     // Right after the deny, a delegation is taken for a parallel one of the same message: its own session.
-    const parallel = (await pre(proj, flow({ toolUseId: 'toolu_p', agentId: 'ap', prompt: 'Other work.' }).pre)).json.hookSpecificOutput;
+    const parallel = (await pre(proj, flow({ toolUseId: 'toolu_p', agentId: 'ap', prompt: 'Other work.' }).pre)).json
+      .hookSpecificOutput;
     assert.doesNotMatch(parallel.updatedInput.prompt, new RegExp(id));
     // The model answers the deny a model round trip later (here: the deny is dated 2 s back).
     backdateLastDecision(proj.store, id, 2000);
@@ -138,7 +148,12 @@ describe('delegation flows', { concurrency: 3 }, () => {
     assert.match(out.updatedInput.prompt, /Which column type\?/);
     assert.match(out.updatedInput.prompt, /Use text\.\n\n\[agent-session\] Your session/);
     assert.equal(sessionIds(proj.store).length, 2);
-    assert.deepEqual(readSession(proj.store, id).history.filter((h) => h.event === 'resume_decision').map((h) => h.decision), ['deny', 'brief']);
+    assert.deepEqual(
+      readSession(proj.store, id)
+        .history.filter((h) => h.event === 'resume_decision')
+        .map((h) => h.decision),
+      ['deny', 'brief'],
+    );
     // The new agent joins the same session.
     await life(proj, third.post);
     await life(proj, third.start);
@@ -154,9 +169,26 @@ describe('delegation flows', { concurrency: 3 }, () => {
     const long = `${'x'.repeat(20_000)}\nsession-phase: investigating`;
     await delegate(proj, flow({ description: 'Find the leak' }), long, { env, transcript: transcriptFile(t) });
     const id = onlySession(proj.store).agent_id;
-    assert.equal((await runCli(['update', id, '--metadata', '{"ticket":"OPS-7"}', '--error', 'heap dump failed', '--dir', proj.store])).code, 0);
+    assert.equal(
+      (
+        await runCli([
+          'update',
+          id,
+          '--metadata',
+          '{"ticket":"OPS-7"}',
+          '--error',
+          'heap dump failed',
+          '--dir',
+          proj.store,
+        ])
+      ).code,
+      0,
+    );
     const briefs = [];
-    for (const [toolUseId, agentId] of [['toolu_2', 'a2'], ['toolu_3', 'a3']]) {
+    for (const [toolUseId, agentId] of [
+      ['toolu_2', 'a2'],
+      ['toolu_3', 'a3'],
+    ]) {
       // Each delegation attaches to the session and starts it, so it is paused again before the next one.
       const next = flow({ toolUseId, agentId, prompt: 'Keep going' });
       const out = (await pre(proj, next.pre, env)).json.hookSpecificOutput;
@@ -167,12 +199,28 @@ describe('delegation flows', { concurrency: 3 }, () => {
       assert.equal((await runCli(['update', id, '--phase', 'investigating', '--dir', proj.store])).code, 0);
     }
     const prompt = briefs[0];
-    for (const part of [id, 'Purpose: Find the leak', 'Phase when it stopped: investigating', '"ticket":"OPS-7"', 'heap dump failed', 'executing -> investigating', 'Keep going']) {
+    for (const part of [
+      id,
+      'Purpose: Find the leak',
+      'Phase when it stopped: investigating',
+      '"ticket":"OPS-7"',
+      'heap dump failed',
+      'executing -> investigating',
+      'Keep going',
+    ]) {
       assert.ok(prompt.includes(part), `brief lacks ${part}`);
     }
     assert.ok(prompt.length < 6000, `brief is bounded (${prompt.length} characters)`);
     assert.deepEqual(sessionIds(proj.store), [id]);
-    assert.deepEqual(onlySession(proj.store).history.filter((h) => h.event === 'resume_decision').map((h) => [h.policy, h.decision]), [['brief', 'brief'], ['brief', 'brief']]);
+    assert.deepEqual(
+      onlySession(proj.store)
+        .history.filter((h) => h.event === 'resume_decision')
+        .map((h) => [h.policy, h.decision]),
+      [
+        ['brief', 'brief'],
+        ['brief', 'brief'],
+      ],
+    );
   });
 
   it('the transcript gone: policy auto falls back to a brief', async (t) => {
@@ -202,7 +250,12 @@ describe('delegation flows', { concurrency: 3 }, () => {
     const proj = project(t);
     await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', { transcript: transcriptFile(t) });
     const id = onlySession(proj.store).agent_id;
-    const other = flow({ session: 'sess-2', toolUseId: 'toolu_9', type: 'general-purpose', prompt: `Continue session ${id} please` });
+    const other = flow({
+      session: 'sess-2',
+      toolUseId: 'toolu_9',
+      type: 'general-purpose',
+      prompt: `Continue session ${id} please`,
+    });
     const out = (await pre(proj, other.pre)).json.hookSpecificOutput;
     assert.equal(out.permissionDecision, undefined);
     assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${id}`));
@@ -221,7 +274,9 @@ describe('delegation flows', { concurrency: 3 }, () => {
     await life(proj, child.post);
     await life(proj, child.start);
     await life(proj, child.stop('Found it.'));
-    const kid = sessionIds(proj.store).map((id) => readSession(proj.store, id)).find((s) => s.agent_id !== parentId);
+    const kid = sessionIds(proj.store)
+      .map((id) => readSession(proj.store, id))
+      .find((s) => s.agent_id !== parentId);
     assert.equal(kid.parent_session_id, parentId);
     assert.equal(kid.agent_name, 'Explore');
     assert.equal(kid.claude.caller_agent_id, 'a1');
@@ -249,9 +304,20 @@ describe('delegation flows', { concurrency: 3 }, () => {
         await life(proj, two.post);
         await life(proj, one.post);
       }
-      const byPrompt = Object.fromEntries(sessionIds(proj.store).map((id) => readSession(proj.store, id)).map((s) => [s.claude.tool_use_id, s]));
-      assert.deepEqual([byPrompt.toolu_1.claude.agent_id, byPrompt.toolu_1.phase], ['a1', 'approval'], `background=${background}`);
-      assert.deepEqual([byPrompt.toolu_2.claude.agent_id, byPrompt.toolu_2.phase, byPrompt.toolu_2.summary], ['a2', 'completed', 'Finished second.']);
+      const byPrompt = Object.fromEntries(
+        sessionIds(proj.store)
+          .map((id) => readSession(proj.store, id))
+          .map((s) => [s.claude.tool_use_id, s]),
+      );
+      assert.deepEqual(
+        [byPrompt.toolu_1.claude.agent_id, byPrompt.toolu_1.phase],
+        ['a1', 'approval'],
+        `background=${background}`,
+      );
+      assert.deepEqual(
+        [byPrompt.toolu_2.claude.agent_id, byPrompt.toolu_2.phase, byPrompt.toolu_2.summary],
+        ['a2', 'completed', 'Finished second.'],
+      );
     }
   });
 
@@ -259,13 +325,19 @@ describe('delegation flows', { concurrency: 3 }, () => {
     for (const policy of ['brief', 'auto']) {
       const proj = project(t);
       const env = { AGENT_SESSION_RESUME_POLICY: policy };
-      await delegate(proj, flow({ type: 'reviewer' }), 'Waiting for Bob.\nsession-phase: approval', { env, transcript: transcriptFile(t) });
+      await delegate(proj, flow({ type: 'reviewer' }), 'Waiting for Bob.\nsession-phase: approval', {
+        env,
+        transcript: transcriptFile(t),
+      });
       const [paused] = sessionIds(proj.store);
       // Both PreToolUse calls of one turn come before either agent starts; Claude Code runs their
       // hooks at the same time (checked with the real CLI: they start within milliseconds).
       const two = flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'reviewer', description: 'Billing' });
       const three = flow({ toolUseId: 'toolu_3', agentId: 'a3', type: 'reviewer', description: 'Search' });
-      const outs = policy === 'brief' ? [await pre(proj, two.pre, env), await pre(proj, three.pre, env)] : await Promise.all([pre(proj, two.pre, env), pre(proj, three.pre, env)]);
+      const outs =
+        policy === 'brief'
+          ? [await pre(proj, two.pre, env), await pre(proj, three.pre, env)]
+          : await Promise.all([pre(proj, two.pre, env), pre(proj, three.pre, env)]);
       const answers = outs.map((o) => o.json.hookSpecificOutput);
       if (policy === 'auto') {
         // One is denied in favour of SendMessage; the other, started before that deny, is no retry of it.
@@ -273,11 +345,21 @@ describe('delegation flows', { concurrency: 3 }, () => {
         assert.notEqual(denied, -1, JSON.stringify(answers));
         const other = answers[1 - denied];
         assert.equal(other.permissionDecision, undefined, JSON.stringify(answers));
-        assert.doesNotMatch(other.updatedInput.prompt, new RegExp(paused), 'the parallel delegation was handed the denied session');
+        assert.doesNotMatch(
+          other.updatedInput.prompt,
+          new RegExp(paused),
+          'the parallel delegation was handed the denied session',
+        );
         const ran = [two, three][1 - denied];
         for (const e of [ran.post, ran.start, ran.stop('reviewed')]) await life(proj, e, env);
         const sessions = sessionIds(proj.store).map((id) => readSession(proj.store, id));
-        assert.deepEqual(sessions.map((s) => [s.agent_id === paused, s.phase, s.claude.agent_ids]).sort(), [[false, 'completed', [ran === two ? 'a2' : 'a3']], [true, 'approval', ['a1']]].sort());
+        assert.deepEqual(
+          sessions.map((s) => [s.agent_id === paused, s.phase, s.claude.agent_ids]).sort(),
+          [
+            [false, 'completed', [ran === two ? 'a2' : 'a3']],
+            [true, 'approval', ['a1']],
+          ].sort(),
+        );
         continue;
       }
       const [first, second] = answers;
@@ -289,100 +371,191 @@ describe('delegation flows', { concurrency: 3 }, () => {
       await life(proj, three.stop('search reviewed'), env);
       const sessions = sessionIds(proj.store).map((id) => readSession(proj.store, id));
       assert.equal(sessions.length, 2);
-      assert.deepEqual(sessions.map((s) => [s.purpose, s.phase, s.summary]).sort(), [['A task', 'completed', 'billing reviewed'], ['Search', 'completed', 'search reviewed']].sort());
+      assert.deepEqual(
+        sessions.map((s) => [s.purpose, s.phase, s.summary]).sort(),
+        [
+          ['A task', 'completed', 'billing reviewed'],
+          ['Search', 'completed', 'search reviewed'],
+        ].sort(),
+      );
     }
   });
 
-  it('the transcript tells a call of the denied one\'s message from a retry: still streaming, same message, or a later one', async (t) => {
-    const call = (message, id) => JSON.stringify({ type: 'assistant', message: { id: message, role: 'assistant', content: [{ type: 'tool_use', id, name: 'Agent', input: {} }] } });
+  it("the transcript tells a call of the denied one's message from a retry: still streaming, same message, or a later one", async (t) => {
+    const call = (message, id) =>
+      JSON.stringify({
+        type: 'assistant',
+        message: { id: message, role: 'assistant', content: [{ type: 'tool_use', id, name: 'Agent', input: {} }] },
+      });
     const cases = [
       // The denied call's message is not in the transcript yet: it is still being streamed, with this call.
       { name: 'still streaming', lines: [call('m0', 'toolu_1')], backdate: true, resumes: false },
       // Both calls in one message, the second streamed seconds after the first.
-      { name: 'same message', lines: [call('m0', 'toolu_1'), call('m1', 'toolu_2'), call('m1', 'toolu_3')], backdate: true, resumes: false },
+      {
+        name: 'same message',
+        lines: [call('m0', 'toolu_1'), call('m1', 'toolu_2'), call('m1', 'toolu_3')],
+        backdate: true,
+        resumes: false,
+      },
       // A later message, even within a second of the deny: a retry, which gets the brief.
-      { name: 'later message', lines: [call('m0', 'toolu_1'), call('m1', 'toolu_2'), call('m2', 'toolu_3')], backdate: false, resumes: true },
+      {
+        name: 'later message',
+        lines: [call('m0', 'toolu_1'), call('m1', 'toolu_2'), call('m2', 'toolu_3')],
+        backdate: false,
+        resumes: true,
+      },
       // The denied call's message was already written when the deny was given (its last block streamed).
-      { name: 'written before the deny, later message', lines: [call('m0', 'toolu_1'), call('m1', 'toolu_2'), call('m2', 'toolu_3')], before: 2, backdate: false, resumes: true },
-      { name: 'written before the deny, same message', lines: [call('m0', 'toolu_1'), call('m1', 'toolu_3'), call('m1', 'toolu_2')], before: 3, backdate: true, resumes: false },
+      {
+        name: 'written before the deny, later message',
+        lines: [call('m0', 'toolu_1'), call('m1', 'toolu_2'), call('m2', 'toolu_3')],
+        before: 2,
+        backdate: false,
+        resumes: true,
+      },
+      {
+        name: 'written before the deny, same message',
+        lines: [call('m0', 'toolu_1'), call('m1', 'toolu_3'), call('m1', 'toolu_2')],
+        before: 3,
+        backdate: true,
+        resumes: false,
+      },
     ];
     for (const c of cases) {
       const proj = project(t);
       const transcript = path.join(tempDir(t, 'agent-session-main-transcript-'), 'conversation.jsonl');
       const withTranscript = (f) => ({ ...f, pre: { ...f.pre, transcript_path: transcript } });
-      await delegate(proj, withTranscript(flow()), 'Which column type?\nsession-phase: approval', { transcript: transcriptFile(t) });
+      await delegate(proj, withTranscript(flow()), 'Which column type?\nsession-phase: approval', {
+        transcript: transcriptFile(t),
+      });
       const id = onlySession(proj.store).agent_id;
       writeFileSync(transcript, `${c.lines.slice(0, c.before ?? 1).join('\n')}\n`);
-      assert.equal((await pre(proj, withTranscript(flow({ toolUseId: 'toolu_2', agentId: 'a2' })).pre)).json.hookSpecificOutput.permissionDecision, 'deny', c.name);
+      assert.equal(
+        (await pre(proj, withTranscript(flow({ toolUseId: 'toolu_2', agentId: 'a2' })).pre)).json.hookSpecificOutput
+          .permissionDecision,
+        'deny',
+        c.name,
+      );
       writeFileSync(transcript, `${c.lines.join('\n')}\n`);
       if (c.backdate) backdateLastDecision(proj.store, id, 5000);
-      const out = (await pre(proj, withTranscript(flow({ toolUseId: 'toolu_3', agentId: 'a3' })).pre)).json.hookSpecificOutput;
+      const out = (await pre(proj, withTranscript(flow({ toolUseId: 'toolu_3', agentId: 'a3' })).pre)).json
+        .hookSpecificOutput;
       assert.equal(out.permissionDecision, undefined, c.name);
       assert.equal(new RegExp(`resuming session ${id}`).test(out.updatedInput.prompt), c.resumes, c.name);
       assert.equal(sessionIds(proj.store).length, c.resumes ? 1 : 2, c.name);
     }
   });
 
-  it('in a transcript over a MiB whose last MiB starts inside a character, the denied call\'s message is found where it is', async (t) => {
-    const call = (message, id) => JSON.stringify({ type: 'assistant', message: { id: message, role: 'assistant', content: [{ type: 'tool_use', id, name: 'Agent', input: {} }] } });
+  it("in a transcript over a MiB whose last MiB starts inside a character, the denied call's message is found where it is", async (t) => {
+    const call = (message, id) =>
+      JSON.stringify({
+        type: 'assistant',
+        message: { id: message, role: 'assistant', content: [{ type: 'tool_use', id, name: 'Agent', input: {} }] },
+      });
     const proj = project(t);
     const transcript = path.join(tempDir(t, 'agent-session-main-transcript-'), 'conversation.jsonl');
     const withTranscript = (f) => ({ ...f, pre: { ...f.pre, transcript_path: transcript } });
-    await delegate(proj, withTranscript(flow()), 'Which column type?\nsession-phase: approval', { transcript: transcriptFile(t) });
+    await delegate(proj, withTranscript(flow()), 'Which column type?\nsession-phase: approval', {
+      transcript: transcriptFile(t),
+    });
     const id = onlySession(proj.store).agent_id;
     // A long first line of two-byte characters, sized so that the file's last MiB starts in the middle of one.
     const denied = `${call('m1', 'toolu_2')}\n`;
     let head = `{"text":"${'\u00e9'.repeat(600 * 1024)}"}\n`;
-    if ((Buffer.byteLength(head) + Buffer.byteLength(denied) - 1024 * 1024 - '{"text":"'.length) % 2 === 0) head = head.replace('"}\n', '"} \n');
+    if ((Buffer.byteLength(head) + Buffer.byteLength(denied) - 1024 * 1024 - '{"text":"'.length) % 2 === 0)
+      head = head.replace('"}\n', '"} \n');
     assert.equal((Buffer.byteLength(head) + Buffer.byteLength(denied) - 1024 * 1024 - '{"text":"'.length) % 2, 1);
     // The denied call's message is already written when its hook runs.
     writeFileSync(transcript, head + denied);
-    assert.equal((await pre(proj, withTranscript(flow({ toolUseId: 'toolu_2', agentId: 'a2' })).pre)).json.hookSpecificOutput.permissionDecision, 'deny');
+    assert.equal(
+      (await pre(proj, withTranscript(flow({ toolUseId: 'toolu_2', agentId: 'a2' })).pre)).json.hookSpecificOutput
+        .permissionDecision,
+      'deny',
+    );
     appendFileSync(transcript, `${call('m2', 'toolu_3')}\n`);
     // A retry in the next message, right away: the brief.
-    const out = (await pre(proj, withTranscript(flow({ toolUseId: 'toolu_3', agentId: 'a3' })).pre)).json.hookSpecificOutput;
+    const out = (await pre(proj, withTranscript(flow({ toolUseId: 'toolu_3', agentId: 'a3' })).pre)).json
+      .hookSpecificOutput;
     assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${id}`));
     assert.equal(readSession(proj.store, id).history.at(-2).transcript_offset, Buffer.byteLength(head));
   });
 
   it('a deny never holds a session against a call of another turn: much written since, another caller, another conversation', async (t) => {
-    const call = (message, id) => JSON.stringify({ type: 'assistant', message: { id: message, role: 'assistant', content: [{ type: 'tool_use', id, name: 'Agent', input: {} }] } });
+    const call = (message, id) =>
+      JSON.stringify({
+        type: 'assistant',
+        message: { id: message, role: 'assistant', content: [{ type: 'tool_use', id, name: 'Agent', input: {} }] },
+      });
     const setup = async () => {
       const proj = project(t);
       const transcript = path.join(tempDir(t, 'agent-session-main-transcript-'), 'conversation.jsonl');
       writeFileSync(transcript, `${call('m0', 'toolu_1')}\n`);
       const withTranscript = (f) => ({ ...f, pre: { ...f.pre, transcript_path: transcript } });
-      await delegate(proj, withTranscript(flow()), 'Which column type?\nsession-phase: approval', { transcript: transcriptFile(t) });
+      await delegate(proj, withTranscript(flow()), 'Which column type?\nsession-phase: approval', {
+        transcript: transcriptFile(t),
+      });
       return { proj, transcript, withTranscript, id: onlySession(proj.store).agent_id };
     };
-    const resumed = (out, id) => out.permissionDecision === undefined && new RegExp(`resuming session ${id}`).test(out.updatedInput.prompt);
+    const resumed = (out, id) =>
+      out.permissionDecision === undefined && new RegExp(`resuming session ${id}`).test(out.updatedInput.prompt);
 
     // Over a MiB written to the transcript since the deny: a later turn, even right away.
     const big = await setup();
-    assert.equal((await pre(big.proj, big.withTranscript(flow({ toolUseId: 'toolu_2' })).pre)).json.hookSpecificOutput.permissionDecision, 'deny');
-    appendFileSync(big.transcript, `${call('m1', 'toolu_2')}\n${JSON.stringify({ type: 'assistant', message: { id: 'm2', content: [{ type: 'text', text: 'x'.repeat(1100 * 1024) }] } })}\n`);
-    assert.ok(resumed((await pre(big.proj, big.withTranscript(flow({ toolUseId: 'toolu_3' })).pre)).json.hookSpecificOutput, big.id), 'over a MiB since');
+    assert.equal(
+      (await pre(big.proj, big.withTranscript(flow({ toolUseId: 'toolu_2' })).pre)).json.hookSpecificOutput
+        .permissionDecision,
+      'deny',
+    );
+    appendFileSync(
+      big.transcript,
+      `${call('m1', 'toolu_2')}\n${JSON.stringify({ type: 'assistant', message: { id: 'm2', content: [{ type: 'text', text: 'x'.repeat(1100 * 1024) }] } })}\n`,
+    );
+    assert.ok(
+      resumed(
+        (await pre(big.proj, big.withTranscript(flow({ toolUseId: 'toolu_3' })).pre)).json.hookSpecificOutput,
+        big.id,
+      ),
+      'over a MiB since',
+    );
 
     // Denied to a subagent's delegation (its call is in the subagent's transcript): the main agent's call is another one.
     const nested = await setup();
     const inner = flow({ toolUseId: 'toolu_2', caller: 'a-caller' });
-    assert.equal((await pre(nested.proj, nested.withTranscript(inner).pre)).json.hookSpecificOutput.permissionDecision, 'deny');
-    assert.ok(resumed((await pre(nested.proj, nested.withTranscript(flow({ toolUseId: 'toolu_3' })).pre)).json.hookSpecificOutput, nested.id), 'another caller');
+    assert.equal(
+      (await pre(nested.proj, nested.withTranscript(inner).pre)).json.hookSpecificOutput.permissionDecision,
+      'deny',
+    );
+    assert.ok(
+      resumed(
+        (await pre(nested.proj, nested.withTranscript(flow({ toolUseId: 'toolu_3' })).pre)).json.hookSpecificOutput,
+        nested.id,
+      ),
+      'another caller',
+    );
 
     // Denied in one conversation; another conversation names the session.
     const other = await setup();
-    assert.equal((await pre(other.proj, other.withTranscript(flow({ toolUseId: 'toolu_2' })).pre)).json.hookSpecificOutput.permissionDecision, 'deny');
+    assert.equal(
+      (await pre(other.proj, other.withTranscript(flow({ toolUseId: 'toolu_2' })).pre)).json.hookSpecificOutput
+        .permissionDecision,
+      'deny',
+    );
     const elsewhere = flow({ session: 'sess-2', toolUseId: 'toolu_9', prompt: `Go on with ${other.id}.` });
-    assert.ok(resumed((await pre(other.proj, elsewhere.pre)).json.hookSpecificOutput, other.id), 'another conversation');
+    assert.ok(
+      resumed((await pre(other.proj, elsewhere.pre)).json.hookSpecificOutput, other.id),
+      'another conversation',
+    );
   });
 
   it('a delegation naming a session takes it even while a spawn that never started holds it', async (t) => {
     const proj = project(t);
-    await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', { transcript: '/nonexistent/agent-a1.jsonl' });
+    await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', {
+      transcript: '/nonexistent/agent-a1.jsonl',
+    });
     const [paused] = sessionIds(proj.store);
     // A brief spawn refused at the permission prompt: it holds the session, and no event comes.
     await pre(proj, flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'reviewer' }).pre);
-    const unnamed = (await pre(proj, flow({ toolUseId: 'toolu_3', agentId: 'a3', type: 'reviewer' }).pre)).json.hookSpecificOutput;
+    const unnamed = (await pre(proj, flow({ toolUseId: 'toolu_3', agentId: 'a3', type: 'reviewer' }).pre)).json
+      .hookSpecificOutput;
     assert.doesNotMatch(unnamed.updatedInput.prompt, /resuming session/, 'an unnamed delegation took the held session');
     // The user's refusal and the model's retry take a while (here: the spawn is dated 5 s back).
     const index = path.join(proj.store, '.claude-code', 'sess-1.json');
@@ -390,7 +563,12 @@ describe('delegation flows', { concurrency: 3 }, () => {
     data.spawns.toolu_2.at = new Date(Date.parse(data.spawns.toolu_2.at) - 5000).toISOString();
     writeFileSync(index, JSON.stringify(data));
     // The model retries, naming the session: it resumes that session, no third one is made.
-    const named = flow({ toolUseId: 'toolu_4', agentId: 'a4', type: 'reviewer', prompt: `Continue ${paused}: approved.` });
+    const named = flow({
+      toolUseId: 'toolu_4',
+      agentId: 'a4',
+      type: 'reviewer',
+      prompt: `Continue ${paused}: approved.`,
+    });
     const out = (await pre(proj, named.pre)).json.hookSpecificOutput;
     assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${paused}`));
     for (const e of [named.post, named.start, named.stop('Applied.')]) await life(proj, e);
@@ -401,7 +579,9 @@ describe('delegation flows', { concurrency: 3 }, () => {
 
   it('a spawn whose agent never started (refused) holds nothing after 10 minutes: starts bind again, its session is a candidate again', async (t) => {
     const proj = project(t);
-    await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', { transcript: '/nonexistent/agent-a1.jsonl' });
+    await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', {
+      transcript: '/nonexistent/agent-a1.jsonl',
+    });
     const [paused] = sessionIds(proj.store);
     // Brief spawn toolu_2 attached to the paused session, and refused at the permission prompt: no event ever comes.
     await pre(proj, flow({ toolUseId: 'toolu_2', agentId: 'a2', type: 'reviewer' }).pre);
@@ -412,7 +592,11 @@ describe('delegation flows', { concurrency: 3 }, () => {
     // A foreground delegation: its start and stop come before PostToolUse and bind as the only waiting spawn.
     const next = flow({ toolUseId: 'toolu_3', agentId: 'a3', type: 'reviewer', background: false });
     const out = (await pre(proj, next.pre)).json.hookSpecificOutput;
-    assert.match(out.updatedInput.prompt, new RegExp(`resuming session ${paused}`), 'the refused spawn no longer holds the session');
+    assert.match(
+      out.updatedInput.prompt,
+      new RegExp(`resuming session ${paused}`),
+      'the refused spawn no longer holds the session',
+    );
     await life(proj, next.start);
     assert.equal(readSession(proj.store, paused).phase, 'executing', 'the start bound at once');
     await life(proj, next.stop('Done.'));
@@ -424,13 +608,21 @@ describe('delegation flows', { concurrency: 3 }, () => {
     const env = { AGENT_SESSION_RESUME_POLICY: 'brief' };
     await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', { env });
     const [paused] = sessionIds(proj.store);
-    const pair = [2, 3].map((n) => flow({ toolUseId: `toolu_${n}`, agentId: `a${n}`, type: 'reviewer', prompt: `Part ${n} of ${paused}.` }));
-    const prompts = (await Promise.all(pair.map((f) => pre(proj, f.pre, env)))).map((o) => o.json.hookSpecificOutput.updatedInput.prompt);
+    const pair = [2, 3].map((n) =>
+      flow({ toolUseId: `toolu_${n}`, agentId: `a${n}`, type: 'reviewer', prompt: `Part ${n} of ${paused}.` }),
+    );
+    const prompts = (await Promise.all(pair.map((f) => pre(proj, f.pre, env)))).map(
+      (o) => o.json.hookSpecificOutput.updatedInput.prompt,
+    );
     assert.equal(prompts.filter((p) => p.includes(`resuming session ${paused}`)).length, 1, prompts.join('\n---\n'));
-    for (const f of pair) for (const e of [f.post, f.start, f.stop(`${f.pre.tool_use_id} done`)]) await life(proj, e, env);
+    for (const f of pair)
+      for (const e of [f.post, f.start, f.stop(`${f.pre.tool_use_id} done`)]) await life(proj, e, env);
     const sessions = sessionIds(proj.store).map((id) => readSession(proj.store, id));
     assert.equal(sessions.length, 2);
-    assert.ok(sessions.every((s) => s.phase === 'completed' && s.claude.agent_ids.length === (s.agent_id === paused ? 2 : 1)), JSON.stringify(sessions.map((s) => [s.phase, s.claude.agent_ids])));
+    assert.ok(
+      sessions.every((s) => s.phase === 'completed' && s.claude.agent_ids.length === (s.agent_id === paused ? 2 : 1)),
+      JSON.stringify(sessions.map((s) => [s.phase, s.claude.agent_ids])),
+    );
   });
 
   it('with no fresh spawn waiting, a late start binds only to a lone unbound spawn; with two it waits for the exact join', async (t) => {
@@ -445,9 +637,13 @@ describe('delegation flows', { concurrency: 3 }, () => {
     for (const id of ['toolu_1', 'toolu_2']) data.spawns[id].at = new Date(Date.now() - 11 * 60_000).toISOString();
     writeFileSync(index, JSON.stringify(data));
     // Foreground order: start, stop, PostToolUse, for one agent, then the other.
-    for (const f of [one, two]) for (const e of [f.start, f.stop(`${f.pre.tool_input.description}: done`), f.post]) await life(proj, e);
+    for (const f of [one, two])
+      for (const e of [f.start, f.stop(`${f.pre.tool_input.description}: done`), f.post]) await life(proj, e);
     const sessions = sessionIds(proj.store).map((id) => readSession(proj.store, id));
-    assert.deepEqual(sessions.map((s) => [s.purpose, s.phase, s.summary, s.claude.agent_id]).sort(), [['One', 'completed', 'One: done', 'a1'], ['Two', 'completed', 'Two: done', 'a2']]);
+    assert.deepEqual(sessions.map((s) => [s.purpose, s.phase, s.summary, s.claude.agent_id]).sort(), [
+      ['One', 'completed', 'One: done', 'a1'],
+      ['Two', 'completed', 'Two: done', 'a2'],
+    ]);
   });
 
   it('a lone spawn whose agent starts more than 10 minutes later (a permission prompt answered late) still binds at once', async (t) => {
@@ -459,7 +655,11 @@ describe('delegation flows', { concurrency: 3 }, () => {
     data.spawns.toolu_1.at = new Date(Date.now() - 11 * 60_000).toISOString();
     writeFileSync(index, JSON.stringify(data));
     await life(proj, f.start);
-    assert.deepEqual([onlySession(proj.store).phase, onlySession(proj.store).claude.agent_id], ['executing', 'a1'], 'the start waited for PostToolUse');
+    assert.deepEqual(
+      [onlySession(proj.store).phase, onlySession(proj.store).claude.agent_id],
+      ['executing', 'a1'],
+      'the start waited for PostToolUse',
+    );
     await life(proj, f.stop('Done.'));
     assert.equal(onlySession(proj.store).phase, 'completed');
   });
@@ -473,7 +673,9 @@ describe('delegation flows', { concurrency: 3 }, () => {
     // Two waiting spawns of one type: both starts wait for PostToolUse.
     await life(proj, one.start);
     await life(proj, two.start);
-    const id = sessionIds(proj.store).map((i) => readSession(proj.store, i)).find((s) => s.claude.tool_use_id === 'toolu_1').agent_id;
+    const id = sessionIds(proj.store)
+      .map((i) => readSession(proj.store, i))
+      .find((s) => s.claude.tool_use_id === 'toolu_1').agent_id;
     assert.equal((await runCli(['update', id, '--phase', 'approval', '--dir', proj.store])).code, 0);
     await life(proj, one.stop('Please approve.'));
     await life(proj, one.post);
@@ -503,32 +705,57 @@ describe('delegation flows', { concurrency: 3 }, () => {
   it('with the footer turned off, a brief carries no footer; a cut brief keeps whole characters and its closing line', async (t) => {
     const proj = project(t);
     const env = { AGENT_SESSION_PROMPT_FOOTER: '0', AGENT_SESSION_RESUME_POLICY: 'brief' };
-    await delegate(proj, flow({ description: 'd'.repeat(6000) }), `${'\u{1F600}'.repeat(1500)}\nsession-phase: approval`, { env });
+    await delegate(
+      proj,
+      flow({ description: 'd'.repeat(6000) }),
+      `${'\u{1F600}'.repeat(1500)}\nsession-phase: approval`,
+      { env },
+    );
     const s = onlySession(proj.store);
     assert.ok(!/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/.test(s.claude.last_message), 'no half emoji in the record');
-    const out = (await pre(proj, flow({ toolUseId: 'toolu_2', agentId: 'a2', prompt: 'Go on' }).pre, env)).json.hookSpecificOutput;
+    const out = (await pre(proj, flow({ toolUseId: 'toolu_2', agentId: 'a2', prompt: 'Go on' }).pre, env)).json
+      .hookSpecificOutput;
     const prompt = out.updatedInput.prompt;
     assert.doesNotMatch(prompt, /\[agent-session\] Your session/);
     assert.ok(!/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/.test(prompt), 'no half emoji in the prompt');
-    for (const part of ['Phase when it stopped: approval', 'Its last message:', 'Continue from there. The new instructions follow.\n\nGo on']) assert.ok(prompt.includes(part), `brief lacks ${part}`);
+    for (const part of [
+      'Phase when it stopped: approval',
+      'Its last message:',
+      'Continue from there. The new instructions follow.\n\nGo on',
+    ])
+      assert.ok(prompt.includes(part), `brief lacks ${part}`);
   });
 
   it('the summary drops only the status line that counted: one quoted higher up stays', async (t) => {
     const proj = project(t);
-    const message = 'The old footer said:\nsession-phase: approval\nwhich no longer applies.\nAll checks pass.\nShipped.\nsession-phase: completed';
+    const message =
+      'The old footer said:\nsession-phase: approval\nwhich no longer applies.\nAll checks pass.\nShipped.\nsession-phase: completed';
     await delegate(proj, flow(), message);
     const s = onlySession(proj.store);
     assert.equal(s.phase, 'completed');
-    assert.equal(s.summary, 'The old footer said:\nsession-phase: approval\nwhich no longer applies.\nAll checks pass.\nShipped.');
+    assert.equal(
+      s.summary,
+      'The old footer said:\nsession-phase: approval\nwhich no longer applies.\nAll checks pass.\nShipped.',
+    );
 
     // Two status lines at the end: the last one counted, the one before it is part of the text;
     // a line with an unknown phase counts as none and stays too.
     const twice = project(t);
-    await delegate(twice, flow(), 'Was: session-phase: planning\nsession-phase: investigating\nsession-phase: failed: the build broke');
-    assert.deepEqual([onlySession(twice.store).phase, onlySession(twice.store).summary], ['failed', 'Was: session-phase: planning\nsession-phase: investigating']);
+    await delegate(
+      twice,
+      flow(),
+      'Was: session-phase: planning\nsession-phase: investigating\nsession-phase: failed: the build broke',
+    );
+    assert.deepEqual(
+      [onlySession(twice.store).phase, onlySession(twice.store).summary],
+      ['failed', 'Was: session-phase: planning\nsession-phase: investigating'],
+    );
     const unknown = project(t);
     await delegate(unknown, flow(), 'Done.\nsession-phase: shipped');
-    assert.deepEqual([onlySession(unknown.store).phase, onlySession(unknown.store).summary], ['completed', 'Done.\nsession-phase: shipped']);
+    assert.deepEqual(
+      [onlySession(unknown.store).phase, onlySession(unknown.store).summary],
+      ['completed', 'Done.\nsession-phase: shipped'],
+    );
   });
 
   it('internal stops (empty agent_type) and the footer switch', async (t) => {
@@ -558,7 +785,12 @@ describe('delegation flows', { concurrency: 3 }, () => {
     const deny = await pre(proj, next);
     assert.equal(deny.json.hookSpecificOutput.permissionDecision, 'deny');
     assert.equal((await pre(proj, next)).stdout, deny.stdout, 'a repeat is not "the second attempt"');
-    assert.deepEqual(onlySession(proj.store).history.filter((h) => h.event === 'resume_decision').map((h) => h.decision), ['deny']);
+    assert.deepEqual(
+      onlySession(proj.store)
+        .history.filter((h) => h.event === 'resume_decision')
+        .map((h) => h.decision),
+      ['deny'],
+    );
   });
 
   it('a lost index is rebuilt from the records: the next stop still finds its session', async (t) => {

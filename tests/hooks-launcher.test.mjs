@@ -1,7 +1,19 @@
 // The hook executables are launchers that run their bundle with V8's code cache (scripts/launcher.cjs).
 // Each test runs a private copy of dist/hooks, so the shared build's cache files are not touched.
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -58,7 +70,10 @@ test('the launcher writes a code cache for this Node version next to the bundle,
   const fourth = project(t);
   assert.ok((await delegate(hooks.script, fourth, 4)).includes(onlySession(fourth.store).agent_id));
   assert.equal(statSync(cache).ino, replaced, 'the new cache is accepted in turn');
-  assert.deepEqual(readdirSync(hooks.bundles).filter((f) => f.endsWith('.tmp')), []);
+  assert.deepEqual(
+    readdirSync(hooks.bundles).filter((f) => f.endsWith('.tmp')),
+    [],
+  );
 });
 
 test('a cache with damaged bytes is never given to V8: the hook answers as usual and the cache is rewritten', async (t) => {
@@ -79,7 +94,10 @@ test('a cache with damaged bytes is never given to V8: the hook answers as usual
   const answer = await delegate(hooks.script, second, 2);
   assert.ok(answer.includes(onlySession(second.store).agent_id), answer);
   const rewritten = readFileSync(cache);
-  assert.ok(rewritten.subarray(0, rewritten.length / 2).equals(rewritten.subarray(rewritten.length / 2)), 'a whole new cache');
+  assert.ok(
+    rewritten.subarray(0, rewritten.length / 2).equals(rewritten.subarray(rewritten.length / 2)),
+    'a whole new cache',
+  );
   const replaced = statSync(cache).ino;
   const third = project(t);
   assert.ok((await delegate(hooks.script, third, 3)).includes(onlySession(third.store).agent_id));
@@ -95,7 +113,10 @@ test('a cache that cannot be written leaves the hook working and no temp files b
     const prompt = await delegate(hooks.script, proj, n);
     assert.ok(prompt.includes(onlySession(proj.store).agent_id));
   }
-  assert.deepEqual(readdirSync(hooks.bundles).filter((f) => f.endsWith('.tmp')), []);
+  assert.deepEqual(
+    readdirSync(hooks.bundles).filter((f) => f.endsWith('.tmp')),
+    [],
+  );
 });
 
 test('other Node flags get a cache of their own, and the default one is left as it is', async (t) => {
@@ -112,7 +133,10 @@ test('other Node flags get a cache of their own, and the default one is left as 
   }
   const caches = readdirSync(hooks.bundles).filter((f) => f.startsWith('pre_delegate.cjs.') && f.endsWith('.v8cache'));
   assert.equal(caches.length, 2, caches.join(', '));
-  assert.ok(caches.some((f) => /-f[0-9a-f]+\.v8cache$/.test(f)), caches.join(', '));
+  assert.ok(
+    caches.some((f) => /-f[0-9a-f]+\.v8cache$/.test(f)),
+    caches.join(', '),
+  );
   await delegate(hooks.script, project(t), 4);
   assert.equal(statSync(path.join(hooks.bundles, cacheName(hooks.script))).ino, plain.ino);
 });
@@ -120,7 +144,8 @@ test('other Node flags get a cache of their own, and the default one is left as 
 test('a hook writes its cache only after a run that did its work: events it ignores leave none', async (t) => {
   const hooks = privateHooks(t);
   const stopScript = path.join(path.dirname(hooks.script), 'subagent_stop.js');
-  const caches = (name) => readdirSync(hooks.bundles).filter((f) => f.startsWith(`${name}.cjs.`) && f.endsWith('.v8cache'));
+  const caches = (name) =>
+    readdirSync(hooks.bundles).filter((f) => f.startsWith(`${name}.cjs.`) && f.endsWith('.v8cache'));
   const proj = project(t);
   const f = flow({ session: 'worth-1', toolUseId: 'toolu_worth_1', agentId: 'aworth1' });
 
@@ -150,7 +175,11 @@ test('a hook whose bundle is missing or throws at load still fails open: exit 0,
   const hooks = privateHooks(t);
   const bundle = path.join(hooks.bundles, 'pre_delegate.cjs');
   const payload = fixture('pretooluse-task', { session_id: 'broken', tool_use_id: 'toolu_broken' });
-  for (const breakIt of [() => writeFileSync(bundle, 'throw new Error("boom at load");\n'), () => writeFileSync(bundle, '}}}'), () => rmSync(bundle)]) {
+  for (const breakIt of [
+    () => writeFileSync(bundle, 'throw new Error("boom at load");\n'),
+    () => writeFileSync(bundle, '}}}'),
+    () => rmSync(bundle),
+  ]) {
     breakIt();
     const proj = project(t);
     const result = await hook(hooks.script, proj, payload);
@@ -173,26 +202,38 @@ test('the CLI without its bundle says so and exits 4', async (t) => {
   assert.match(result.stderr, /^agent-session: cannot load .*agent-session\.cjs \(.*\); reinstall the package\n$/);
 });
 
-test('the CLI run through a symlink (npm\'s .bin) finds its bundle, even with --preserve-symlinks-main', async (t) => {
+test("the CLI run through a symlink (npm's .bin) finds its bundle, even with --preserve-symlinks-main", async (t) => {
   const dir = tempDir(t, 'agent-session-launcher-');
   const bin = path.join(dir, 'node_modules', '.bin');
   mkdirSync(bin, { recursive: true });
   symlinkSync(path.join(DIST, 'bin', 'agent-session.js'), path.join(bin, 'agent-session'));
   const store = path.join(dir, 'store');
   for (const flags of [[], ['--preserve-symlinks-main']]) {
-    const r = spawnSync(process.execPath, [...flags, path.join(bin, 'agent-session'), 'list', '--json', '--dir', store], { env: cleanEnv(), encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [...flags, path.join(bin, 'agent-session'), 'list', '--json', '--dir', store],
+      { env: cleanEnv(), encoding: 'utf8' },
+    );
     assert.equal(r.status, 0, r.stderr);
     assert.deepEqual(JSON.parse(r.stdout).sessions, []);
   }
 });
 
-test('the CLI whose output cannot be written (a full disk) says so on one line and exits 4', { skip: !existsSync('/dev/full') && 'no /dev/full' }, async (t) => {
-  const store = path.join(tempDir(t, 'agent-session-launcher-'), 'store');
-  const full = openSync('/dev/full', 'w');
-  const r = spawnSync(process.execPath, [path.join(DIST, 'bin', 'agent-session.js'), 'list', '--json', '--dir', store], { env: cleanEnv(), stdio: ['ignore', full, 'pipe'], encoding: 'utf8' });
-  assert.equal(r.status, 4);
-  assert.equal(r.stderr, 'agent-session: cannot write the output (ENOSPC)\n');
-});
+test(
+  'the CLI whose output cannot be written (a full disk) says so on one line and exits 4',
+  { skip: !existsSync('/dev/full') && 'no /dev/full' },
+  async (t) => {
+    const store = path.join(tempDir(t, 'agent-session-launcher-'), 'store');
+    const full = openSync('/dev/full', 'w');
+    const r = spawnSync(
+      process.execPath,
+      [path.join(DIST, 'bin', 'agent-session.js'), 'list', '--json', '--dir', store],
+      { env: cleanEnv(), stdio: ['ignore', full, 'pipe'], encoding: 'utf8' },
+    );
+    assert.equal(r.status, 4);
+    assert.equal(r.stderr, 'agent-session: cannot write the output (ENOSPC)\n');
+  },
+);
 
 test('a missing sweep bundle: the detached sweep is logged as a problem, and --sweep by hand fails with exit 4', async (t) => {
   const hooks = privateHooks(t);
@@ -208,7 +249,10 @@ test('a missing sweep bundle: the detached sweep is logged as a problem, and --s
   utimesSync(stamp, hourAgo, hourAgo);
   const result = await hook(stop, proj, f.start, { AGENT_SESSION_SWEEP_INTERVAL_MINUTES: '60' });
   assert.deepEqual([result.code, result.stdout, result.stderr], [0, '', '']);
-  assert.match(hookLog(proj.store), /cannot start the periodic sweep: .*sweep\.cjs is missing; reinstall agent-session/);
+  assert.match(
+    hookLog(proj.store),
+    /cannot start the periodic sweep: .*sweep\.cjs is missing; reinstall agent-session/,
+  );
 
   const byHand = await runNode(stop, ['--sweep'], { cwd: proj.dir, env: cleanEnv({ AGENT_SESSION_DIR: proj.store }) });
   assert.equal(byHand.code, 4);

@@ -9,7 +9,11 @@ const ANSWER_KEYS = ['agent_id', 'original_context', 'reason', 'resume_metadata'
 
 async function call(script, proj, input) {
   const text = typeof input === 'string' ? input : JSON.stringify(input);
-  const result = await runNode(script, [], { cwd: proj.dir, env: cleanEnv({ AGENT_SESSION_DIR: proj.store }), input: text });
+  const result = await runNode(script, [], {
+    cwd: proj.dir,
+    env: cleanEnv({ AGENT_SESSION_DIR: proj.store }),
+    input: text,
+  });
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout);
 }
@@ -22,13 +26,27 @@ const cli = async (proj, ...args) => {
 
 test('pre_delegate: no session yet creates one and says no_existing_session', async (t) => {
   const proj = project(t);
-  const answer = await call(PRE_DELEGATE, proj, { agent_name: 'builder', task_id: 7, task_description: 'Build it', metadata: { pr: 1 } });
+  const answer = await call(PRE_DELEGATE, proj, {
+    agent_name: 'builder',
+    task_id: 7,
+    task_description: 'Build it',
+    metadata: { pr: 1 },
+  });
   assert.deepEqual(Object.keys(answer).sort(), ANSWER_KEYS);
   assert.deepEqual([answer.should_resume, answer.reason, answer.resume_metadata], [false, 'no_existing_session', null]);
   assert.deepEqual(sessionIds(proj.store), [answer.agent_id]);
   const record = readSession(proj.store, answer.agent_id);
-  assert.deepEqual([record.agent_name, record.purpose, record.metadata], ['builder', 'Build it', { pr: 1, task_id: '7' }]);
-  assert.deepEqual(answer.original_context, { agent_name: 'builder', agent_id: null, task_id: '7', task_description: 'Build it', metadata: { pr: 1 } });
+  assert.deepEqual(
+    [record.agent_name, record.purpose, record.metadata],
+    ['builder', 'Build it', { pr: 1, task_id: '7' }],
+  );
+  assert.deepEqual(answer.original_context, {
+    agent_name: 'builder',
+    agent_id: null,
+    task_id: '7',
+    task_description: 'Build it',
+    metadata: { pr: 1 },
+  });
   // An unknown agent_id becomes the new session's id, so the orchestrator can finalize it later.
   const named = await call(PRE_DELEGATE, proj, { agent_name: 'builder', agent_id: 'my-build-1' });
   assert.deepEqual([named.reason, named.agent_id], ['no_existing_session', 'my-build-1']);
@@ -53,7 +71,10 @@ test('pre_delegate: a paused session is session_resumable with its metadata; a f
 
   await cli(proj, 'finalize', created.agent_id, 'completed');
   const no = await call(PRE_DELEGATE, proj, { agent_name: 'builder', agent_id: created.agent_id });
-  assert.deepEqual([no.should_resume, no.reason, no.resume_metadata.previous_phase], [false, 'session_not_resumable', 'completed']);
+  assert.deepEqual(
+    [no.should_resume, no.reason, no.resume_metadata.previous_phase],
+    [false, 'session_not_resumable', 'completed'],
+  );
   assert.match(no.detail, /^finalized: /);
 });
 
@@ -61,7 +82,11 @@ test('pre_delegate: invalid JSON and invalid input get invalid_json and error an
   const proj = project(t);
   const bad = await call(PRE_DELEGATE, proj, '{not json');
   assert.deepEqual([bad.should_resume, bad.reason, bad.agent_id], [false, 'invalid_json', null]);
-  for (const input of [{ agent_name: 'x', agent_id: '../escape' }, { agent_id: 'no-name' }, { agent_name: 'x', metadata: [1] }]) {
+  for (const input of [
+    { agent_name: 'x', agent_id: '../escape' },
+    { agent_id: 'no-name' },
+    { agent_name: 'x', metadata: [1] },
+  ]) {
     const answer = await call(PRE_DELEGATE, proj, input);
     assert.deepEqual([answer.should_resume, answer.reason], [false, 'error'], JSON.stringify(input));
   }
@@ -77,9 +102,16 @@ test('subagent_stop: exit code 0 completes, anything else fails, outcome wins, r
   assert.equal(readSession(proj.store, ids[0]).summary, 'built');
   assert.equal((await call(SUBAGENT_STOP, proj, { agent_id: ids[1], exit_code: 3 })).outcome, 'failed');
   assert.equal((await call(SUBAGENT_STOP, proj, { agent_id: ids[2], outcome: 'abandoned' })).outcome, 'abandoned');
-  assert.deepEqual(ids.map((id) => readSession(proj.store, id).phase), ['completed', 'failed', 'abandoned']);
+  assert.deepEqual(
+    ids.map((id) => readSession(proj.store, id).phase),
+    ['completed', 'failed', 'abandoned'],
+  );
 
-  assert.equal((await call(SUBAGENT_STOP, proj, { agent_id: ids[0], exit_code: 0 })).finalized, true, 'same outcome again');
+  assert.equal(
+    (await call(SUBAGENT_STOP, proj, { agent_id: ids[0], exit_code: 0 })).finalized,
+    true,
+    'same outcome again',
+  );
   const clash = await call(SUBAGENT_STOP, proj, { agent_id: ids[0], exit_code: 1 });
   assert.deepEqual([clash.finalized, clash.reason, clash.outcome], [false, 'already_final', 'completed']);
   assert.equal((await call(SUBAGENT_STOP, proj, { agent_id: 'nobody', exit_code: 0 })).reason, 'not_found');

@@ -35,10 +35,23 @@ async function hookOnFullFifo(t) {
   }
 
   const prompt = `Investigate. ${'x'.repeat(200_000)}`;
-  const payload = fixture('pretooluse-task', { session_id: 'output-1', tool_use_id: 'toolu_output_1', tool_input: { description: 'Big', prompt, subagent_type: 'general-purpose' } });
-  const env = cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: proj.dir, AGENT_SESSION_SWEEP_INTERVAL_MINUTES: '0', AGENT_SESSION_DEBUG: '1' });
+  const payload = fixture('pretooluse-task', {
+    session_id: 'output-1',
+    tool_use_id: 'toolu_output_1',
+    tool_input: { description: 'Big', prompt, subagent_type: 'general-purpose' },
+  });
+  const env = cleanEnv({
+    CLAUDECODE: '1',
+    CLAUDE_PROJECT_DIR: proj.dir,
+    AGENT_SESSION_SWEEP_INTERVAL_MINUTES: '0',
+    AGENT_SESSION_DEBUG: '1',
+  });
   const nonBlocking = 'fcntl(STDOUT, F_SETFL, fcntl(STDOUT, F_GETFL, 0) | O_NONBLOCK) or die; exec @ARGV or die';
-  const child = spawn('perl', ['-MFcntl', '-e', nonBlocking, process.execPath, PRE_DELEGATE], { cwd: proj.dir, env, stdio: ['pipe', writer, 'pipe'] });
+  const child = spawn('perl', ['-MFcntl', '-e', nonBlocking, process.execPath, PRE_DELEGATE], {
+    cwd: proj.dir,
+    env,
+    stdio: ['pipe', writer, 'pipe'],
+  });
   closeSync(writer);
   const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   child.stdin.end(JSON.stringify(payload));

@@ -30,7 +30,10 @@ test('the status line is read from the last non-empty lines, decorations tolerat
 
 test('the footer names the session and the status line; the brief is deterministic and bounded', () => {
   const footer = buildFooter('agent-20261122-141500-1a2b3c4d');
-  assert.match(footer, /agent-20261122-141500-1a2b3c4d[\s\S]*session-phase: <phase>[\s\S]*agent-session update agent-20261122-141500-1a2b3c4d --phase/);
+  assert.match(
+    footer,
+    /agent-20261122-141500-1a2b3c4d[\s\S]*session-phase: <phase>[\s\S]*agent-session update agent-20261122-141500-1a2b3c4d --phase/,
+  );
   assert.ok(footer.length < 500);
   const record = {
     agent_id: 'agent-20261122-141500-1a2b3c4d',
@@ -38,7 +41,11 @@ test('the footer names the session and the status line; the brief is determinist
     purpose: 'Review',
     phase: 'approval',
     metadata: { big: 'x'.repeat(10_000) },
-    history: Array.from({ length: 50 }, (_, i) => ({ from_phase: 'executing', to_phase: 'approval', timestamp: `2026-11-22T14:${String(i).padStart(2, '0')}:00.000Z` })),
+    history: Array.from({ length: 50 }, (_, i) => ({
+      from_phase: 'executing',
+      to_phase: 'approval',
+      timestamp: `2026-11-22T14:${String(i).padStart(2, '0')}:00.000Z`,
+    })),
     error_count: 1,
     last_error: { message: 'e'.repeat(5000), timestamp: '2026-11-22T14:00:00.000Z' },
     claude: { last_message: 'm'.repeat(50_000) },

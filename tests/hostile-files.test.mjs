@@ -3,7 +3,18 @@
 // regular files and directories it made, and reports every other one by its path.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fixture } from './helpers/hooks.mjs';
@@ -64,7 +75,10 @@ test('hostile files: a FIFO named state.json never hangs get, update, list, doct
   const fifo = path.join(store, 'piped', 'state.json');
   execFileSync('mkfifo', [fifo]);
 
-  for (const args of [['get', 'piped'], ['update', 'piped', '--phase', 'investigating']]) {
+  for (const args of [
+    ['get', 'piped'],
+    ['update', 'piped', '--phase', 'investigating'],
+  ]) {
     const result = await cli(store, args);
     assert.equal(result.code, 4, `${args[0]}: ${result.stderr}`);
     assert.match(result.stderr, /is a FIFO, not a regular file/);
@@ -72,22 +86,37 @@ test('hostile files: a FIFO named state.json never hangs get, update, list, doct
   }
   const list = await cli(store, ['list', '--json']);
   assert.equal(list.code, 0, list.stderr);
-  assert.deepEqual(jsonOf(list).sessions.map((r) => r.agent_id), ['good']);
-  assert.ok(jsonOf(list).problems.some((p) => p.id === 'piped' && /FIFO/.test(p.message)), list.stdout);
+  assert.deepEqual(
+    jsonOf(list).sessions.map((r) => r.agent_id),
+    ['good'],
+  );
+  assert.ok(
+    jsonOf(list).problems.some((p) => p.id === 'piped' && /FIFO/.test(p.message)),
+    list.stdout,
+  );
 
   const doctor = await cli(store, ['doctor', '--json']);
   assert.equal(doctor.code, 1, doctor.stderr);
   const finding = jsonOf(doctor).findings.find((f) => f.subject === 'piped');
-  assert.ok(finding && finding.severity === 'error' && /FIFO/.test(finding.message), JSON.stringify(jsonOf(doctor).findings));
+  assert.ok(
+    finding && finding.severity === 'error' && /FIFO/.test(finding.message),
+    JSON.stringify(jsonOf(doctor).findings),
+  );
 
   const exported = await cli(store, ['export', '--all']);
   assert.equal(exported.code, 0, exported.stderr);
-  assert.deepEqual(jsonOf(exported).sessions.map((s) => s.agent_id), ['good']);
+  assert.deepEqual(
+    jsonOf(exported).sessions.map((s) => s.agent_id),
+    ['good'],
+  );
   assert.match(exported.stderr, /piped.*FIFO/);
 
   const cleanup = await cli(store, ['cleanup', '--json']);
   assert.equal(cleanup.code, 0, cleanup.stderr);
-  assert.deepEqual(jsonOf(cleanup).quarantined.map((q) => q.id), ['piped']);
+  assert.deepEqual(
+    jsonOf(cleanup).quarantined.map((q) => q.id),
+    ['piped'],
+  );
   const [moved] = quarantined(store, 'piped');
   assert.ok(moved, 'the FIFO record is in the quarantine');
   assert.ok(lstatSync(path.join(store, '.quarantine', moved, 'state.json')).isFIFO(), 'moved unchanged');
@@ -110,7 +139,10 @@ test('hostile files: store file names are not valid session ids, and a directory
   mkdirSync(path.join(store, 'audit.3.jsonl'));
   writeFileSync(path.join(store, 'audit.3.jsonl', 'state.json'), recordText('audit.3.jsonl'));
   const list = await cli(store, ['list', '--json']);
-  assert.deepEqual(jsonOf(list).sessions.map((r) => r.agent_id), ['real']);
+  assert.deepEqual(
+    jsonOf(list).sessions.map((r) => r.agent_id),
+    ['real'],
+  );
   assert.deepEqual(jsonOf(list).problems, []);
   const cleanup = await cli(store, ['cleanup', '--json']);
   assert.equal(cleanup.code, 0, cleanup.stderr);
@@ -133,7 +165,11 @@ test('writes outside the store through symlinks: none, no write goes outside the
   assert.ok(!audit.stderr.includes('mine'), 'nothing of the target is quoted');
 
   symlinkSync(target, path.join(store, '.hooks.log'));
-  const hooked = await run(PRE_DELEGATE, [], { cwd: project, env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }), input: 'not json' });
+  const hooked = await run(PRE_DELEGATE, [], {
+    cwd: project,
+    env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }),
+    input: 'not json',
+  });
   assert.equal(hooked.signal, null);
   assert.equal(hooked.code, 0, 'the hook fails open');
   assert.equal(hooked.stdout, '');
@@ -143,14 +179,20 @@ test('writes outside the store through symlinks: none, no write goes outside the
   assert.equal((await cli(store, ['finalize', 'doomed', 'completed'])).code, 0);
   const deleted = await cli(store, ['delete', 'doomed']);
   assert.equal(deleted.code, 4, deleted.stderr);
-  assert.ok(deleted.stderr.includes(path.join(store, '.trash')) && /symbolic link/.test(deleted.stderr), deleted.stderr);
+  assert.ok(
+    deleted.stderr.includes(path.join(store, '.trash')) && /symbolic link/.test(deleted.stderr),
+    deleted.stderr,
+  );
   assert.ok(existsSync(path.join(store, 'doomed', 'state.json')), 'the session stays in the store');
   assert.deepEqual(readdirSync(outside), ['notes.txt'], 'nothing moved outside the store');
 
   const doctor = await cli(store, ['doctor', '--json']);
   assert.equal(doctor.code, 1, doctor.stderr);
-  const subjects = jsonOf(doctor).findings.filter((f) => f.severity === 'error').map((f) => f.subject);
-  for (const name of ['audit.jsonl', '.hooks.log', '.trash']) assert.ok(subjects.includes(path.join(store, name)), `doctor reports ${name}: ${subjects.join(', ')}`);
+  const subjects = jsonOf(doctor)
+    .findings.filter((f) => f.severity === 'error')
+    .map((f) => f.subject);
+  for (const name of ['audit.jsonl', '.hooks.log', '.trash'])
+    assert.ok(subjects.includes(path.join(store, name)), `doctor reports ${name}: ${subjects.join(', ')}`);
 });
 
 test('hostile files: deeply nested JSON is ECORRUPT in records and refused in hook stdin, never a stack overflow', async (t) => {
@@ -158,33 +200,60 @@ test('hostile files: deeply nested JSON is ECORRUPT in records and refused in ho
   mkdirSync(path.join(store, 'deep'));
   writeFileSync(path.join(store, 'deep', 'state.json'), recordText('deep', `,"metadata":{"x":${deepArray(100_000)}}`));
 
-  for (const args of [['get', 'deep'], ['update', 'deep', '--phase', 'investigating'], ['export', 'deep']]) {
+  for (const args of [
+    ['get', 'deep'],
+    ['update', 'deep', '--phase', 'investigating'],
+    ['export', 'deep'],
+  ]) {
     const result = await cli(store, args);
     assert.equal(result.code, 4, `${args[0]}: ${result.stderr}`);
     assert.match(result.stderr, /session deep is corrupt: it is nested deeper than \d+ levels/);
   }
   const exported = await cli(store, ['export', '--all']);
   assert.equal(exported.code, 0, exported.stderr);
-  assert.deepEqual(jsonOf(exported).sessions.map((s) => s.agent_id), ['good']);
+  assert.deepEqual(
+    jsonOf(exported).sessions.map((s) => s.agent_id),
+    ['good'],
+  );
   const doctor = await cli(store, ['doctor', '--json']);
   assert.equal(doctor.code, 1, doctor.stderr);
   assert.ok(jsonOf(doctor).findings.some((f) => f.subject === 'deep' && f.severity === 'error'));
   const cleanup = await cli(store, ['cleanup', '--json']);
   assert.equal(cleanup.code, 0, cleanup.stderr);
-  assert.deepEqual(jsonOf(cleanup).quarantined.map((q) => q.id), ['deep']);
+  assert.deepEqual(
+    jsonOf(cleanup).quarantined.map((q) => q.id),
+    ['deep'],
+  );
 
-  const payload = JSON.stringify({ ...fixture('pretooluse-task'), tool_input: { ...fixture('pretooluse-task').tool_input, extra: 0 } }).replace('"extra":0', `"extra":${deepArray(100_000)}`);
-  const hooked = await run(PRE_DELEGATE, [], { cwd: project, env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }), input: payload });
+  const payload = JSON.stringify({
+    ...fixture('pretooluse-task'),
+    tool_input: { ...fixture('pretooluse-task').tool_input, extra: 0 },
+  }).replace('"extra":0', `"extra":${deepArray(100_000)}`);
+  const hooked = await run(PRE_DELEGATE, [], {
+    cwd: project,
+    env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }),
+    input: payload,
+  });
   assert.equal(hooked.code, 0, 'the hook fails open');
   assert.equal(hooked.stdout, '');
-  assert.deepEqual(readdirSync(store).filter((name) => !name.startsWith('.') && name !== 'audit.jsonl'), ['good'], 'no session created');
-  assert.match(readFileSync(path.join(store, '.hooks.log'), 'utf8'), /pre_delegate .*EINVALID: stdin is nested deeper than \d+ levels/);
+  assert.deepEqual(
+    readdirSync(store).filter((name) => !name.startsWith('.') && name !== 'audit.jsonl'),
+    ['good'],
+    'no session created',
+  );
+  assert.match(
+    readFileSync(path.join(store, '.hooks.log'), 'utf8'),
+    /pre_delegate .*EINVALID: stdin is nested deeper than \d+ levels/,
+  );
 });
 
 test('hostile files: huge records, invalid UTF-8, symlinked records and killed exports get clear answers', async (t) => {
   const { project, store, outside } = await storeWith(t, ['good']);
   mkdirSync(path.join(store, 'huge'));
-  writeFileSync(path.join(store, 'huge', 'state.json'), recordText('huge', `,"purpose":"${'x'.repeat(40 * 1024 * 1024)}"`));
+  writeFileSync(
+    path.join(store, 'huge', 'state.json'),
+    recordText('huge', `,"purpose":"${'x'.repeat(40 * 1024 * 1024)}"`),
+  );
   const started = Date.now();
   const update = await cli(store, ['update', 'huge', '--phase', 'investigating']);
   assert.equal(update.code, 4, update.stderr);
@@ -193,9 +262,16 @@ test('hostile files: huge records, invalid UTF-8, symlinked records and killed e
   assert.ok(Date.now() - started < 10_000, 'refused without parsing it');
 
   mkdirSync(path.join(store, 'latin1'));
-  const bad = Buffer.concat([Buffer.from(recordText('latin1', ',"summary_note":"caf').trimEnd().slice(0, -1)), Buffer.from([0xe9]), Buffer.from('"}\n')]);
+  const bad = Buffer.concat([
+    Buffer.from(recordText('latin1', ',"summary_note":"caf').trimEnd().slice(0, -1)),
+    Buffer.from([0xe9]),
+    Buffer.from('"}\n'),
+  ]);
   writeFileSync(path.join(store, 'latin1', 'state.json'), bad);
-  for (const args of [['get', 'latin1'], ['update', 'latin1', '--phase', 'investigating']]) {
+  for (const args of [
+    ['get', 'latin1'],
+    ['update', 'latin1', '--phase', 'investigating'],
+  ]) {
     const result = await cli(store, args);
     assert.equal(result.code, 4, `${args[0]}: ${result.stderr}`);
     assert.match(result.stderr, /not valid UTF-8/);
@@ -223,8 +299,8 @@ test('hostile files: huge records, invalid UTF-8, symlinked records and killed e
   const exported = await cli(store, ['export', 'good', '-o', bundle]);
   assert.equal(exported.code, 0, exported.stderr);
   assert.equal(JSON.parse(readFileSync(bundle, 'utf8')).sessions[0].agent_id, 'good');
-  assert.ok(!existsSync(stale), 'the dead export\'s temp file is removed');
-  assert.ok(existsSync(live) && existsSync(foreign), 'a live writer\'s temp file and files of other names stay');
+  assert.ok(!existsSync(stale), "the dead export's temp file is removed");
+  assert.ok(existsSync(live) && existsSync(foreign), "a live writer's temp file and files of other names stay");
 });
 
 test('writes outside the store through symlinks: none through a symlinked .locks, .index, .tmp or .claude-code either', async (t) => {
@@ -233,17 +309,30 @@ test('writes outside the store through symlinks: none through a symlinked .locks
     const before = readdirSync(outside);
     rmSync(path.join(store, area), { recursive: true, force: true });
     symlinkSync(outside, path.join(store, area));
-    const refused = area === '.claude-code' ? null : await cli(store, ['create', '--agent', 'w', '--id', 'child', '--parent', 'kept']);
+    const refused =
+      area === '.claude-code'
+        ? null
+        : await cli(store, ['create', '--agent', 'w', '--id', 'child', '--parent', 'kept']);
     if (refused) {
       assert.equal(refused.code, 4, `${area}: ${refused.stderr}`);
-      assert.ok(refused.stderr.includes(path.join(store, area)) && /symbolic link/.test(refused.stderr), `${area}: ${refused.stderr}`);
+      assert.ok(
+        refused.stderr.includes(path.join(store, area)) && /symbolic link/.test(refused.stderr),
+        `${area}: ${refused.stderr}`,
+      );
       assert.ok(!existsSync(path.join(store, 'child', 'state.json')), `${area}: nothing was created`);
     } else {
       // The hooks write their Claude Code index there: they fail open and write nothing through the link.
       const payload = fixture('pretooluse-task', { cwd: project });
-      const hooked = await run(PRE_DELEGATE, [], { cwd: project, env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }), input: JSON.stringify(payload) });
+      const hooked = await run(PRE_DELEGATE, [], {
+        cwd: project,
+        env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }),
+        input: JSON.stringify(payload),
+      });
       assert.equal(hooked.code, 0, 'the hook fails open');
-      const swept = await run(SUBAGENT_STOP, ['--sweep'], { cwd: project, env: cleanEnv({ AGENT_SESSION_DIR: store }) });
+      const swept = await run(SUBAGENT_STOP, ['--sweep'], {
+        cwd: project,
+        env: cleanEnv({ AGENT_SESSION_DIR: store }),
+      });
       assert.equal(swept.signal, null);
     }
     assert.deepEqual(readdirSync(outside), before, `${area}: nothing was written outside the store`);

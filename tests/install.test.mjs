@@ -2,14 +2,29 @@
 // .claude/settings.json: the built CLI run on temp projects with a temp HOME, files checked on disk.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { sessionIds } from './helpers/hooks.mjs';
 import { CLI, cleanEnv, DIST, FIXTURES, loadLibrary, ROOT, runCli, runNode, tempDir } from './helpers/run.mjs';
 
 const lib = await loadLibrary();
-const HOOK_FILE = { pre_delegate: path.join(DIST, 'hooks', 'pre_delegate.js'), subagent_stop: path.join(DIST, 'hooks', 'subagent_stop.js') };
+const HOOK_FILE = {
+  pre_delegate: path.join(DIST, 'hooks', 'pre_delegate.js'),
+  subagent_stop: path.join(DIST, 'hooks', 'subagent_stop.js'),
+};
 
 /** A temp project (no .claude/ yet) and a temp HOME beside it. */
 function setup(t) {
@@ -34,7 +49,10 @@ function richSettings() {
     hooks: {
       PreToolUse: [
         { matcher: 'Bash', hooks: [{ type: 'command', command: 'echo bash-guard', timeout: 5 }] },
-        { matcher: 'Agent|Task', hooks: [{ type: 'command', command: 'node /opt/other-tool/hooks/audit_delegate.js' }] },
+        {
+          matcher: 'Agent|Task',
+          hooks: [{ type: 'command', command: 'node /opt/other-tool/hooks/audit_delegate.js' }],
+        },
         { matcher: 'Agent|Task', hooks: [{ type: 'command', command: 'python3 /opt/legacy/hooks/pre_delegate.py' }] },
       ],
       SubagentStop: [{ hooks: [{ type: 'command', command: 'notify-send stopped' }] }],
@@ -49,7 +67,10 @@ function richSettings() {
 function expectedGroups(command = (name) => `node ${HOOK_FILE[name]}`) {
   return lib.HOOK_REGISTRATIONS.map((r) => ({
     event: r.event,
-    group: { ...(r.matcher === undefined ? {} : { matcher: r.matcher }), hooks: [{ type: 'command', command: command(r.hook), timeout: lib.HOOK_TIMEOUT_SECONDS }] },
+    group: {
+      ...(r.matcher === undefined ? {} : { matcher: r.matcher }),
+      hooks: [{ type: 'command', command: command(r.hook), timeout: lib.HOOK_TIMEOUT_SECONDS }],
+    },
   }));
 }
 
@@ -146,13 +167,37 @@ test('entries of ours from elsewhere are replaced in place by install and remove
     { type: 'command', command: 'node "$CLAUDE_PROJECT_DIR"/.claude/hooks/pre_delegate.js' },
   ];
   // On an event we never register, even our own command is the user's.
-  const elsewhere = [{ hooks: [{ type: 'command', command: 'node "$CLAUDE_PROJECT_DIR"/.claude/hooks/subagent_stop.js' }, { type: 'command', command: 'node /x/dist/hooks/subagent_stop.js' }] }];
+  const elsewhere = [
+    {
+      hooks: [
+        { type: 'command', command: 'node "$CLAUDE_PROJECT_DIR"/.claude/hooks/subagent_stop.js' },
+        { type: 'command', command: 'node /x/dist/hooks/subagent_stop.js' },
+      ],
+    },
+  ];
   const old = {
     hooks: {
       Stop: elsewhere,
       PreToolUse: [
-        { matcher: 'Agent|Task', hooks: [{ type: 'command', command: "AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'", timeout: 10, statusMessage: 'recording' }, ...lookAlikes] },
-        { matcher: 'Task', hooks: [{ type: 'command', command: 'npx agent-session-pre-delegate' }, { type: 'command', command: 'node C:\\proj\\dist\\hooks\\pre_delegate.js' }] },
+        {
+          matcher: 'Agent|Task',
+          hooks: [
+            {
+              type: 'command',
+              command: "AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'",
+              timeout: 10,
+              statusMessage: 'recording',
+            },
+            ...lookAlikes,
+          ],
+        },
+        {
+          matcher: 'Task',
+          hooks: [
+            { type: 'command', command: 'npx agent-session-pre-delegate' },
+            { type: 'command', command: 'node C:\\proj\\dist\\hooks\\pre_delegate.js' },
+          ],
+        },
       ],
       SubagentStop: [{ hooks: [{ type: 'command', command: 'npx -y agent-session-subagent-stop' }] }],
     },
@@ -161,16 +206,39 @@ test('entries of ours from elsewhere are replaced in place by install and remove
   const r = await p.run('install', '--json');
   assert.equal(r.code, 0, r.stderr);
   const report = JSON.parse(r.stdout);
-  assert.deepEqual(report.removed.map((e) => e.command).sort(), ["AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'", 'npx -y agent-session-subagent-stop', 'npx agent-session-pre-delegate', 'node C:\\proj\\dist\\hooks\\pre_delegate.js'].sort());
+  assert.deepEqual(
+    report.removed.map((e) => e.command).sort(),
+    [
+      "AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'",
+      'npx -y agent-session-subagent-stop',
+      'npx agent-session-pre-delegate',
+      'node C:\\proj\\dist\\hooks\\pre_delegate.js',
+    ].sort(),
+  );
   const hooks = JSON.parse(read(p.settings)).hooks;
   // Updated where it was, next to the look-alikes, keeping a field someone added; the group emptied of the npx entry is gone.
-  assert.deepEqual(hooks.PreToolUse, [{ matcher: 'Agent|Task', hooks: [{ type: 'command', command: `node ${HOOK_FILE.pre_delegate}`, timeout: lib.HOOK_TIMEOUT_SECONDS, statusMessage: 'recording' }, ...lookAlikes] }]);
+  assert.deepEqual(hooks.PreToolUse, [
+    {
+      matcher: 'Agent|Task',
+      hooks: [
+        {
+          type: 'command',
+          command: `node ${HOOK_FILE.pre_delegate}`,
+          timeout: lib.HOOK_TIMEOUT_SECONDS,
+          statusMessage: 'recording',
+        },
+        ...lookAlikes,
+      ],
+    },
+  ]);
   assert.deepEqual(hooks.Stop, elsewhere);
   assert.equal(hooks.SubagentStop.length, 1);
   assert.equal(hooks.SubagentStop[0].hooks[0].command, `node ${HOOK_FILE.subagent_stop}`);
 
   assert.equal((await p.run('uninstall')).code, 0);
-  assert.deepEqual(JSON.parse(read(p.settings)), { hooks: { Stop: elsewhere, PreToolUse: [{ matcher: 'Agent|Task', hooks: lookAlikes }] } });
+  assert.deepEqual(JSON.parse(read(p.settings)), {
+    hooks: { Stop: elsewhere, PreToolUse: [{ matcher: 'Agent|Task', hooks: lookAlikes }] },
+  });
 
   // Nothing of ours left: uninstall writes nothing, no backup, even where it could tidy up.
   const tidy = '{"model":"x","hooks":{}}';
@@ -193,7 +261,10 @@ test('which commands run our hooks: node and its options, lists of commands, Win
     // Written unquoted by an earlier version on Windows: the shell would eat the backslashes.
     ['node C:\\proj\\node_modules\\agent-session\\dist\\hooks\\pre_delegate.js', 'pre_delegate'],
     ['"C:\\Program Files\\nodejs\\node.exe" "C:\\proj\\dist\\hooks\\subagent_stop.js"', 'subagent_stop'],
-    ['test ! -f "$CLAUDE_PROJECT_DIR/dist/hooks/pre_delegate.js" || node "$CLAUDE_PROJECT_DIR/dist/hooks/pre_delegate.js"', 'pre_delegate'],
+    [
+      'test ! -f "$CLAUDE_PROJECT_DIR/dist/hooks/pre_delegate.js" || node "$CLAUDE_PROJECT_DIR/dist/hooks/pre_delegate.js"',
+      'pre_delegate',
+    ],
     ['DEBUG=1 npx -y agent-session-subagent-stop', 'subagent_stop'],
     ['node --title x /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
     ['env -i PATH=/usr/bin node /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
@@ -211,7 +282,10 @@ test('which commands run our hooks: node and its options, lists of commands, Win
     ['command -v node /x/dist/hooks/pre_delegate.js', undefined],
     ['command node /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
     ['node --no-warnings /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
-    ['node --disable-warning ExperimentalWarning --unhandled-rejections strict /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
+    [
+      'node --disable-warning ExperimentalWarning --unhandled-rejections strict /x/dist/hooks/subagent_stop.js',
+      'subagent_stop',
+    ],
     ['# note \\\nnode /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
     ['echo node /x/dist/hooks/pre_delegate.js', undefined],
     ['# node /x/dist/hooks/pre_delegate.js', undefined],
@@ -221,7 +295,8 @@ test('which commands run our hooks: node and its options, lists of commands, Win
     ['node "/x/dist/hooks/pre_delegate.js.bak"', undefined],
     ["echo 'a; node /x/dist/hooks/pre_delegate.js'", undefined],
   ];
-  for (const [command, hook] of cases) assert.equal(lib.ourHook({ type: 'command', command }, 'PreToolUse'), hook, command);
+  for (const [command, hook] of cases)
+    assert.equal(lib.ourHook({ type: 'command', command }, 'PreToolUse'), hook, command);
 });
 
 test('a settings file keeps its layout (BOM, CRLF, indentation); one a rewrite would alter, or read-only, is refused untouched', async (t) => {
@@ -328,7 +403,10 @@ test('a file that already has our hooks in its own layout is not rewritten; mode
 });
 
 test('the plans: only groups and events emptied by uninstall go; a "*" or empty matcher counts as none', () => {
-  const commands = { pre_delegate: 'node /a/dist/hooks/pre_delegate.js', subagent_stop: 'node /a/dist/hooks/subagent_stop.js' };
+  const commands = {
+    pre_delegate: 'node /a/dist/hooks/pre_delegate.js',
+    subagent_stop: 'node /a/dist/hooks/subagent_stop.js',
+  };
   const old = {
     hooks: {
       SubagentStart: [{ matcher: '*', hooks: [{ type: 'command', command: 'node /b/dist/hooks/subagent_stop.js' }] }],
@@ -337,12 +415,20 @@ test('the plans: only groups and events emptied by uninstall go; a "*" or empty 
   };
   const installed = lib.planInstall(old, commands, 15).settings;
   // The stale entry was replaced where it stood, in the group with the "*" matcher.
-  assert.deepEqual(installed.hooks.SubagentStart, [{ matcher: '*', hooks: [{ type: 'command', command: commands.subagent_stop, timeout: 15 }] }]);
+  assert.deepEqual(installed.hooks.SubagentStart, [
+    { matcher: '*', hooks: [{ type: 'command', command: commands.subagent_stop, timeout: 15 }] },
+  ]);
   assert.deepEqual(installed.hooks.SubagentStop.slice(0, 2), old.hooks.SubagentStop);
   assert.equal(lib.planInstall(installed, commands, 15).changed, false);
   const removed = lib.planUninstall(installed).settings;
-  assert.deepEqual(removed, { hooks: { SubagentStop: [{ hooks: [] }, { matcher: '', hooks: [{ type: 'command', command: 'echo mine' }] }] } });
-  assert.deepEqual(old.hooks.SubagentStart[0].hooks[0].command, 'node /b/dist/hooks/subagent_stop.js', 'the input is not mutated');
+  assert.deepEqual(removed, {
+    hooks: { SubagentStop: [{ hooks: [] }, { matcher: '', hooks: [{ type: 'command', command: 'echo mine' }] }] },
+  });
+  assert.deepEqual(
+    old.hooks.SubagentStart[0].hooks[0].command,
+    'node /b/dist/hooks/subagent_stop.js',
+    'the input is not mutated',
+  );
 });
 
 test('a file that is not valid JSON, or not an object, is refused with exit 2 and left as it was', async (t) => {
@@ -353,7 +439,8 @@ test('a file that is not valid JSON, or not an object, is refused with exit 2 an
     for (const command of ['install', 'uninstall']) {
       const r = await p.run(command);
       // Hooks of the wrong type hold nothing of ours: uninstall has nothing to write, so nothing to refuse.
-      const nothingToRemove = command === 'uninstall' && (text.startsWith('{"hooks": [') || text.startsWith('{"hooks": {"'));
+      const nothingToRemove =
+        command === 'uninstall' && (text.startsWith('{"hooks": [') || text.startsWith('{"hooks": {"'));
       assert.equal(r.code, nothingToRemove ? 0 : 2, `${command} on ${text}`);
       if (!nothingToRemove) assert.match(r.stderr, /^agent-session: /);
       assert.equal(read(p.settings), text);
@@ -508,15 +595,24 @@ test('a package path that needs quoting for the shell is quoted, and the install
   const pkg = path.join(p.home, 'pkg\\1');
   cpSync(DIST, path.join(pkg, 'dist'), { recursive: true });
   copyFileSync(path.join(ROOT, 'package.json'), path.join(pkg, 'package.json'));
-  const r = await runNode(path.join(pkg, 'dist', 'bin', 'agent-session.js'), ['install'], { cwd: p.dir, env: cleanEnv({ HOME: p.home }) });
+  const r = await runNode(path.join(pkg, 'dist', 'bin', 'agent-session.js'), ['install'], {
+    cwd: p.dir,
+    env: cleanEnv({ HOME: p.home }),
+  });
   assert.equal(r.code, 0, r.stderr);
   const command = JSON.parse(read(p.settings)).hooks.PreToolUse[0].hooks[0].command;
   assert.equal(command, `node '${pkg.replace(/'/g, "'\\''")}/dist/hooks/pre_delegate.js'`);
-  const ran = await sh(command, { env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: p.dir }), input: read(path.join(FIXTURES, 'claude', 'pretooluse-task.json')) });
+  const ran = await sh(command, {
+    env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: p.dir }),
+    input: read(path.join(FIXTURES, 'claude', 'pretooluse-task.json')),
+  });
   assert.equal(ran.code, 0);
   assert.match(JSON.parse(ran.stdout).hookSpecificOutput.updatedInput.prompt, /\[agent-session\] Your session: agent-/);
   // A second install recognises the quoted entries as ours: nothing changes.
-  const again = await runNode(path.join(pkg, 'dist', 'bin', 'agent-session.js'), ['install', '--json'], { cwd: p.dir, env: cleanEnv({ HOME: p.home }) });
+  const again = await runNode(path.join(pkg, 'dist', 'bin', 'agent-session.js'), ['install', '--json'], {
+    cwd: p.dir,
+    env: cleanEnv({ HOME: p.home }),
+  });
   assert.equal(JSON.parse(again.stdout).changed, false);
 });
 
@@ -544,7 +640,10 @@ test('the plugin: hooks/hooks.json registers the same events and matchers throug
       }
     }
   }
-  assert.deepEqual(registered, lib.HOOK_REGISTRATIONS.map((r) => ({ event: r.event, matcher: r.matcher, hook: r.hook })));
+  assert.deepEqual(
+    registered,
+    lib.HOOK_REGISTRATIONS.map((r) => ({ event: r.event, matcher: r.matcher, hook: r.hook })),
+  );
   const manifest = JSON.parse(read(path.join(ROOT, '.claude-plugin', 'plugin.json')));
   const pkg = JSON.parse(read(path.join(ROOT, 'package.json')));
   assert.equal(manifest.name, pkg.name);
@@ -556,7 +655,10 @@ test("the repository's own .claude/settings.json runs the project's built hooks,
   const settings = JSON.parse(read(path.join(ROOT, '.claude', 'settings.json')));
   assert.deepEqual(settings.hooks, lib.repositoryHooks());
   const events = Object.entries(settings.hooks).map(([event, groups]) => [event, groups.map((g) => g.matcher)]);
-  assert.deepEqual(events, lib.HOOK_REGISTRATIONS.map((r) => [r.event, [r.matcher]]));
+  assert.deepEqual(
+    events,
+    lib.HOOK_REGISTRATIONS.map((r) => [r.event, [r.matcher]]),
+  );
   // Uninstall would recognise them as ours.
   assert.deepEqual(lib.planUninstall(settings).settings, {});
 

@@ -26,7 +26,10 @@ function store(t, from = PYTHON) {
     read: (id) => readFileSync(file(id), 'utf8'),
     original: (id) => readFileSync(path.join(from, id, 'state.json'), 'utf8'),
     run: async (...args) => {
-      const result = await runCli([...args, '--dir', dir], { cwd: path.dirname(dir), env: cleanEnv({ HOME: path.dirname(dir) }) });
+      const result = await runCli([...args, '--dir', dir], {
+        cwd: path.dirname(dir),
+        env: cleanEnv({ HOME: path.dirname(dir) }),
+      });
       return { ...result, json: result.stdout.trim().startsWith('{') ? JSON.parse(result.stdout) : undefined };
     },
   };
@@ -66,14 +69,27 @@ test('get, show, list and should-resume read legacy records (version 0, defaults
   assert.deepEqual(paused.json, { ...raw, schema_version: 0 });
   assert.equal(paused.json.purpose, 'Review the café payment refactor');
   assert.deepEqual(minimal.json, {
-    agent_id: MINIMAL, agent_name: 'planner', purpose: null, created_at: '2026-03-01T08:00:00.000000+00:00',
-    last_updated: '2026-03-01T08:00:00.000000+00:00', phase: 'planning', metadata: {}, resume_ready: false,
-    history: [], error_count: 0, last_error: null, parent_session_id: null, schema_version: 0,
+    agent_id: MINIMAL,
+    agent_name: 'planner',
+    purpose: null,
+    created_at: '2026-03-01T08:00:00.000000+00:00',
+    last_updated: '2026-03-01T08:00:00.000000+00:00',
+    phase: 'planning',
+    metadata: {},
+    resume_ready: false,
+    history: [],
+    error_count: 0,
+    last_error: null,
+    parent_session_id: null,
+    schema_version: 0,
   });
   assert.match(shown.stdout, /debugger/);
   assert.match(shown.stdout, /ago/);
   // Newest first by instant: 09:20:30 on 1 March, 08:00 on 1 March, 28 February.
-  assert.deepEqual(listed.json.sessions.map((x) => x.agent_id), [PAUSED, MINIMAL, DONE]);
+  assert.deepEqual(
+    listed.json.sessions.map((x) => x.agent_id),
+    [PAUSED, MINIMAL, DONE],
+  );
   assert.deepEqual(listed.json.problems, []);
   // Long past its window today, but read: the decision is about time, not a read failure.
   assert.equal(resume.code, 1);
@@ -91,13 +107,26 @@ test('the resume rules apply to legacy records as written, at their own time', a
   assert.equal(await at(DONE, 0), 'finalized', 'phase completed without finalized_at is final');
   assert.equal(await at(MINIMAL, 0), 'not_resume_ready', 'resume_ready missing reads as false');
   const active = await sessions.list({ activeOnly: true });
-  assert.deepEqual(active.sessions.map((x) => x.agent_id), [PAUSED]);
+  assert.deepEqual(
+    active.sessions.map((x) => x.agent_id),
+    [PAUSED],
+  );
 });
 
 test('an update upgrades a legacy record: schema_version 1, new timestamps in Z form, everything else kept', async (t) => {
   const s = store(t);
   const raw = JSON.parse(s.original(PAUSED));
-  const result = await s.run('update', PAUSED, '--phase', 'planning', '--metadata', '{"review":{"approved":true}}', '--error', 'again', '--json');
+  const result = await s.run(
+    'update',
+    PAUSED,
+    '--phase',
+    'planning',
+    '--metadata',
+    '{"review":{"approved":true}}',
+    '--error',
+    'again',
+    '--json',
+  );
   assert.equal(result.code, 0, result.stderr);
   const text = s.read(PAUSED);
   assert.ok(text.endsWith('}\n'));
@@ -105,7 +134,8 @@ test('an update upgrades a legacy record: schema_version 1, new timestamps in Z 
   assert.deepEqual(result.json, disk, 'the CLI prints what is on disk');
   assert.equal(disk.schema_version, 1);
   assert.equal(Object.keys(disk)[0], 'schema_version');
-  for (const stamp of [disk.last_updated, disk.last_error.timestamp, disk.history.at(-1).timestamp]) assert.match(stamp, Z_STAMP);
+  for (const stamp of [disk.last_updated, disk.last_error.timestamp, disk.history.at(-1).timestamp])
+    assert.match(stamp, Z_STAMP);
   // What the earlier tool recorded keeps its instants (to the millisecond).
   const ms = (stamp) => Math.floor(Date.parse(stamp.replace(/(\.\d{3})\d+/, '$1')));
   assert.equal(ms(disk.created_at), ms(raw.created_at));
@@ -129,8 +159,19 @@ test('a minimal legacy record gains every key in the stable order on its first w
   assert.equal(result.code, 0, result.stderr);
   const disk = JSON.parse(s.read(MINIMAL));
   assert.deepEqual(Object.keys(disk), [
-    'schema_version', 'agent_id', 'agent_name', 'purpose', 'created_at', 'last_updated', 'phase', 'metadata',
-    'resume_ready', 'history', 'error_count', 'last_error', 'parent_session_id',
+    'schema_version',
+    'agent_id',
+    'agent_name',
+    'purpose',
+    'created_at',
+    'last_updated',
+    'phase',
+    'metadata',
+    'resume_ready',
+    'history',
+    'error_count',
+    'last_error',
+    'parent_session_id',
   ]);
   assert.deepEqual([disk.schema_version, disk.resume_ready, disk.history.length, disk.error_count], [1, true, 1, 0]);
   assert.equal((await s.run('should-resume', MINIMAL)).code, 0);
@@ -158,7 +199,10 @@ test('finalize upgrades a legacy record; a legacy final record stays final; unkn
   const kept = Sessions.open({ dir: s.dir, cwd: s.dir, env: {} });
   await kept.store.update(DONE, (r) => ({ ...r, metadata: { touched: true } }));
   const upgraded = JSON.parse(s.read(DONE));
-  assert.deepEqual([upgraded.schema_version, upgraded.final_summary, upgraded.phase], [1, 'Fixed the race in the fixture', 'completed']);
+  assert.deepEqual(
+    [upgraded.schema_version, upgraded.final_summary, upgraded.phase],
+    [1, 'Fixed the race in the fixture', 'completed'],
+  );
 });
 
 test('a timestamp without a zone is corrupt (exit 4), kept byte for byte, a problem for list', async (t) => {
@@ -174,7 +218,10 @@ test('a timestamp without a zone is corrupt (exit 4), kept byte for byte, a prob
     assert.equal(result.code, 4, result.stderr);
     assert.match(result.stderr, /^agent-session: [^\n]+\n$/);
   }
-  assert.deepEqual(list.json.problems.map((p) => [p.id, p.code]).sort(), [['from-the-future', 'EVERSION'], ['legacy-naive', 'ECORRUPT']]);
+  assert.deepEqual(list.json.problems.map((p) => [p.id, p.code]).sort(), [
+    ['from-the-future', 'EVERSION'],
+    ['legacy-naive', 'ECORRUPT'],
+  ]);
   assert.deepEqual([resume.code, resume.json.reason], [1, 'corrupt']);
   assert.equal(s.read('legacy-naive'), before);
 });
@@ -201,7 +248,10 @@ test('a record with a newer schema_version is refused (EVERSION, exit 4) and nev
   await assert.rejects(sessions.get(id), { code: 'EVERSION' });
   const cleanup = await s.run('cleanup', '--hours', '0', '--json');
   assert.equal(cleanup.code, 0, cleanup.stderr);
-  assert.ok(cleanup.json.skipped.some((x) => x.id === id), 'cleanup reports it and leaves it');
+  assert.ok(
+    cleanup.json.skipped.some((x) => x.id === id),
+    'cleanup reports it and leaves it',
+  );
   assert.equal(s.read(id), before);
   assert.deepEqual(readdirSync(path.join(s.dir, id)), ['state.json']);
   assert.ok(existsSync(path.join(s.dir, id, 'state.json')));

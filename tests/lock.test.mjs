@@ -3,7 +3,16 @@
 // processes, and check takeover, refresh, loss and release on exit.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -43,9 +52,12 @@ function child(t, code) {
 
 test('a lock held by another process keeps proper-lockfile out, and is free again once released', async (t) => {
   const lockPath = path.join(tempDir(t), 'x.lock');
-  const holder = child(t, `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, () => new Promise((resolve) => {
+  const holder = child(
+    t,
+    `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, () => new Promise((resolve) => {
       process.stdout.write('held\\n'); process.stdin.once('data', resolve);
-    }));`);
+    }));`,
+  );
   assert.equal(await holder.ready, 'held');
   assert.equal(await tryProperLockfile(lockPath), 'ELOCKED');
   holder.proc.stdin.end('release\n');
@@ -79,105 +91,133 @@ test("a dead holder's lock (older than the stale time, or dated in the future by
   }
 });
 
-test('a lock held past the stale time is kept fresh by its holder, so nobody takes it over', { timeout: 20_000 }, async (t) => {
-  const lockPath = path.join(tempDir(t), 'long.lock');
-  const holdMs = LOCK_STALE_MS + 1500;
-  const holder = child(t, `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, async () => {
+test(
+  'a lock held past the stale time is kept fresh by its holder, so nobody takes it over',
+  { timeout: 20_000 },
+  async (t) => {
+    const lockPath = path.join(tempDir(t), 'long.lock');
+    const holdMs = LOCK_STALE_MS + 1500;
+    const holder = child(
+      t,
+      `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, async () => {
       process.stdout.write('held\\n');
       await new Promise((resolve) => setTimeout(resolve, ${holdMs}));
-    });`);
-  assert.equal(await holder.ready, 'held');
-  const heldSince = Date.now();
-  // Try while the holder still holds it, after more than the stale time: the holder has touched it.
-  const attempts = [];
-  while (Date.now() - heldSince < holdMs - 700) {
-    attempts.push(await tryProperLockfile(lockPath));
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  assert.ok(attempts.length >= 5, `tried ${attempts.length} times`);
-  assert.deepEqual([...new Set(attempts)], ['ELOCKED']);
-  assert.ok(Date.now() - statSync(lockPath).mtimeMs < LOCK_STALE_MS, 'the mtime was refreshed');
-  assert.equal((await holder.exited).code, 0);
-});
-
-test('a holder whose steps each block for most of a second (a slow disk) keeps its lock from check to check', { timeout: 20_000 }, async (t) => {
-  const lockPath = path.join(tempDir(t), 'slow.lock');
-  // Each step blocks the thread like a synchronous fsync on a slow disk: no timer can refresh the lock
-  // meanwhile (the hooks have none at all), only the checks between the steps.
-  const slowStep = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 0.45 * LOCK_STALE_MS);
-  let steps = 0;
-  await withLock(lockPath, { timeoutMs: 1000, what: 'session slow' }, async (check) => {
-    for (let i = 0; i < 4; i++) {
-      slowStep();
-      check();
-      steps++;
-    }
-  });
-  assert.equal(steps, 4, 'no check said the lock was lost');
-  assert.equal(existsSync(lockPath), false, 'released');
-});
-
-test('holding many session locks: check(id) looks at that lock, check() at all, and both keep every lock fresh', { timeout: 20_000 }, async (t) => {
-  const dir = tempDir(t);
-  const ids = Array.from({ length: 200 }, (_, i) => `s${String(i).padStart(3, '0')}`);
-  const lockOf = (id) => path.join(dir, '.locks', `${id}.lock`);
-  await withSessionLocks(dir, ids, 2000, async (check) => {
-    assert.equal(readdirSync(path.join(dir, '.locks')).length, 200);
-    // Steps that each block (no timer can run) for twice the stale time in all, one session each:
-    // the other 199 locks are kept fresh by the checks alone, so nobody may take them over.
-    const until = Date.now() + 2 * LOCK_STALE_MS;
-    for (let i = 0; Date.now() < until; i++) {
-      block(LOCK_STALE_MS / 10);
-      check(ids[i % 10]);
-    }
-    // Looked at before anything is awaited: a refresh timer could not have helped.
-    for (const id of ['s050', 's199']) assert.equal(isStaleLockTime(statSync(lockOf(id)).mtimeMs), false, `${id} stayed fresh`);
-    // Another process took s107's lock over (removed it, made its own).
-    rmdirSync(lockOf('s107'));
-    mkdirSync(lockOf('s107'));
-    const theirs = new Date(Date.now() + 5000);
-    utimesSync(lockOf('s107'), theirs, theirs);
-    check('s003');
-    assert.throws(() => check(), /lost the lock on session s107 \(another process took it over\)/);
-    assert.throws(() => check('s107'), /lost the lock on session s107/);
-    check('s003');
-  });
-  assert.deepEqual(readdirSync(path.join(dir, '.locks')), ['s107.lock'], "every lock released but the other process's");
-});
-
-test('holding many session locks while a step awaits past the stale time: all stay fresh, nobody takes one over', { timeout: 20_000 }, async (t) => {
-  const dir = tempDir(t);
-  const ids = Array.from({ length: 100 }, (_, i) => `s${String(i).padStart(3, '0')}`);
-  const lockOf = (id) => path.join(dir, '.locks', `${id}.lock`);
-  await withSessionLocks(dir, ids, 2000, async (check) => {
-    const since = Date.now();
+    });`,
+    );
+    assert.equal(await holder.ready, 'held');
+    const heldSince = Date.now();
+    // Try while the holder still holds it, after more than the stale time: the holder has touched it.
     const attempts = [];
-    for (let i = 0; Date.now() - since < LOCK_STALE_MS + 1000; i++) {
+    while (Date.now() - heldSince < holdMs - 700) {
+      attempts.push(await tryProperLockfile(lockPath));
       await new Promise((resolve) => setTimeout(resolve, 200));
-      attempts.push(await tryProperLockfile(lockOf(ids[(i * 37) % ids.length])));
     }
-    assert.ok(attempts.length >= 10, `tried ${attempts.length} times`);
+    assert.ok(attempts.length >= 5, `tried ${attempts.length} times`);
     assert.deepEqual([...new Set(attempts)], ['ELOCKED']);
-    for (const id of ids) assert.equal(isStaleLockTime(statSync(lockOf(id)).mtimeMs), false, `${id} stayed fresh`);
-    check();
-  });
-  assert.deepEqual(readdirSync(path.join(dir, '.locks')), [], 'every lock released');
-});
+    assert.ok(Date.now() - statSync(lockPath).mtimeMs < LOCK_STALE_MS, 'the mtime was refreshed');
+    assert.equal((await holder.exited).code, 0);
+  },
+);
 
-test('holding many session locks: a stall past the trusted time fails the next check of any session, and no stale lock is left', { timeout: 20_000 }, async (t) => {
-  const dir = tempDir(t);
-  const ids = Array.from({ length: 20 }, (_, i) => `s${String(i).padStart(2, '0')}`);
-  await assert.rejects(
-    withSessionLocks(dir, ids, 2000, async (check) => {
-      check('s05');
-      block(LOCK_STALE_MS);
-      check('s05');
-    }),
-    (err) => err.code === 'ELOCKED' && /lost the lock on session s00 \(not refreshed for \d+ ms/.test(err.message),
-  );
-  // Nobody took them over meanwhile: each is removed (through the takeover guard), not left stale.
-  assert.deepEqual(readdirSync(path.join(dir, '.locks')), []);
-});
+test(
+  'a holder whose steps each block for most of a second (a slow disk) keeps its lock from check to check',
+  { timeout: 20_000 },
+  async (t) => {
+    const lockPath = path.join(tempDir(t), 'slow.lock');
+    // Each step blocks the thread like a synchronous fsync on a slow disk: no timer can refresh the lock
+    // meanwhile (the hooks have none at all), only the checks between the steps.
+    const slowStep = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 0.45 * LOCK_STALE_MS);
+    let steps = 0;
+    await withLock(lockPath, { timeoutMs: 1000, what: 'session slow' }, async (check) => {
+      for (let i = 0; i < 4; i++) {
+        slowStep();
+        check();
+        steps++;
+      }
+    });
+    assert.equal(steps, 4, 'no check said the lock was lost');
+    assert.equal(existsSync(lockPath), false, 'released');
+  },
+);
+
+test(
+  'holding many session locks: check(id) looks at that lock, check() at all, and both keep every lock fresh',
+  { timeout: 20_000 },
+  async (t) => {
+    const dir = tempDir(t);
+    const ids = Array.from({ length: 200 }, (_, i) => `s${String(i).padStart(3, '0')}`);
+    const lockOf = (id) => path.join(dir, '.locks', `${id}.lock`);
+    await withSessionLocks(dir, ids, 2000, async (check) => {
+      assert.equal(readdirSync(path.join(dir, '.locks')).length, 200);
+      // Steps that each block (no timer can run) for twice the stale time in all, one session each:
+      // the other 199 locks are kept fresh by the checks alone, so nobody may take them over.
+      const until = Date.now() + 2 * LOCK_STALE_MS;
+      for (let i = 0; Date.now() < until; i++) {
+        block(LOCK_STALE_MS / 10);
+        check(ids[i % 10]);
+      }
+      // Looked at before anything is awaited: a refresh timer could not have helped.
+      for (const id of ['s050', 's199'])
+        assert.equal(isStaleLockTime(statSync(lockOf(id)).mtimeMs), false, `${id} stayed fresh`);
+      // Another process took s107's lock over (removed it, made its own).
+      rmdirSync(lockOf('s107'));
+      mkdirSync(lockOf('s107'));
+      const theirs = new Date(Date.now() + 5000);
+      utimesSync(lockOf('s107'), theirs, theirs);
+      check('s003');
+      assert.throws(() => check(), /lost the lock on session s107 \(another process took it over\)/);
+      assert.throws(() => check('s107'), /lost the lock on session s107/);
+      check('s003');
+    });
+    assert.deepEqual(
+      readdirSync(path.join(dir, '.locks')),
+      ['s107.lock'],
+      "every lock released but the other process's",
+    );
+  },
+);
+
+test(
+  'holding many session locks while a step awaits past the stale time: all stay fresh, nobody takes one over',
+  { timeout: 20_000 },
+  async (t) => {
+    const dir = tempDir(t);
+    const ids = Array.from({ length: 100 }, (_, i) => `s${String(i).padStart(3, '0')}`);
+    const lockOf = (id) => path.join(dir, '.locks', `${id}.lock`);
+    await withSessionLocks(dir, ids, 2000, async (check) => {
+      const since = Date.now();
+      const attempts = [];
+      for (let i = 0; Date.now() - since < LOCK_STALE_MS + 1000; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        attempts.push(await tryProperLockfile(lockOf(ids[(i * 37) % ids.length])));
+      }
+      assert.ok(attempts.length >= 10, `tried ${attempts.length} times`);
+      assert.deepEqual([...new Set(attempts)], ['ELOCKED']);
+      for (const id of ids) assert.equal(isStaleLockTime(statSync(lockOf(id)).mtimeMs), false, `${id} stayed fresh`);
+      check();
+    });
+    assert.deepEqual(readdirSync(path.join(dir, '.locks')), [], 'every lock released');
+  },
+);
+
+test(
+  'holding many session locks: a stall past the trusted time fails the next check of any session, and no stale lock is left',
+  { timeout: 20_000 },
+  async (t) => {
+    const dir = tempDir(t);
+    const ids = Array.from({ length: 20 }, (_, i) => `s${String(i).padStart(2, '0')}`);
+    await assert.rejects(
+      withSessionLocks(dir, ids, 2000, async (check) => {
+        check('s05');
+        block(LOCK_STALE_MS);
+        check('s05');
+      }),
+      (err) => err.code === 'ELOCKED' && /lost the lock on session s00 \(not refreshed for \d+ ms/.test(err.message),
+    );
+    // Nobody took them over meanwhile: each is removed (through the takeover guard), not left stale.
+    assert.deepEqual(readdirSync(path.join(dir, '.locks')), []);
+  },
+);
 
 test('a lock taken over meanwhile fails the check before a commit, and the new holder keeps it', async (t) => {
   const lockPath = path.join(tempDir(t), 'taken.lock');
@@ -201,17 +241,23 @@ test('a lock taken over meanwhile fails the check before a commit, and the new h
 test('a process that exits while holding a lock removes it; one killed with SIGKILL leaves it to go stale', async (t) => {
   const dir = tempDir(t);
   const exiting = path.join(dir, 'exit.lock');
-  const early = child(t, `await withLock(${JSON.stringify(exiting)}, { timeoutMs: 1000, what: 'x' }, async () => {
+  const early = child(
+    t,
+    `await withLock(${JSON.stringify(exiting)}, { timeoutMs: 1000, what: 'x' }, async () => {
       process.stdout.write('held\\n'); process.exit(3);
-    });`);
+    });`,
+  );
   await early.ready;
   assert.equal((await early.exited).code, 3);
   assert.equal(existsSync(exiting), false);
 
   const killed = path.join(dir, 'killed.lock');
-  const victim = child(t, `await withLock(${JSON.stringify(killed)}, { timeoutMs: 1000, what: 'x' }, () => new Promise(() => {
+  const victim = child(
+    t,
+    `await withLock(${JSON.stringify(killed)}, { timeoutMs: 1000, what: 'x' }, () => new Promise(() => {
       process.stdout.write('held\\n'); setInterval(() => {}, 1000);
-    }));`);
+    }));`,
+  );
   await victim.ready;
   victim.proc.kill('SIGKILL');
   await victim.exited;
@@ -227,41 +273,56 @@ test('a lock whose directory cannot be made is an error naming what was being lo
   );
 });
 
-test('a holder stalled past the stale time leaves the new holder’s lock alone when it lets go', { timeout: 20_000 }, async (t) => {
-  const lockPath = path.join(tempDir(t), 'stall.lock');
-  // A takes the lock, blocks its event loop (no refresh) past the stale time, and returns without a check.
-  const stalled = child(t, `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, async () => {
+test(
+  'a holder stalled past the stale time leaves the new holder’s lock alone when it lets go',
+  { timeout: 20_000 },
+  async (t) => {
+    const lockPath = path.join(tempDir(t), 'stall.lock');
+    // A takes the lock, blocks its event loop (no refresh) past the stale time, and returns without a check.
+    const stalled = child(
+      t,
+      `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, async () => {
       process.stdout.write('held\\n');
       const until = Date.now() + ${LOCK_STALE_MS + 1500};
       while (Date.now() < until);
-    });`);
-  assert.equal(await stalled.ready, 'held');
-  // B waits for the lock, takes it over once stale, and holds it until told to let go.
-  const taker = child(t, `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 8000, what: 'x' }, () => new Promise((resolve) => {
+    });`,
+    );
+    assert.equal(await stalled.ready, 'held');
+    // B waits for the lock, takes it over once stale, and holds it until told to let go.
+    const taker = child(
+      t,
+      `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 8000, what: 'x' }, () => new Promise((resolve) => {
       process.stdout.write('took\\n'); process.stdin.once('data', resolve);
-    }));`);
-  assert.equal(await taker.ready, 'took');
-  assert.equal((await stalled.exited).code, 0);
-  assert.equal(existsSync(lockPath), true, 'B’s lock is still there after A let go');
-  assert.equal(await tryProperLockfile(lockPath), 'ELOCKED');
-  taker.proc.stdin.end('go\n');
-  assert.equal((await taker.exited).code, 0);
-  assert.equal(existsSync(lockPath), false);
-});
+    }));`,
+    );
+    assert.equal(await taker.ready, 'took');
+    assert.equal((await stalled.exited).code, 0);
+    assert.equal(existsSync(lockPath), true, 'B’s lock is still there after A let go');
+    assert.equal(await tryProperLockfile(lockPath), 'ELOCKED');
+    taker.proc.stdin.end('go\n');
+    assert.equal((await taker.exited).code, 0);
+    assert.equal(existsSync(lockPath), false);
+  },
+);
 
-test('many processes taking over one dead holder’s lock at once: each gets it in turn, none loses it', { timeout: 60_000 }, async (t) => {
-  for (let round = 0; round < 3; round++) {
-    const dir = tempDir(t);
-    const lockPath = path.join(dir, 'dead.lock');
-    const counter = path.join(dir, 'counter');
-    writeFileSync(counter, '0');
-    mkdirSync(lockPath);
-    const past = new Date(Date.now() - 10_000);
-    utimesSync(lockPath, past, past);
-    // All start at the same instant (busy-waiting for it), so their takeovers collide.
-    const start = Date.now() + 1500;
-    const workers = Array.from({ length: 8 }, () =>
-      child(t, `const fs = await import('node:fs');
+test(
+  'many processes taking over one dead holder’s lock at once: each gets it in turn, none loses it',
+  { timeout: 60_000 },
+  async (t) => {
+    for (let round = 0; round < 3; round++) {
+      const dir = tempDir(t);
+      const lockPath = path.join(dir, 'dead.lock');
+      const counter = path.join(dir, 'counter');
+      writeFileSync(counter, '0');
+      mkdirSync(lockPath);
+      const past = new Date(Date.now() - 10_000);
+      utimesSync(lockPath, past, past);
+      // All start at the same instant (busy-waiting for it), so their takeovers collide.
+      const start = Date.now() + 1500;
+      const workers = Array.from({ length: 8 }, () =>
+        child(
+          t,
+          `const fs = await import('node:fs');
         process.stdout.write('ready\\n');
         while (Date.now() < ${start});
         await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 10000, what: 'counter' }, async (check) => {
@@ -269,12 +330,21 @@ test('many processes taking over one dead holder’s lock at once: each gets it 
           await new Promise((resolve) => setTimeout(resolve, 5));
           check();
           fs.writeFileSync(${JSON.stringify(counter)}, String(n + 1));
-        });`),
-    );
-    const results = await Promise.all(workers.map((w) => w.exited));
-    assert.deepEqual(results.map((r) => r.code), Array(8).fill(0), results.map((r) => r.stderr).join('\n'));
-    assert.equal(readFileSync(counter, 'utf8'), '8');
-    assert.equal(existsSync(lockPath), false);
-    assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.takeover')), []);
-  }
-});
+        });`,
+        ),
+      );
+      const results = await Promise.all(workers.map((w) => w.exited));
+      assert.deepEqual(
+        results.map((r) => r.code),
+        Array(8).fill(0),
+        results.map((r) => r.stderr).join('\n'),
+      );
+      assert.equal(readFileSync(counter, 'utf8'), '8');
+      assert.equal(existsSync(lockPath), false);
+      assert.deepEqual(
+        readdirSync(dir).filter((f) => f.endsWith('.takeover')),
+        [],
+      );
+    }
+  },
+);

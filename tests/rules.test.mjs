@@ -44,7 +44,17 @@ function paused(at = T0, extra = {}) {
 }
 
 test('phases: nine in order, three final outcomes, three resumable', () => {
-  assert.deepEqual(lib.PHASES, ['initializing', 'investigating', 'planning', 'approval', 'executing', 'validating', 'completed', 'failed', 'abandoned']);
+  assert.deepEqual(lib.PHASES, [
+    'initializing',
+    'investigating',
+    'planning',
+    'approval',
+    'executing',
+    'validating',
+    'completed',
+    'failed',
+    'abandoned',
+  ]);
   assert.deepEqual(lib.OUTCOMES, ['completed', 'failed', 'abandoned']);
   assert.deepEqual([...lib.RESUMABLE_PHASES].sort(), ['approval', 'investigating', 'planning']);
 });
@@ -99,11 +109,13 @@ test('resume decision: every reason value', async (t) => {
   assert.equal(reason(applyFinalize(paused(), 'completed', null, T0).record), 'finalized');
   // A final phase without finalized_at (an earlier tool's record) is final too.
   assert.equal(reason({ ...paused(), phase: 'failed' }), 'finalized');
-  for (const phase of ['initializing', 'executing', 'validating']) assert.equal(reason(applyUpdate(paused(), { phase }, T0)), 'phase_not_resumable');
+  for (const phase of ['initializing', 'executing', 'validating'])
+    assert.equal(reason(applyUpdate(paused(), { phase }, T0)), 'phase_not_resumable');
   assert.equal(reason(paused(T0, { resume_ready: false })), 'not_resume_ready');
   assert.equal(reason(paused(), T0 + 31 * MIN), 'expired');
   assert.equal(reason(paused(T0, { error_count: 3 })), 'too_many_errors');
-  for (const phase of ['investigating', 'planning', 'approval']) assert.equal(reason(applyUpdate(paused(), { phase }, T0)), 'resumable');
+  for (const phase of ['investigating', 'planning', 'approval'])
+    assert.equal(reason(applyUpdate(paused(), { phase }, T0)), 'resumable');
 
   // `corrupt` comes from the library, which reads the file.
   const { sessions, dir } = open(t);
@@ -136,7 +148,11 @@ test('merge patch: the RFC 7386 examples', () => {
     [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
     [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
     [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-    [['a', 'b'], ['c', 'd'], ['c', 'd']],
+    [
+      ['a', 'b'],
+      ['c', 'd'],
+      ['c', 'd'],
+    ],
     [{ a: 'b' }, ['c'], ['c']],
     [{ a: 'foo' }, null, null],
     [{ a: 'foo' }, 'bar', 'bar'],
@@ -163,7 +179,10 @@ test('merge patch: a "__proto__" key is stored as data, never as a prototype', (
   const result = mergePatch({}, patch);
   assert.equal(Object.getPrototypeOf(result), Object.prototype);
   assert.ok(Object.hasOwn(result, '__proto__'));
-  assert.deepEqual(JSON.parse(JSON.stringify(result)), { ['__proto__']: { polluted: true }, a: { ['__proto__']: { deep: 1 } } });
+  assert.deepEqual(JSON.parse(JSON.stringify(result)), {
+    ['__proto__']: { polluted: true },
+    a: { ['__proto__']: { deep: 1 } },
+  });
   assert.equal({}.polluted, undefined);
   assert.equal(result.polluted, undefined);
   // A later patch merges into the stored data and can delete it.
@@ -185,11 +204,40 @@ test('merge patch through update: "__proto__" metadata is written to the file an
 });
 
 test('ids: 1-128 characters of [A-Za-z0-9._-], not starting with "."', () => {
-  for (const id of ['a', 'Z', '0', '_x', '-x', 'a.b', 'A-b_c.d-9', 'x'.repeat(128), 'agent-20261122-120000-0a1b2c3d', 'x..y']) {
+  for (const id of [
+    'a',
+    'Z',
+    '0',
+    '_x',
+    '-x',
+    'a.b',
+    'A-b_c.d-9',
+    'x'.repeat(128),
+    'agent-20261122-120000-0a1b2c3d',
+    'x..y',
+  ]) {
     assert.ok(isValidId(id), id);
     assertValidId(id);
   }
-  const bad = ['', 'x'.repeat(129), '.', '..', '.hidden', '../x', '..\\x', 'a/b', 'a\\b', '/abs', 'a b', ' a', 'a\n', 'é', 'a\0b', 'a:b', 'a*'];
+  const bad = [
+    '',
+    'x'.repeat(129),
+    '.',
+    '..',
+    '.hidden',
+    '../x',
+    '..\\x',
+    'a/b',
+    'a\\b',
+    '/abs',
+    'a b',
+    ' a',
+    'a\n',
+    'é',
+    'a\0b',
+    'a:b',
+    'a*',
+  ];
   for (const id of bad) {
     assert.equal(isValidId(id), false, JSON.stringify(id));
     throwsCode(() => assertValidId(id), 'EINVALID');
@@ -219,7 +267,11 @@ test('ids are validated wherever they enter the library', async (t) => {
     await rejects(sessions.create({ agentName: 'a', parent: id }), 'EINVALID');
   }
   await rejects(sessions.get(42), 'EINVALID');
-  assert.throws(() => readFileSync(path.join(dir, '..', 'x', 'state.json')), { code: 'ENOENT' }, 'nothing written next to the store');
+  assert.throws(
+    () => readFileSync(path.join(dir, '..', 'x', 'state.json')),
+    { code: 'ENOENT' },
+    'nothing written next to the store',
+  );
 });
 
 test('timestamps: Z, +00:00, microseconds and other offsets are read as instants; no zone is rejected', () => {
@@ -231,7 +283,16 @@ test('timestamps: Z, +00:00, microseconds and other offsets are read as instants
   assert.equal(parseTimestamp('2026-01-02T03:04:05+00:00'), at - 123, 'Python isoformat without a fraction');
   assert.equal(parseTimestamp('2026-01-02T05:04:05.123+02:00'), at);
   assert.equal(parseTimestamp('2026-01-01T22:04:05.123-05:00'), at);
-  for (const bad of ['2026-01-02T03:04:05.123456', '2026-01-02T03:04:05', '2026-01-02', '2026-01-02 03:04:05Z', 'yesterday', '', '2026-13-02T03:04:05Z', '2026-01-02T03:04:05.123+0000']) {
+  for (const bad of [
+    '2026-01-02T03:04:05.123456',
+    '2026-01-02T03:04:05',
+    '2026-01-02',
+    '2026-01-02 03:04:05Z',
+    'yesterday',
+    '',
+    '2026-13-02T03:04:05Z',
+    '2026-01-02T03:04:05.123+0000',
+  ]) {
     assert.equal(parseTimestamp(bad), undefined, bad);
   }
   for (const bad of [undefined, null, at, {}]) assert.equal(parseTimestamp(bad), undefined);
@@ -241,8 +302,23 @@ test('timestamps: Z, +00:00, microseconds and other offsets are read as instants
 
 test('formatTimestamp writes exactly what toISOString writes, for any time', () => {
   // Built from the UTC fields (tools/time.ts says why): it must never differ from toISOString.
-  const samples = [0, 1, -1, 999, Date.UTC(1970, 0, 1, 0, 0, 0, 1), Date.UTC(2000, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 11, 31, 23, 59, 59, 999)];
-  samples.push(Date.UTC(0, 0, 1) - 1, Date.UTC(0, 0, 1), Date.UTC(9999, 11, 31, 23, 59, 59, 999), Date.UTC(9999, 11, 31, 23, 59, 59, 999) + 1, 8.64e15, -8.64e15);
+  const samples = [
+    0,
+    1,
+    -1,
+    999,
+    Date.UTC(1970, 0, 1, 0, 0, 0, 1),
+    Date.UTC(2000, 1, 29, 23, 59, 59, 999),
+    Date.UTC(2026, 11, 31, 23, 59, 59, 999),
+  ];
+  samples.push(
+    Date.UTC(0, 0, 1) - 1,
+    Date.UTC(0, 0, 1),
+    Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+    Date.UTC(9999, 11, 31, 23, 59, 59, 999) + 1,
+    8.64e15,
+    -8.64e15,
+  );
   samples[samples.indexOf(Date.UTC(0, 0, 1))] = new Date('0000-01-01T00:00:00.000Z').getTime();
   let seed = 7;
   for (let i = 0; i < 2000; i++) {
@@ -272,13 +348,34 @@ test('create: initializing, not resume ready, stable key order, pretty JSON with
   assert.equal(text, `${JSON.stringify(JSON.parse(text), null, 2)}\n`);
   const onDisk = JSON.parse(text);
   assert.deepEqual(Object.keys(onDisk), [
-    'schema_version', 'agent_id', 'agent_name', 'purpose', 'created_at', 'last_updated', 'phase',
-    'metadata', 'resume_ready', 'history', 'error_count', 'last_error', 'parent_session_id',
+    'schema_version',
+    'agent_id',
+    'agent_name',
+    'purpose',
+    'created_at',
+    'last_updated',
+    'phase',
+    'metadata',
+    'resume_ready',
+    'history',
+    'error_count',
+    'last_error',
+    'parent_session_id',
   ]);
   assert.deepEqual(onDisk, {
-    schema_version: 1, agent_id: record.agent_id, agent_name: 'rev', purpose: 'p',
-    created_at: '2026-11-22T12:00:00.000Z', last_updated: '2026-11-22T12:00:00.000Z', phase: 'initializing',
-    metadata: { a: { b: 1 } }, resume_ready: false, history: [], error_count: 0, last_error: null, parent_session_id: null,
+    schema_version: 1,
+    agent_id: record.agent_id,
+    agent_name: 'rev',
+    purpose: 'p',
+    created_at: '2026-11-22T12:00:00.000Z',
+    last_updated: '2026-11-22T12:00:00.000Z',
+    phase: 'initializing',
+    metadata: { a: { b: 1 } },
+    resume_ready: false,
+    history: [],
+    error_count: 0,
+    last_error: null,
+    parent_session_id: null,
   });
   await rejects(sessions.create({ agentName: 'rev', id: record.agent_id }), 'EEXIST');
   assert.equal(readFileSync(file(record.agent_id), 'utf8'), text, 'EEXIST never overwrites');
@@ -294,8 +391,13 @@ test('update: same phase adds no history, resume_ready follows the phase, errors
   const { sessions, clock } = open(t);
   await sessions.create({ agentName: 'a', id: 'u' });
   const steps = [
-    ['investigating', true], ['investigating', true], ['planning', true], ['executing', false],
-    ['approval', true], ['validating', false], ['initializing', false],
+    ['investigating', true],
+    ['investigating', true],
+    ['planning', true],
+    ['executing', false],
+    ['approval', true],
+    ['validating', false],
+    ['initializing', false],
   ];
   let expectedHistory = 0;
   let previous = 'initializing';
@@ -307,12 +409,16 @@ test('update: same phase adds no history, resume_ready follows the phase, errors
     assert.equal(record.resume_ready, ready, phase);
     assert.equal(record.last_updated, formatTimestamp(clock.now));
     const last = record.history.at(-1);
-    if (phase !== previous) assert.deepEqual(last, { from_phase: previous, to_phase: phase, timestamp: formatTimestamp(clock.now) });
+    if (phase !== previous)
+      assert.deepEqual(last, { from_phase: previous, to_phase: phase, timestamp: formatTimestamp(clock.now) });
     previous = phase;
   }
   clock.now += 1000;
   const errored = await sessions.update('u', { error: 'boom' });
-  assert.deepEqual([errored.error_count, errored.last_error], [1, { message: 'boom', timestamp: formatTimestamp(clock.now) }]);
+  assert.deepEqual(
+    [errored.error_count, errored.last_error],
+    [1, { message: 'boom', timestamp: formatTimestamp(clock.now) }],
+  );
   assert.equal(errored.history.length, expectedHistory, 'an error is not a phase change');
   clock.now += 1000;
   const again = await sessions.update('u', { error: 'bang', metadata: { n: 1 } });
@@ -355,7 +461,10 @@ test('update: a final session cannot be updated (EFINAL), and the file stays as 
   }
   assert.equal(readFileSync(file('f'), 'utf8'), before);
   // The pure rule too: a record with finalized_at is final whatever its phase says.
-  throwsCode(() => applyUpdate({ ...paused(), finalized_at: formatTimestamp(T0) }, { phase: 'planning' }, T0), 'EFINAL');
+  throwsCode(
+    () => applyUpdate({ ...paused(), finalized_at: formatTimestamp(T0) }, { phase: 'planning' }, T0),
+    'EFINAL',
+  );
 });
 
 test('finalize: outcome, summary, finalized_at, duration_seconds and a history entry', async (t) => {
@@ -367,10 +476,23 @@ test('finalize: outcome, summary, finalized_at, duration_seconds and a history e
   const done = await sessions.finalize('fin', 'completed', 'merged');
   const stamp = formatTimestamp(T0 + 90_500);
   assert.deepEqual(
-    [done.phase, done.outcome, done.summary, done.finalized_at, done.last_updated, done.resume_ready, done.duration_seconds],
+    [
+      done.phase,
+      done.outcome,
+      done.summary,
+      done.finalized_at,
+      done.last_updated,
+      done.resume_ready,
+      done.duration_seconds,
+    ],
     ['completed', 'completed', 'merged', stamp, stamp, false, 90.5],
   );
-  assert.deepEqual(done.history.at(-1), { from_phase: 'approval', to_phase: 'completed', timestamp: stamp, event: 'finalized' });
+  assert.deepEqual(done.history.at(-1), {
+    from_phase: 'approval',
+    to_phase: 'completed',
+    timestamp: stamp,
+    event: 'finalized',
+  });
   assert.equal(done.history.length, 2);
   const onDisk = JSON.parse(readFileSync(file('fin'), 'utf8'));
   assert.deepEqual(Object.keys(onDisk).slice(-4), ['finalized_at', 'outcome', 'summary', 'duration_seconds']);
@@ -409,16 +531,28 @@ test('list: newest first by instant (not by string), with a limit', async (t) =>
   const { sessions, dir } = open(t);
   const write = (id, last) => {
     mkdirSync(path.join(dir, id), { recursive: true });
-    const r = { agent_id: id, agent_name: 'a', created_at: '2026-01-01T00:00:00Z', last_updated: last, phase: 'planning' };
+    const r = {
+      agent_id: id,
+      agent_name: 'a',
+      created_at: '2026-01-01T00:00:00Z',
+      last_updated: last,
+      phase: 'planning',
+    };
     writeFileSync(path.join(dir, id, 'state.json'), JSON.stringify(r));
   };
   write('ten-z', '2026-01-01T10:00:00.000Z');
   write('nine-thirty', '2026-01-01T11:30:00+02:00'); // 09:30Z: sorts after 10:00Z although its string is larger
   write('eleven', '2026-01-01T11:00:00.000001+00:00');
   const { sessions: listed, problems } = await sessions.list();
-  assert.deepEqual(listed.map((s) => s.agent_id), ['eleven', 'ten-z', 'nine-thirty']);
+  assert.deepEqual(
+    listed.map((s) => s.agent_id),
+    ['eleven', 'ten-z', 'nine-thirty'],
+  );
   assert.deepEqual(problems, []);
-  assert.deepEqual((await sessions.list({ limit: 2 })).sessions.map((s) => s.agent_id), ['eleven', 'ten-z']);
+  assert.deepEqual(
+    (await sessions.list({ limit: 2 })).sessions.map((s) => s.agent_id),
+    ['eleven', 'ten-z'],
+  );
   for (const limit of [0, -1, 1.5, Number.NaN]) await rejects(sessions.list({ limit }), 'EINVALID');
   await rejects(sessions.list({ phase: 'bogus' }), 'EINVALID');
 });
@@ -426,15 +560,30 @@ test('list: newest first by instant (not by string), with a limit', async (t) =>
 test('settings: options > environment > config file > default', async (t) => {
   const project = tempDir(t);
   mkdirSync(path.join(project, '.claude'));
-  const settingsOf = (env = {}, settings) => lib.Sessions.open({ cwd: project, env: { HOME: project, ...env }, settings }).settings;
-  assert.deepEqual([settingsOf().resumeWindowMinutes, settingsOf().errorBudget, settingsOf().clockSkewSeconds], [30, 3, 60]);
+  const settingsOf = (env = {}, settings) =>
+    lib.Sessions.open({ cwd: project, env: { HOME: project, ...env }, settings }).settings;
+  assert.deepEqual(
+    [settingsOf().resumeWindowMinutes, settingsOf().errorBudget, settingsOf().clockSkewSeconds],
+    [30, 3, 60],
+  );
 
-  writeFileSync(path.join(project, '.claude', 'agent-session.json'), JSON.stringify({ resume_window_minutes: 10, error_budget: 5 }));
+  writeFileSync(
+    path.join(project, '.claude', 'agent-session.json'),
+    JSON.stringify({ resume_window_minutes: 10, error_budget: 5 }),
+  );
   assert.deepEqual([settingsOf().resumeWindowMinutes, settingsOf().errorBudget], [10, 5]);
   const env = { AGENT_SESSION_RESUME_WINDOW_MINUTES: '20' };
   assert.deepEqual([settingsOf(env).resumeWindowMinutes, settingsOf(env).errorBudget], [20, 5]);
-  assert.equal(settingsOf({ AGENT_SESSION_RESUME_WINDOW_MINUTES: '' }).resumeWindowMinutes, 10, 'an empty variable is unset');
-  assert.equal(settingsOf({ AGENT_SESSION_RESUME_WINDOW_MINUTES: ' 12.5 ' }).resumeWindowMinutes, 12.5, 'decimal text, blanks around it');
+  assert.equal(
+    settingsOf({ AGENT_SESSION_RESUME_WINDOW_MINUTES: '' }).resumeWindowMinutes,
+    10,
+    'an empty variable is unset',
+  );
+  assert.equal(
+    settingsOf({ AGENT_SESSION_RESUME_WINDOW_MINUTES: ' 12.5 ' }).resumeWindowMinutes,
+    12.5,
+    'decimal text, blanks around it',
+  );
   assert.equal(settingsOf({ AGENT_SESSION_RESUME_WINDOW_MINUTES: '1e1' }).resumeWindowMinutes, 10);
   const both = settingsOf({ ...env, AGENT_SESSION_ERROR_BUDGET: '7' }, { resumeWindowMinutes: 40 });
   assert.deepEqual([both.resumeWindowMinutes, both.errorBudget], [40, 7]);
@@ -456,11 +605,14 @@ test('settings: a bad value is EINVALID and names where it came from', (t) => {
   mkdirSync(path.join(project, '.claude'));
   const configFile = path.join(project, '.claude', 'agent-session.json');
   const fails = (env, settings, names) => {
-    assert.throws(() => lib.Sessions.open({ cwd: project, env: { HOME: project, ...env }, settings }), (err) => {
-      assert.equal(err.code, 'EINVALID');
-      assert.ok(err.message.includes(names), `${err.message} should name ${names}`);
-      return true;
-    });
+    assert.throws(
+      () => lib.Sessions.open({ cwd: project, env: { HOME: project, ...env }, settings }),
+      (err) => {
+        assert.equal(err.code, 'EINVALID');
+        assert.ok(err.message.includes(names), `${err.message} should name ${names}`);
+        return true;
+      },
+    );
   };
   fails({ AGENT_SESSION_RESUME_WINDOW_MINUTES: 'soon' }, undefined, 'AGENT_SESSION_RESUME_WINDOW_MINUTES');
   fails({ AGENT_SESSION_ERROR_BUDGET: '0' }, undefined, 'AGENT_SESSION_ERROR_BUDGET');

@@ -16,14 +16,20 @@ test('the nearest ancestor with .claude/ is the project, but ~/.claude is not a 
   const work = path.join(home, 'code', 'app', 'src');
   mkdirSync(work, { recursive: true });
   await createIn(work, { HOME: home });
-  assert.ok(existsSync(path.join(work, '.claude', 'session', 's1', 'state.json')), 'no project above: the working directory');
+  assert.ok(
+    existsSync(path.join(work, '.claude', 'session', 's1', 'state.json')),
+    'no project above: the working directory',
+  );
   assert.ok(!existsSync(path.join(home, '.claude', 'session')), 'never the user settings directory');
 
   mkdirSync(path.join(home, 'code', 'app', '.claude'));
   const sibling = path.join(home, 'code', 'app', 'lib');
   mkdirSync(sibling);
   await createIn(sibling, { HOME: home }, 's2');
-  assert.ok(existsSync(path.join(home, 'code', 'app', '.claude', 'session', 's2', 'state.json')), 'the nearest ancestor with .claude/');
+  assert.ok(
+    existsSync(path.join(home, 'code', 'app', '.claude', 'session', 's2', 'state.json')),
+    'the nearest ancestor with .claude/',
+  );
 });
 
 test('in the home directory itself, ~/.claude is its project', async (t) => {
@@ -35,8 +41,15 @@ test('in the home directory itself, ~/.claude is its project', async (t) => {
 
 test('--dir beats AGENT_SESSION_DIR, which beats CLAUDE_PROJECT_DIR', async (t) => {
   const root = tempDir(t);
-  const env = { HOME: root, AGENT_SESSION_DIR: path.join(root, 'from-env'), CLAUDE_PROJECT_DIR: path.join(root, 'proj') };
-  const viaDir = await runCli(['create', '--agent', 'a', '--id', 'd1', '--dir', 'from-flag'], { cwd: root, env: cleanEnv(env) });
+  const env = {
+    HOME: root,
+    AGENT_SESSION_DIR: path.join(root, 'from-env'),
+    CLAUDE_PROJECT_DIR: path.join(root, 'proj'),
+  };
+  const viaDir = await runCli(['create', '--agent', 'a', '--id', 'd1', '--dir', 'from-flag'], {
+    cwd: root,
+    env: cleanEnv(env),
+  });
   assert.equal(viaDir.code, 0, viaDir.stderr);
   assert.ok(existsSync(path.join(root, 'from-flag', 'd1', 'state.json')));
   await createIn(root, env);

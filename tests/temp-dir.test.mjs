@@ -3,7 +3,16 @@
 // when old, `.tmp` is never a session, and temps that earlier versions left inside session
 // directories are doctor's to find and remove.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -57,20 +66,29 @@ test('writeFileAtomic with a temp directory: the temp is named there and removed
     throw lost;
   };
   // The lock's check fails after the fsync: the record is unchanged and the temp gone.
-  await assert.rejects(writeFileAtomic(file, 'new', { tempDir: temps, tempName: 's1.state.json', beforeRename }), (err) => err === lost);
+  await assert.rejects(
+    writeFileAtomic(file, 'new', { tempDir: temps, tempName: 's1.state.json', beforeRename }),
+    (err) => err === lost,
+  );
   assert.equal(seen.length, 1);
   assert.equal(TEMP_NAME.exec(seen[0])?.[1], 's1');
   assert.equal(readFileSync(file, 'utf8'), 'old');
   assert.deepEqual(files(temps), []);
   // A rename that fails (the target directory is gone) removes its temp too.
   rmSync(path.dirname(file), { recursive: true });
-  await assert.rejects(writeFileAtomic(file, 'new', { tempDir: temps, tempName: 's1.state.json' }), (err) => err.code === 'ENOENT');
+  await assert.rejects(
+    writeFileAtomic(file, 'new', { tempDir: temps, tempName: 's1.state.json' }),
+    (err) => err.code === 'ENOENT',
+  );
   assert.deepEqual(files(temps), []);
 });
 
 test('a stray temp in .tmp/ never matters to readers or writers, and is never a session', async (t) => {
   const dir = tempDir(t);
-  await build(dir, [{ id: 'a', phase: 'approval' }, { id: 'b', parent: 'a', phase: 'planning' }]);
+  await build(dir, [
+    { id: 'a', phase: 'approval' },
+    { id: 'b', parent: 'a', phase: 'planning' },
+  ]);
   strayTemp(dir, 'a', 4242, '{"agent_id": "a", "phase": "exec');
   strayTemp(dir, 'b', 4243, '');
   // Even a `.tmp` that looks like a session directory is not one.
@@ -113,7 +131,10 @@ test('cleanup reports an old temp of .tmp/ in a dry run and removes it; a fresh 
 
 test('doctor finds old temps of .tmp/ and, from earlier versions, inside session directories; --repair removes them', async (t) => {
   const dir = tempDir(t);
-  await build(dir, [{ id: 'a', phase: 'approval' }, { id: 'b.2', phase: 'approval' }]);
+  await build(dir, [
+    { id: 'a', phase: 'approval' },
+    { id: 'b.2', phase: 'approval' },
+  ]);
   const stray = strayTemp(dir, 'b.2', 4242, '{"half": ', HOUR_AGO);
   const legacy = path.join(dir, 'a', 'state.json.4241.3.abcdef.tmp');
   writeFileSync(legacy, '{"agent_id": "a", "pha');
@@ -170,9 +191,13 @@ test('an unusable .tmp/ fails writes with its path, leaves no empty session dire
     rmSync(path.join(dir, '.tmp'), { recursive: true });
     if (kind === 'file') {
       writeFileSync(path.join(dir, '.tmp'), 'not a directory');
-      await assert.rejects(sessions.create({ agentName: 'w', id: 'new' }), (err) => err.message.includes(path.join(dir, '.tmp')));
+      await assert.rejects(sessions.create({ agentName: 'w', id: 'new' }), (err) =>
+        err.message.includes(path.join(dir, '.tmp')),
+      );
       assert.equal(existsSync(path.join(dir, 'new')), false, 'the failed create left no directory');
-      await assert.rejects(sessions.update('kept', { phase: 'approval' }), (err) => err.message.includes(path.join(dir, '.tmp')));
+      await assert.rejects(sessions.update('kept', { phase: 'approval' }), (err) =>
+        err.message.includes(path.join(dir, '.tmp')),
+      );
       assert.equal(JSON.parse(readFileSync(path.join(dir, 'kept', 'state.json'), 'utf8')).phase, 'initializing');
     } else {
       const outside = tempDir(t);
@@ -200,7 +225,9 @@ test('doctor --repair removes an old empty session directory (a create that died
   utimesSync(path.join(dir, 'full'), HOUR_AGO, HOUR_AGO);
 
   const found = await cli(dir, ['doctor', '--json']);
-  const records = Object.fromEntries(found.json.findings.filter((f) => f.check === 'record').map((f) => [f.subject, f]));
+  const records = Object.fromEntries(
+    found.json.findings.filter((f) => f.check === 'record').map((f) => [f.subject, f]),
+  );
   assert.equal(records.dead.repair, 'remove the empty directory');
   assert.equal(records.young.repair, null, 'a fresh one may be a create in progress');
   assert.equal(records.full.repair, null, 'a directory with files is never removed');

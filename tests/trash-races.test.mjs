@@ -47,7 +47,11 @@ test("a cleanup destroys a running delete's finished backup: no more, recovery d
   assert.equal(deleted.code, 0, deleted.stderr);
   assert.equal(cleaned.code, 0, cleaned.stderr);
   const entries = trashEntries(dir);
-  assert.deepEqual(entries.map((e) => e.entry), [deleted.json.backup.entry], 'the acknowledged backup is in the trash');
+  assert.deepEqual(
+    entries.map((e) => e.entry),
+    [deleted.json.backup.entry],
+    'the acknowledged backup is in the trash',
+  );
   assert.deepEqual(entries[0].held, ids);
   assert.equal(entries[0].manifest.status, 'complete');
   const restored = await cli(dir, ['restore', 'd0', '--json']);
@@ -56,7 +60,11 @@ test("a cleanup destroys a running delete's finished backup: no more, recovery d
 });
 
 test('restoring a child while its parent is being deleted breaks the tree: no more, the restore waits and refuses', async (t) => {
-  const dir = await store(t, [{ id: 'P', phase: 'planning' }, { id: 'C1', parent: 'P', phase: 'planning' }, { id: 'C2', parent: 'P', phase: 'planning' }]);
+  const dir = await store(t, [
+    { id: 'P', phase: 'planning' },
+    { id: 'C1', parent: 'P', phase: 'planning' },
+    { id: 'C2', parent: 'P', phase: 'planning' },
+  ]);
   assert.equal((await cli(dir, ['delete', 'C2', '--force'])).code, 0);
   // `delete P` holds its locks and has started moving.
   const deleter = faults(t, ['pause:trash-move-in:1']);
@@ -66,7 +74,11 @@ test('restoring a child while its parent is being deleted breaks the tree: no mo
   deleter.release('trash-move-in');
   const [deleted, restored] = await Promise.all([deleting, restoring]);
   assert.equal(deleted.code, 0, deleted.stderr);
-  assert.equal(restored.code, 3, `restore C2 must be refused while P is in the trash: ${restored.stdout}${restored.stderr}`);
+  assert.equal(
+    restored.code,
+    3,
+    `restore C2 must be refused while P is in the trash: ${restored.stdout}${restored.stderr}`,
+  );
   assert.match(restored.stderr, /parent P is in the trash .*restore P first/);
   assert.deepEqual(liveIds(dir), [], 'nothing is live with its parent in the trash');
 
@@ -87,7 +99,11 @@ test('a killed restore cannot be finished by running it again: now it can, and d
   const ids = liveIds(dir);
   assert.equal(ids.length, 40);
   assert.equal((await cli(dir, ['delete', 'big0', '--force'])).code, 0);
-  for (const [round, finish] of [[1, ['restore', 'big0']], [2, ['doctor', '--repair']], [3, 'entry']]) {
+  for (const [round, finish] of [
+    [1, ['restore', 'big0']],
+    [2, ['doctor', '--repair']],
+    [3, 'entry'],
+  ]) {
     const restorer = faults(t, ['pause:trash-move-out:15']);
     const restoring = cli(dir, ['restore', 'big0'], { env: restorer.env });
     await restorer.reached('trash-move-out', restoring);
@@ -105,7 +121,11 @@ test('a killed restore cannot be finished by running it again: now it can, and d
     assert.deepEqual(liveIds(dir), ids, `round ${round}`);
     assert.deepEqual(trashEntries(dir), []);
     const audited = auditedPlaces(dir);
-    assert.deepEqual(ids.filter((id) => audited.get(id) !== 'live'), [], `round ${round}: the audit trail's last word on each session is that it is live`);
+    assert.deepEqual(
+      ids.filter((id) => audited.get(id) !== 'live'),
+      [],
+      `round ${round}: the audit trail's last word on each session is that it is live`,
+    );
     assert.equal((await doctorReport(dir)).code, 0);
     if (round < 3) assert.equal((await cli(dir, ['delete', 'big0', '--force'])).code, 0);
   }
@@ -123,7 +143,10 @@ test('a killed delete, rerun, then repaired, leaves half the subtree live: no mo
   const rerun = await cli(dir, ['delete', 'big0', '--force', '--json']);
   assert.equal(rerun.code, 0, rerun.stderr);
   assert.equal(rerun.json.total, 40);
-  assert.ok(rerun.json.warnings.some((w) => /interrupted delete held 9 of these sessions: rolled back/.test(w)), rerun.json.warnings.join('\n'));
+  assert.ok(
+    rerun.json.warnings.some((w) => /interrupted delete held 9 of these sessions: rolled back/.test(w)),
+    rerun.json.warnings.join('\n'),
+  );
   const repaired = await doctorReport(dir, true);
   assert.equal(repaired.code, 0, JSON.stringify(repaired.report));
   assert.deepEqual(liveIds(dir), [], 'no part of the subtree is live');
@@ -137,7 +160,12 @@ test('a killed delete, rerun, then repaired, leaves half the subtree live: no mo
 test('a failed delete hides sessions: no more, what moved is put back at once', async (t) => {
   const dir = await store(t, [...recent('r1', 3, 3), ...recent('r2', 2, 2)]);
   const ids = liveIds(dir);
-  for (const rule of ['fail:trash-moving:1:ENOSPC', 'fail:trash-move-in:5:ENOSPC', 'fail:trash-complete:1:ENOSPC', 'fail:trash-complete:1:EROFS']) {
+  for (const rule of [
+    'fail:trash-moving:1:ENOSPC',
+    'fail:trash-move-in:5:ENOSPC',
+    'fail:trash-complete:1:ENOSPC',
+    'fail:trash-complete:1:EROFS',
+  ]) {
     const deleting = await cli(dir, ['delete', 'r1', '--force'], { env: faults(t, [rule]).env });
     assert.equal(deleting.code, 4, `${rule}: ${deleting.stderr}`);
     if (rule.endsWith('ENOSPC')) assert.match(deleting.stderr, /no space left on device/);
@@ -156,17 +184,28 @@ test('a failed delete hides sessions: no more, what moved is put back at once', 
   assert.equal((await doctorReport(old)).code, 0);
 
   // When even putting back fails, the error says where the sessions wait and what repairs it.
-  const stuck = await cli(dir, ['delete', 'r1', '--force'], { env: faults(t, ['fail:trash-complete:1:ENOSPC', 'fail:trash-move-out:1:EIO']).env });
+  const stuck = await cli(dir, ['delete', 'r1', '--force'], {
+    env: faults(t, ['fail:trash-complete:1:ENOSPC', 'fail:trash-move-out:1:EIO']).env,
+  });
   assert.equal(stuck.code, 4);
-  assert.match(stuck.stderr, /13 session\(s\) wait in the trash entry \S+: run `agent-session doctor --repair` to put them back/);
+  assert.match(
+    stuck.stderr,
+    /13 session\(s\) wait in the trash entry \S+: run `agent-session doctor --repair` to put them back/,
+  );
   const seen = await doctorReport(dir);
   assert.equal(seen.code, 1);
-  assert.match(seen.report.findings.find((f) => f.check === 'trash').message, /delete that was interrupted .*13 session\(s\) are hidden/);
+  assert.match(
+    seen.report.findings.find((f) => f.check === 'trash').message,
+    /delete that was interrupted .*13 session\(s\) are hidden/,
+  );
   assert.equal((await doctorReport(dir, true)).code, 0);
   assert.deepEqual(liveIds(dir), ids);
   assert.deepEqual(trashEntries(dir), []);
   // What the audit trail says of it: the recovery that put them back.
-  const audit = readFileSync(path.join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const audit = readFileSync(path.join(dir, 'audit.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(audit.filter((e) => e.action === 'recover').at(-1).ids.length, 13);
 });
 
@@ -181,11 +220,19 @@ test('a recovery that cannot finish (a full disk) does not stop cleanup from exp
   await deleter.reached('trash-move-in', deleting);
   deleter.kill('trash-move-in');
   await deleting;
-  const cleaned = await cli(dir, ['cleanup', '--json'], { env: faults(t, ['fail:trash-restoring:1:ENOSPC'], { AGENT_SESSION_TRASH_RETENTION_DAYS: '0' }).env });
+  const cleaned = await cli(dir, ['cleanup', '--json'], {
+    env: faults(t, ['fail:trash-restoring:1:ENOSPC'], { AGENT_SESSION_TRASH_RETENTION_DAYS: '0' }).env,
+  });
   assert.equal(cleaned.code, 0, cleaned.stderr);
-  assert.deepEqual(cleaned.json.recovered.map((r) => [r.action, /no space left/.test(r.detail)]), [['failed', true]]);
+  assert.deepEqual(
+    cleaned.json.recovered.map((r) => [r.action, /no space left/.test(r.detail)]),
+    [['failed', true]],
+  );
   assert.equal(cleaned.json.expired_trash.length, 2, 'both complete entries expired');
-  assert.deepEqual(trashEntries(dir).map((e) => e.manifest.status), ['moving']);
+  assert.deepEqual(
+    trashEntries(dir).map((e) => e.manifest.status),
+    ['moving'],
+  );
   const audited = auditedPlaces(dir);
   assert.equal(audited.get('c'), 'live', 'the expiry of the old c does not name the live one');
   assert.equal(audited.get('a'), 'gone');

@@ -5,17 +5,37 @@ import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 import { DIST } from './helpers/run.mjs';
 
-const { judgeSession, planCleanup } = await import(pathToFileURL(path.join(DIST, 'tools', 'policy', 'cleanup-plan.js')).href);
-const { planDelete, runningReason } = await import(pathToFileURL(path.join(DIST, 'tools', 'policy', 'tree-guard.js')).href);
+const { judgeSession, planCleanup } = await import(
+  pathToFileURL(path.join(DIST, 'tools', 'policy', 'cleanup-plan.js')).href
+);
+const { planDelete, runningReason } = await import(
+  pathToFileURL(path.join(DIST, 'tools', 'policy', 'tree-guard.js')).href
+);
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 const H = 3_600_000;
-const RULES = { cutoffMs: 24 * H, runningMs: 10 * 60_000, resumeWindowMs: 30 * 60_000, stuckMs: 72 * H, clockSkewMs: 60_000 };
+const RULES = {
+  cutoffMs: 24 * H,
+  runningMs: 10 * 60_000,
+  resumeWindowMs: 30 * 60_000,
+  stuckMs: 72 * H,
+  clockSkewMs: 60_000,
+};
 
 function rec(id, phase, hoursAgo, parent = null) {
   const at = new Date(NOW - hoursAgo * H).toISOString();
   const final = ['completed', 'failed', 'abandoned'].includes(phase);
-  return { agent_id: id, agent_name: 'w', phase, last_updated: at, created_at: at, parent_session_id: parent, metadata: {}, history: [], ...(final ? { finalized_at: at, outcome: phase } : {}) };
+  return {
+    agent_id: id,
+    agent_name: 'w',
+    phase,
+    last_updated: at,
+    created_at: at,
+    parent_session_id: parent,
+    metadata: {},
+    history: [],
+    ...(final ? { finalized_at: at, outcome: phase } : {}),
+  };
 }
 
 test('judgeSession: final, paused, running, stuck, recent', () => {
@@ -32,7 +52,10 @@ test('judgeSession: final, paused, running, stuck, recent', () => {
   const plan = planCleanup([rec('a', 'completed', -200)], [], NOW, RULES);
   assert.deepEqual([plan.purge.length, plan.skipped.map((s) => s.id)], [0, ['a']]);
   // With a zero cutoff, a session updated a minute ago is running, not purged or abandoned.
-  assert.equal(judgeSession(rec('a', 'planning', 1 / 60), NOW, { ...RULES, cutoffMs: 0, stuckMs: RULES.runningMs }).kind, 'running');
+  assert.equal(
+    judgeSession(rec('a', 'planning', 1 / 60), NOW, { ...RULES, cutoffMs: 0, stuckMs: RULES.runningMs }).kind,
+    'running',
+  );
 });
 
 test('planCleanup: whole subtrees only, protected by any live descendant; orphans judged as roots', () => {
@@ -46,10 +69,22 @@ test('planCleanup: whole subtrees only, protected by any live descendant; orphan
     rec('o2', 'completed', 1, 'missing'),
   ];
   const plan = planCleanup(records, [], NOW, RULES);
-  assert.deepEqual(plan.purge.map((r) => [r.id, r.ids, r.depths]), [['c1', ['c1', 'g1'], [0, 1]], ['o', ['o'], [0]]]);
+  assert.deepEqual(
+    plan.purge.map((r) => [r.id, r.ids, r.depths]),
+    [
+      ['c1', ['c1', 'g1'], [0, 1]],
+      ['o', ['o'], [0]],
+    ],
+  );
   assert.deepEqual(plan.skipped.map((s) => s.id).sort(), ['c2', 'p']);
   assert.match(plan.skipped.find((s) => s.id === 'p').reason, /g2/);
-  assert.deepEqual(plan.orphans.map((o) => [o.id, o.action.startsWith('purged')]), [['o', true], ['o2', false]]);
+  assert.deepEqual(
+    plan.orphans.map((o) => [o.id, o.action.startsWith('purged')]),
+    [
+      ['o', true],
+      ['o2', false],
+    ],
+  );
   assert.equal(plan.kept, 2);
   // An unreadable parent is present: its children are not orphans.
   assert.deepEqual(planCleanup([rec('k', 'completed', 48, 'bad')], [{ id: 'bad' }], NOW, RULES).orphans, []);
@@ -63,13 +98,25 @@ test('planDelete: running sessions block unless forced; --no-cascade blocks a pa
   ];
   const input = { cascade: true, force: false, now: NOW, runningMs: RULES.runningMs };
   const plan = planDelete(nodes, input);
-  assert.deepEqual(plan.blocked.map((b) => b.id), ['c', 'g']);
-  assert.deepEqual(plan.order.map((n) => n.id), ['g', 'c', 'r']);
+  assert.deepEqual(
+    plan.blocked.map((b) => b.id),
+    ['c', 'g'],
+  );
+  assert.deepEqual(
+    plan.order.map((n) => n.id),
+    ['g', 'c', 'r'],
+  );
   assert.deepEqual(plan.countsByDepth, { 0: 1, 1: 1, 2: 1 });
   const forced = planDelete(nodes, { ...input, force: true });
   assert.deepEqual(forced.blocked, []);
-  assert.deepEqual(forced.forced.map((b) => b.id), ['c', 'g']);
-  assert.deepEqual(planDelete(nodes, { ...input, force: true, cascade: false }).blocked.map((b) => b.id), ['r']);
+  assert.deepEqual(
+    forced.forced.map((b) => b.id),
+    ['c', 'g'],
+  );
+  assert.deepEqual(
+    planDelete(nodes, { ...input, force: true, cascade: false }).blocked.map((b) => b.id),
+    ['r'],
+  );
   assert.equal(runningReason(rec('x', 'approval', 1), NOW, RULES.runningMs), null);
   assert.equal(runningReason(rec('x', 'failed', 0), NOW, RULES.runningMs), null);
 });

@@ -37,10 +37,12 @@ function startUpdater(script, args) {
   const child = spawn(process.execPath, [script, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  const warm = new Promise((resolve) => child.stdout.on('data', (d) => {
-    out += d;
-    if (out.includes('warm\n')) resolve();
-  }));
+  const warm = new Promise((resolve) =>
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('warm\n')) resolve();
+    }),
+  );
   child.stderr.on('data', (d) => (err += d));
   const done = new Promise((resolve) => child.on('close', (code) => resolve({ code, out, err })));
   return { warm, done };
@@ -48,22 +50,30 @@ function startUpdater(script, args) {
 
 /** The record of `id`, live or in a trash entry (undefined if neither). */
 function findRecord(dir, id, entries) {
-  if (existsSync(path.join(dir, id, 'state.json'))) return JSON.parse(readFileSync(path.join(dir, id, 'state.json'), 'utf8'));
+  if (existsSync(path.join(dir, id, 'state.json')))
+    return JSON.parse(readFileSync(path.join(dir, id, 'state.json'), 'utf8'));
   const entry = entries.find((e) => e.held.includes(id));
-  return entry ? JSON.parse(readFileSync(path.join(dir, '.trash', entry.entry, 'sessions', id, 'state.json'), 'utf8')) : undefined;
+  return entry
+    ? JSON.parse(readFileSync(path.join(dir, '.trash', entry.entry, 'sessions', id, 'state.json'), 'utf8'))
+    : undefined;
 }
 
 test('updates racing delete and cleanup: none lost, none lands in a deleted session', async (t) => {
   const base = tempDir(t);
   const dir = path.join(base, 'store');
   // Paused long ago: cleanup purges what no updater touched, delete --force takes what it is told.
-  const spec = [...treeSpec('d', 3, 3, { phase: 'planning', hoursAgo: 48 }), ...treeSpec('c', 3, 3, { phase: 'planning', hoursAgo: 48 })];
+  const spec = [
+    ...treeSpec('d', 3, 3, { phase: 'planning', hoursAgo: 48 }),
+    ...treeSpec('c', 3, 3, { phase: 'planning', hoursAgo: 48 }),
+  ];
   await build(dir, spec);
   const ids = spec.map((s) => s.id);
   const script = path.join(base, 'updater.mjs');
   writeFileSync(script, UPDATER);
   // Each updater writes to its own slice plus the shared roots, so some sessions see several writers.
-  const updaters = Array.from({ length: UPDATERS }, (_, k) => startUpdater(script, [dir, String(k), 'd', 'c', ...ids.filter((_, i) => i % UPDATERS === k)]));
+  const updaters = Array.from({ length: UPDATERS }, (_, k) =>
+    startUpdater(script, [dir, String(k), 'd', 'c', ...ids.filter((_, i) => i % UPDATERS === k)]),
+  );
   await Promise.all(updaters.map((u) => u.warm));
 
   const [del, clean, delChild] = await Promise.all([
@@ -96,8 +106,7 @@ test('updates racing delete and cleanup: none lost, none lands in a deleted sess
       if (kind === 'gone') {
         gone++;
         goneAt.set(id, goneAt.get(id) ?? Number(n));
-      }
-      else {
+      } else {
         acks++;
         assert.ok(!goneAt.has(id), `updater ${k}: ${id} accepted update ${n} after it was gone`);
         last.set(id, Number(n));
@@ -114,7 +123,9 @@ test('updates racing delete and cleanup: none lost, none lands in a deleted sess
   assert.ok(acks > UPDATERS * 10, `only ${acks} updates acknowledged`);
   // The race was real: sessions were updated up to their delete, and updates found them gone after.
   assert.ok(inTrash > 0 && gone > 0, `acknowledged into trashed sessions: ${inTrash}, refused as gone: ${gone}`);
-  t.diagnostic(`${acks} updates acknowledged, ${inTrash} last updates kept in trashed records, ${gone} refused as gone`);
+  t.diagnostic(
+    `${acks} updates acknowledged, ${inTrash} last updates kept in trashed records, ${gone} refused as gone`,
+  );
   for (const id of ids) assert.ok(live.has(id) !== trashed.has(id), `${id} must be live or trashed, exactly one`);
 });
 
@@ -164,18 +175,26 @@ test('writers, deletes, restores, cleanups, sweeps and hooks at once, round afte
   const proj = project(t);
   const dir = proj.store;
   const base = tempDir(t);
-  const spec = [...treeSpec('x', 3, 3, { phase: 'planning', hoursAgo: 48 }), ...treeSpec('y', 3, 3, { phase: 'planning', hoursAgo: 48 }), ...treeSpec('z', 3, 2, { outcome: 'completed', hoursAgo: 48 })];
+  const spec = [
+    ...treeSpec('x', 3, 3, { phase: 'planning', hoursAgo: 48 }),
+    ...treeSpec('y', 3, 3, { phase: 'planning', hoursAgo: 48 }),
+    ...treeSpec('z', 3, 2, { outcome: 'completed', hoursAgo: 48 }),
+  ];
   await build(dir, spec);
   const ids = spec.map((s) => s.id);
-  const scripts = Object.fromEntries(Object.entries({ updater: UPDATER, deleter: DELETER, cleaner: CLEANER }).map(([name, text]) => {
-    const file = path.join(base, `${name}.mjs`);
-    writeFileSync(file, text);
-    return [name, file];
-  }));
+  const scripts = Object.fromEntries(
+    Object.entries({ updater: UPDATER, deleter: DELETER, cleaner: CLEANER }).map(([name, text]) => {
+      const file = path.join(base, `${name}.mjs`);
+      writeFileSync(file, text);
+      return [name, file];
+    }),
+  );
   const runScript = (name, args) => runNode(scripts[name], args, { cwd: base });
   const lastAck = new Map();
   for (let round = 1; round <= ROUNDS; round++) {
-    const updaters = Array.from({ length: UPDATERS }, (_, k) => startUpdater(scripts.updater, [dir, String(k), 'x', 'y', ...ids.filter((_, i) => i % UPDATERS === k)]));
+    const updaters = Array.from({ length: UPDATERS }, (_, k) =>
+      startUpdater(scripts.updater, [dir, String(k), 'x', 'y', ...ids.filter((_, i) => i % UPDATERS === k)]),
+    );
     await Promise.all(updaters.map((u) => u.warm));
     // Two deleters: one takes whole trees while the other deletes and restores parts of them.
     const [deleter, deleter2, cleaner, sweeps, hooks] = await Promise.all([
@@ -199,7 +218,10 @@ test('writers, deletes, restores, cleanups, sweeps and hooks at once, round afte
     });
     // One deleter may see every restore refused (the other held the parents in the trash), not both.
     const done = (what) => moves.reduce((sum, m) => sum + m[what], 0);
-    assert.ok(done('deleted') > 0 && done('restored') > 0, `round ${round}: the deleters got nothing done: ${JSON.stringify(moves)}`);
+    assert.ok(
+      done('deleted') > 0 && done('restored') > 0,
+      `round ${round}: the deleters got nothing done: ${JSON.stringify(moves)}`,
+    );
     assert.equal(cleaner.code, 0, `round ${round}: cleaner: ${cleaner.stderr}`);
     assert.deepEqual(sweeps, [], `round ${round}: sweeps`);
     assert.deepEqual(hooks, [], `round ${round}: hooks`);
@@ -212,7 +234,11 @@ test('writers, deletes, restores, cleanups, sweeps and hooks at once, round afte
     }
 
     const entries = trashEntries(dir);
-    assert.deepEqual(entries.filter((e) => e.manifest.status !== 'complete'), [], `round ${round}: every trash entry is complete`);
+    assert.deepEqual(
+      entries.filter((e) => e.manifest.status !== 'complete'),
+      [],
+      `round ${round}: every trash entry is complete`,
+    );
     const live = new Set(liveIds(dir));
     const held = new Map();
     for (const e of entries) for (const id of e.held) held.set(id, [...(held.get(id) ?? []), e.entry]);
@@ -226,16 +252,27 @@ test('writers, deletes, restores, cleanups, sweeps and hooks at once, round afte
       const [id, k] = key.split(' ');
       const rec = findRecord(dir, id, entries);
       assert.ok(rec, `round ${round}: ${id} had acknowledged updates and is neither live nor in the trash`);
-      if (rec.metadata[`w${k}`] !== n) assert.ok(rec.metadata[`w${k}`] > n, `round ${round}: updater ${k}: ${id} lost update ${n}`);
+      if (rec.metadata[`w${k}`] !== n)
+        assert.ok(rec.metadata[`w${k}`] > n, `round ${round}: updater ${k}: ${id} lost update ${n}`);
     }
     // No live session has its parent in the trash; the index and the records agree.
     const doc = await cli(dir, ['doctor', '--json']);
-    assert.equal(doc.code, 0, `round ${round}: ${JSON.stringify(doc.json?.findings?.filter((f) => f.severity === 'error'))}`);
+    assert.equal(
+      doc.code,
+      0,
+      `round ${round}: ${JSON.stringify(doc.json?.findings?.filter((f) => f.severity === 'error'))}`,
+    );
     // The audit trail accounts for every move: what it says last of each session is where it is.
     const audited = auditedPlaces(dir);
     for (const id of new Set([...live, ...held.keys()])) {
-      assert.equal(audited.get(id), live.has(id) ? 'live' : 'trash', `round ${round}: the audit trail's last word on ${id}`);
+      assert.equal(
+        audited.get(id),
+        live.has(id) ? 'live' : 'trash',
+        `round ${round}: the audit trail's last word on ${id}`,
+      );
     }
-    t.diagnostic(`round ${round}: ${JSON.stringify(moves)}, ${sweeps.length} sweeps failed, ${live.size} live, ${held.size} in ${entries.length} trash entries`);
+    t.diagnostic(
+      `round ${round}: ${JSON.stringify(moves)}, ${sweeps.length} sweeps failed, ${live.size} live, ${held.size} in ${entries.length} trash entries`,
+    );
   }
 });

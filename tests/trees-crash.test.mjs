@@ -47,7 +47,10 @@ test('SIGKILL during delete and cleanup of large trees never leaves a half-delet
   const base = tempDir(t);
   const template = path.join(base, 'template');
   // 6 trees of depth 4 (40 sessions each), all finished two days ago: delete and cleanup both take them.
-  await build(template, ROOTS.flatMap((root) => treeSpec(root, 4, 3, { outcome: 'completed', hoursAgo: 48 })));
+  await build(
+    template,
+    ROOTS.flatMap((root) => treeSpec(root, 4, 3, { outcome: 'completed', hoursAgo: 48 })),
+  );
   const original = sessionFiles(template);
   const allIds = liveIds(template);
   const parentOf = new Map(allIds.map((id) => [id, record(template, id).parent_session_id]));
@@ -71,29 +74,40 @@ test('SIGKILL during delete and cleanup of large trees never leaves a half-delet
     rolledBack += recovered.filter((r) => r.action === 'rolled back').length;
     // doctor agrees: no interrupted trash entry, no broken parent link, no child missing from the index.
     const health = await doctor(sessions);
-    const errors = health.findings.filter((f) => f.severity === 'error' && ['trash', 'parent', 'index'].includes(f.check));
+    const errors = health.findings.filter(
+      (f) => f.severity === 'error' && ['trash', 'parent', 'index'].includes(f.check),
+    );
     assert.deepEqual(errors, [], `${mode} #${i}`);
     const entries = trashEntries(dir);
-    assert.deepEqual(entries.filter((e) => e.manifest.status !== 'complete').map((e) => e.entry), [], 'an incomplete entry survived recovery');
+    assert.deepEqual(
+      entries.filter((e) => e.manifest.status !== 'complete').map((e) => e.entry),
+      [],
+      'an incomplete entry survived recovery',
+    );
     const live = new Set(liveIds(dir));
     const held = new Map();
-    for (const e of entries) for (const id of e.held) {
-      assert.ok(!held.has(id), `${id} is in two trash entries`);
-      assert.ok(!live.has(id), `${id} is both live and in the trash`);
-      held.set(id, e.entry);
-    }
-    for (const id of allIds) assert.ok(live.has(id) || held.has(id), `${mode} #${i}: ${id} is neither live nor restorable`);
+    for (const e of entries)
+      for (const id of e.held) {
+        assert.ok(!held.has(id), `${id} is in two trash entries`);
+        assert.ok(!live.has(id), `${id} is both live and in the trash`);
+        held.set(id, e.entry);
+      }
+    for (const id of allIds)
+      assert.ok(live.has(id) || held.has(id), `${mode} #${i}: ${id} is neither live nor restorable`);
     for (const id of live) {
       const parent = parentOf.get(id);
       if (parent) assert.ok(live.has(parent), `${mode} #${i}: live ${id} lost its parent ${parent}`);
     }
     // A trashed session's children went with it, into the same entry.
-    for (const [id, entry] of held) for (const kid of kids.get(id) ?? []) assert.equal(held.get(kid), entry, `${kid} not with ${id}`);
+    for (const [id, entry] of held)
+      for (const kid of kids.get(id) ?? []) assert.equal(held.get(kid), entry, `${kid} not with ${id}`);
 
     for (const e of entries) await restoreSession(sessions, e.entry);
     assert.deepEqual(sessionFiles(dir), original, `${mode} #${i}: the restored store differs`);
   }
-  t.diagnostic(`${interrupted} of ${ITERATIONS} workers killed before they finished; ${rolledBack} interrupted trash entries rolled back`);
+  t.diagnostic(
+    `${interrupted} of ${ITERATIONS} workers killed before they finished; ${rolledBack} interrupted trash entries rolled back`,
+  );
 });
 
 test('recovery rolls an interrupted delete back and finishes an interrupted restore, whatever was moved', async (t) => {
@@ -102,7 +116,13 @@ test('recovery rolls an interrupted delete back and finishes an interrupted rest
   const original = sessionFiles(dir);
   const { Sessions, deleteSession, recoverTrash } = await loadLibrary();
   const sessions = Sessions.open({ dir, cwd: dir, env: {} });
-  for (const [status, moved] of [['moving', 0], ['moving', 6], ['moving', 15], ['restoring', 3], ['restoring', 14]]) {
+  for (const [status, moved] of [
+    ['moving', 0],
+    ['moving', 6],
+    ['moving', 15],
+    ['restoring', 3],
+    ['restoring', 14],
+  ]) {
     const { backup } = await deleteSession(sessions, 'r');
     const manifestFile = path.join(backup.path, 'manifest.json');
     const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
@@ -111,7 +131,11 @@ test('recovery rolls an interrupted delete back and finishes an interrupted rest
     for (const s of back) renameSync(path.join(backup.path, 'sessions', s.id), path.join(dir, s.id));
     writeFileSync(manifestFile, JSON.stringify({ ...manifest, status }));
     const recovered = await recoverTrash(sessions);
-    assert.deepEqual(recovered.map((r) => r.action), ['rolled back'], `${status} ${moved}`);
+    assert.deepEqual(
+      recovered.map((r) => r.action),
+      ['rolled back'],
+      `${status} ${moved}`,
+    );
     assert.deepEqual(trashEntries(dir), []);
     assert.deepEqual(sessionFiles(dir), original, `${status} ${moved}`);
   }

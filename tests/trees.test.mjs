@@ -20,13 +20,33 @@ test('children and tree through the CLI: direct children only, then the whole tr
   await build(dir, SPEC);
   const kids = await cli(dir, ['children', 'root', '--json']);
   assert.equal(kids.code, 0, kids.stderr);
-  assert.deepEqual(kids.json.children.map((c) => c.agent_id), ['a', 'b']);
+  assert.deepEqual(
+    kids.json.children.map((c) => c.agent_id),
+    ['a', 'b'],
+  );
 
   const sub = await cli(dir, ['tree', 'a', '--json']);
-  assert.deepEqual(sub.json.sessions.map((r) => [r.agent_id, r.depth]), [['a', 0], ['a1', 1], ['a1x', 2]]);
+  assert.deepEqual(
+    sub.json.sessions.map((r) => [r.agent_id, r.depth]),
+    [
+      ['a', 0],
+      ['a1', 1],
+      ['a1x', 2],
+    ],
+  );
 
   const all = await cli(dir, ['tree', '--json']);
-  assert.deepEqual(all.json.sessions.map((r) => [r.agent_id, r.depth]), [['root', 0], ['a', 1], ['a1', 2], ['a1x', 3], ['b', 1], ['zlone', 0]]);
+  assert.deepEqual(
+    all.json.sessions.map((r) => [r.agent_id, r.depth]),
+    [
+      ['root', 0],
+      ['a', 1],
+      ['a1', 2],
+      ['a1x', 3],
+      ['b', 1],
+      ['zlone', 0],
+    ],
+  );
   const text = await cli(dir, ['tree']);
   assert.equal(text.code, 0);
   assert.match(text.stdout, /^root {2}worker {2}completed/m);
@@ -42,8 +62,19 @@ test('library: children, descendants (depth-first with depth), countChildren', a
   await build(dir, SPEC);
   const { Sessions, children, descendants, countChildren } = await loadLibrary();
   const sessions = Sessions.open({ dir, cwd: dir, env: {} });
-  assert.deepEqual((await children(sessions, 'a')).map((s) => s.agent_id), ['a1']);
-  assert.deepEqual((await descendants(sessions, 'root')).map((s) => [s.agent_id, s.depth]), [['a', 1], ['a1', 2], ['a1x', 3], ['b', 1]]);
+  assert.deepEqual(
+    (await children(sessions, 'a')).map((s) => s.agent_id),
+    ['a1'],
+  );
+  assert.deepEqual(
+    (await descendants(sessions, 'root')).map((s) => [s.agent_id, s.depth]),
+    [
+      ['a', 1],
+      ['a1', 2],
+      ['a1x', 3],
+      ['b', 1],
+    ],
+  );
   assert.equal(await countChildren(sessions, 'root'), 2);
   assert.equal(await countChildren(sessions, 'a1x'), 0);
   await assert.rejects(descendants(sessions, 'missing'), { code: 'ENOTFOUND' });
@@ -56,7 +87,10 @@ test('orphans: list --orphans and tree show a session whose parent is gone', asy
   rmSync(path.join(dir, 'a'), { recursive: true });
   const listed = await cli(dir, ['list', '--orphans', '--json']);
   assert.equal(listed.code, 0, listed.stderr);
-  assert.deepEqual(listed.json.sessions.map((s) => s.agent_id), ['a1']);
+  assert.deepEqual(
+    listed.json.sessions.map((s) => s.agent_id),
+    ['a1'],
+  );
   const all = await cli(dir, ['tree', '--json']);
   const a1 = all.json.sessions.find((r) => r.agent_id === 'a1');
   assert.equal(a1.orphan, true);
@@ -80,7 +114,10 @@ test('the index: a missing index, hand-written records and stale markers never l
   mkdirSync(path.join(dir, '.index', 'children', 'b'), { recursive: true });
   writeFileSync(path.join(dir, '.index', 'children', 'b', 'ghost'), '');
   writeFileSync(path.join(dir, '.index', 'children', 'b', 'a1'), '');
-  assert.deepEqual((await children(sessions, 'b')).map((s) => s.agent_id), ['handmade']);
+  assert.deepEqual(
+    (await children(sessions, 'b')).map((s) => s.agent_id),
+    ['handmade'],
+  );
 
   const before = snapshot(dir);
   // Read-only lookups do not write the index.
@@ -88,18 +125,27 @@ test('the index: a missing index, hand-written records and stale markers never l
   assert.deepEqual(snapshot(dir), before);
 
   rmSync(path.join(dir, '.index'), { recursive: true });
-  assert.deepEqual((await children(sessions, 'root')).map((s) => s.agent_id), ['a', 'b']);
+  assert.deepEqual(
+    (await children(sessions, 'root')).map((s) => s.agent_id),
+    ['a', 'b'],
+  );
   // Only the ids half of the index lost: still every child.
   await build(dir, [{ id: 'c', parent: 'root' }]);
   rmSync(path.join(dir, '.index', 'children'), { recursive: true });
-  assert.deepEqual((await children(sessions, 'root')).map((s) => s.agent_id), ['a', 'b', 'c']);
+  assert.deepEqual(
+    (await children(sessions, 'root')).map((s) => s.agent_id),
+    ['a', 'b', 'c'],
+  );
   // A rebuild restores every marker; then an ids marker lost with its link: still found.
   const { rebuildIndex, checkIndex } = await loadLibrary();
   assert.equal((await rebuildIndex(sessions)).indexed, 8);
   assert.deepEqual(await checkIndex(sessions), { missing: [], stale: [], unindexed: [] });
   unlinkSync(path.join(dir, '.index', 'ids', 'a'));
   unlinkSync(path.join(dir, '.index', 'children', 'root', 'a'));
-  assert.deepEqual((await children(sessions, 'root')).map((s) => s.agent_id), ['a', 'b', 'c']);
+  assert.deepEqual(
+    (await children(sessions, 'root')).map((s) => s.agent_id),
+    ['a', 'b', 'c'],
+  );
   // A link lost while the ids marker stays is what doctor reports.
   unlinkSync(path.join(dir, '.index', 'children', 'root', 'b'));
   assert.deepEqual((await checkIndex(sessions)).missing, [{ parent: 'root', child: 'b' }]);
@@ -112,6 +158,9 @@ test('a corrupt child is still part of its parent subtree (found by its marker)'
   const { Sessions, tree, children } = await loadLibrary();
   const sessions = Sessions.open({ dir, cwd: dir, env: {} });
   // Listed summaries skip what cannot be read, but the grandchild under it is still reached.
-  assert.deepEqual((await tree(sessions, 'a')).map((r) => r.agent_id), ['a', 'a1x']);
+  assert.deepEqual(
+    (await tree(sessions, 'a')).map((r) => r.agent_id),
+    ['a', 'a1x'],
+  );
   assert.deepEqual(await children(sessions, 'a'), []);
 });

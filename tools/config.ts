@@ -32,20 +32,70 @@ interface SettingSpec {
 }
 
 export const SETTING_SPECS: Record<keyof Settings, SettingSpec> = {
-  resumeWindowMinutes: { env: 'AGENT_SESSION_RESUME_WINDOW_MINUTES', file: 'resume_window_minutes', default: 30, kind: { number: { min: 0 } } },
+  resumeWindowMinutes: {
+    env: 'AGENT_SESSION_RESUME_WINDOW_MINUTES',
+    file: 'resume_window_minutes',
+    default: 30,
+    kind: { number: { min: 0 } },
+  },
   errorBudget: { env: 'AGENT_SESSION_ERROR_BUDGET', file: 'error_budget', default: 3, kind: { number: { min: 1 } } },
-  clockSkewSeconds: { env: 'AGENT_SESSION_CLOCK_SKEW_SECONDS', file: 'clock_skew_seconds', default: 60, kind: { number: { min: 0 } } },
-  lockTimeoutMs: { env: 'AGENT_SESSION_LOCK_TIMEOUT_MS', file: 'lock_timeout_ms', default: 10_000, kind: { number: { min: 100 } } },
-  cleanupHours: { env: 'AGENT_SESSION_CLEANUP_HOURS', file: 'cleanup_hours', default: 24, kind: { number: { min: 0 } } },
-  runningMinutes: { env: 'AGENT_SESSION_RUNNING_MINUTES', file: 'running_minutes', default: 10, kind: { number: { min: 0 } } },
-  trashRetentionDays: { env: 'AGENT_SESSION_TRASH_RETENTION_DAYS', file: 'trash_retention_days', default: 7, kind: { number: { min: 0 } } },
+  clockSkewSeconds: {
+    env: 'AGENT_SESSION_CLOCK_SKEW_SECONDS',
+    file: 'clock_skew_seconds',
+    default: 60,
+    kind: { number: { min: 0 } },
+  },
+  lockTimeoutMs: {
+    env: 'AGENT_SESSION_LOCK_TIMEOUT_MS',
+    file: 'lock_timeout_ms',
+    default: 10_000,
+    kind: { number: { min: 100 } },
+  },
+  cleanupHours: {
+    env: 'AGENT_SESSION_CLEANUP_HOURS',
+    file: 'cleanup_hours',
+    default: 24,
+    kind: { number: { min: 0 } },
+  },
+  runningMinutes: {
+    env: 'AGENT_SESSION_RUNNING_MINUTES',
+    file: 'running_minutes',
+    default: 10,
+    kind: { number: { min: 0 } },
+  },
+  trashRetentionDays: {
+    env: 'AGENT_SESSION_TRASH_RETENTION_DAYS',
+    file: 'trash_retention_days',
+    default: 7,
+    kind: { number: { min: 0 } },
+  },
   stuckFactor: { env: 'AGENT_SESSION_STUCK_FACTOR', file: 'stuck_factor', default: 3, kind: { number: { min: 1 } } },
-  auditMaxBytes: { env: 'AGENT_SESSION_AUDIT_MAX_BYTES', file: 'audit_max_bytes', default: 5 * 1024 * 1024, kind: { number: { min: 4096 } } },
+  auditMaxBytes: {
+    env: 'AGENT_SESSION_AUDIT_MAX_BYTES',
+    file: 'audit_max_bytes',
+    default: 5 * 1024 * 1024,
+    kind: { number: { min: 4096 } },
+  },
   auditKeep: { env: 'AGENT_SESSION_AUDIT_KEEP', file: 'audit_keep', default: 5, kind: { number: { min: 1 } } },
-  resumePolicy: { env: 'AGENT_SESSION_RESUME_POLICY', file: 'resume_policy', default: 'auto', kind: { oneOf: ['auto', 'continue', 'brief', 'off'] } },
+  resumePolicy: {
+    env: 'AGENT_SESSION_RESUME_POLICY',
+    file: 'resume_policy',
+    default: 'auto',
+    kind: { oneOf: ['auto', 'continue', 'brief', 'off'] },
+  },
   promptFooter: { env: 'AGENT_SESSION_PROMPT_FOOTER', file: 'prompt_footer', default: true, kind: { boolean: true } },
-  sweepIntervalMinutes: { env: 'AGENT_SESSION_SWEEP_INTERVAL_MINUTES', file: 'sweep_interval_minutes', default: 60, kind: { number: { min: 0 } } },
-  abandonAfterHours: { env: 'AGENT_SESSION_ABANDON_AFTER_HOURS', file: 'abandon_after_hours', default: 4, kind: { number: { min: 0 } } },
+  sweepIntervalMinutes: {
+    env: 'AGENT_SESSION_SWEEP_INTERVAL_MINUTES',
+    file: 'sweep_interval_minutes',
+    default: 60,
+    kind: { number: { min: 0 } },
+  },
+  abandonAfterHours: {
+    env: 'AGENT_SESSION_ABANDON_AFTER_HOURS',
+    file: 'abandon_after_hours',
+    default: 4,
+    kind: { number: { min: 0 } },
+  },
 };
 
 export interface SettingSources {
@@ -56,15 +106,18 @@ export interface SettingSources {
 }
 
 export function resolveSettings({ options = {}, env = {}, file, fileName = 'config file' }: SettingSources): Settings {
-  if (file !== undefined && !isPlainObject(file)) throw new SessionError('EINVALID', `${fileName} must hold a JSON object`);
+  if (file !== undefined && !isPlainObject(file))
+    throw new SessionError('EINVALID', `${fileName} must hold a JSON object`);
   const fromFile = (file ?? {}) as Record<string, unknown>;
   const settings: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(SETTING_SPECS) as [keyof Settings, SettingSpec][]) {
     const fromOption = (options as Record<string, unknown>)[key];
     const fromEnv = env[spec.env];
     if (fromOption !== undefined) settings[key] = check(fromOption, spec, `option ${key}`);
-    else if (fromEnv !== undefined && fromEnv !== '') settings[key] = check(fromEnvText(fromEnv, spec.kind), spec, `environment variable ${spec.env}`);
-    else if (fromFile[spec.file] !== undefined) settings[key] = check(fromFile[spec.file], spec, `${spec.file} in ${fileName}`);
+    else if (fromEnv !== undefined && fromEnv !== '')
+      settings[key] = check(fromEnvText(fromEnv, spec.kind), spec, `environment variable ${spec.env}`);
+    else if (fromFile[spec.file] !== undefined)
+      settings[key] = check(fromFile[spec.file], spec, `${spec.file} in ${fileName}`);
     else settings[key] = spec.default;
   }
   return settings as unknown as Settings;

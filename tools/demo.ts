@@ -8,7 +8,11 @@ export async function runDemo(log: (line: string) => void): Promise<string> {
   log(`Project: ${project}`);
   log(`Store:   ${sessions.store.dir}`);
 
-  const s = await sessions.create({ agentName: 'code-reviewer', purpose: 'Review the payment refactor', metadata: { pr: 42 } });
+  const s = await sessions.create({
+    agentName: 'code-reviewer',
+    purpose: 'Review the payment refactor',
+    metadata: { pr: 42 },
+  });
   log(`1. create       -> ${s.agent_id} (phase ${s.phase})`);
   await sessions.update(s.agent_id, { phase: 'investigating', metadata: { files: 12 } });
   log('2. update       -> investigating (resumable, metadata merged)');
@@ -29,6 +33,8 @@ export async function runDemo(log: (line: string) => void): Promise<string> {
   const tomorrow = Sessions.open({ cwd: project, env: {}, now: () => Date.now() + 25 * 3_600_000 });
   const report = await tomorrow.cleanup();
   log(`8. cleanup      -> 25 h later, removed ${report.removed.length} of ${report.scanned} (default cutoff 24 h)`);
-  log(`Done. Finished sessions past the cutoff went to the trash (${report.backups.length} entr${report.backups.length === 1 ? 'y' : 'ies'}); ${other.agent_id} never finished, so it stays until it is stuck long enough to be abandoned. The project stays at ${project}.`);
+  log(
+    `Done. Finished sessions past the cutoff went to the trash (${report.backups.length} entr${report.backups.length === 1 ? 'y' : 'ies'}); ${other.agent_id} never finished, so it stays until it is stuck long enough to be abandoned. The project stays at ${project}.`,
+  );
   return project;
 }

@@ -33,7 +33,11 @@ export function toSessionError(err: unknown, doing: string): SessionError {
   const sys = err as NodeJS.ErrnoException;
   if (sys?.code === 'ENOSPC') return new SessionError('EIO', `${doing}: no space left on device`, { cause: err });
   // Node's messages mostly start with their code already ("EISDIR: illegal operation…").
-  const reason = sys?.code ? (sys.message?.startsWith(`${sys.code}:`) ? sys.message : `${sys.code} ${sys.message}`) : String(err);
+  const reason = sys?.code
+    ? sys.message?.startsWith(`${sys.code}:`)
+      ? sys.message
+      : `${sys.code} ${sys.message}`
+    : String(err);
   return new SessionError('EIO', `${doing}: ${reason}`, { cause: err });
 }
 

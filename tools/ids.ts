@@ -23,7 +23,11 @@ export function assertValidId(id: unknown, what = 'session id'): asserts id is s
   if (isValidId(id)) return;
   const shown = typeof id === 'string' ? JSON.stringify(id.length > 60 ? `${id.slice(0, 60)}…` : id) : typeof id;
   if (typeof id === 'string' && RESERVED.test(id)) {
-    throw new SessionError('EINVALID', `invalid ${what} ${shown}: the name is reserved by the store (its audit trail); choose another`, { details: { id } });
+    throw new SessionError(
+      'EINVALID',
+      `invalid ${what} ${shown}: the name is reserved by the store (its audit trail); choose another`,
+      { details: { id } },
+    );
   }
   throw new SessionError(
     'EINVALID',

@@ -7,5 +7,7 @@ import { SessionError } from './errors.js';
  */
 export function throwIfInterrupted(signal: AbortSignal | undefined, done: number, total: number): void {
   if (!signal?.aborted) return;
-  throw new SessionError('EINTERRUPTED', `interrupted after ${done} of ${total}; run it again to finish`, { details: { done, total } });
+  throw new SessionError('EINTERRUPTED', `interrupted after ${done} of ${total}; run it again to finish`, {
+    details: { done, total },
+  });
 }

@@ -4,6 +4,9 @@
  */
 export function randomHex(digits: number): string {
   let out = '';
-  while (out.length < digits) out += Math.floor(Math.random() * 0x1_0000_0000).toString(16).padStart(8, '0');
+  while (out.length < digits)
+    out += Math.floor(Math.random() * 0x1_0000_0000)
+      .toString(16)
+      .padStart(8, '0');
   return out.slice(0, digits);
 }

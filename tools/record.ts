@@ -44,15 +44,32 @@ export interface SessionRecord {
 }
 
 const KEY_ORDER = [
-  'schema_version', 'agent_id', 'agent_name', 'purpose', 'created_at', 'last_updated', 'phase',
-  'metadata', 'resume_ready', 'history', 'error_count', 'last_error', 'parent_session_id',
-  'finalized_at', 'outcome', 'summary', 'duration_seconds', 'claude',
+  'schema_version',
+  'agent_id',
+  'agent_name',
+  'purpose',
+  'created_at',
+  'last_updated',
+  'phase',
+  'metadata',
+  'resume_ready',
+  'history',
+  'error_count',
+  'last_error',
+  'parent_session_id',
+  'finalized_at',
+  'outcome',
+  'summary',
+  'duration_seconds',
+  'claude',
 ];
 
 /** Pretty JSON with a trailing newline; known keys first in schema order, later keys sorted. */
 export function serializeRecord(record: SessionRecord): string {
   const ordered: Record<string, unknown> = {};
-  const extra = Object.keys(record).filter((key) => !KEY_ORDER.includes(key)).sort();
+  const extra = Object.keys(record)
+    .filter((key) => !KEY_ORDER.includes(key))
+    .sort();
   for (const key of [...KEY_ORDER, ...extra]) {
     if (record[key] !== undefined) ordered[key] = record[key];
   }

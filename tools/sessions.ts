@@ -4,7 +4,14 @@ import { SessionError, toSessionError } from './errors.js';
 import { assertValidId, generateId } from './ids.js';
 import type { JsonObject } from './merge-patch.js';
 import { isPhase, type Outcome } from './phases.js';
-import { applyFinalize, applyUpdate, newRecord, validateFinalize, validateUpdate, type UpdateRequest } from './policy/lifecycle.js';
+import {
+  applyFinalize,
+  applyUpdate,
+  newRecord,
+  validateFinalize,
+  validateUpdate,
+  type UpdateRequest,
+} from './policy/lifecycle.js';
 import { decideResume, type ResumeDecision, type ResumeRules } from './policy/resume.js';
 import { selectSessions, type ListFilter, type SessionSummary } from './policy/selection.js';
 import type { SessionRecord } from './record.js';
@@ -66,7 +73,12 @@ export class Sessions {
   static open(options: SessionsOptions = {}): Sessions {
     const locate = { dir: options.dir, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env };
     const fileName = configFilePath(locate);
-    const settings = resolveSettings({ options: options.settings, env: locate.env, file: readConfigFile(fileName), fileName });
+    const settings = resolveSettings({
+      options: options.settings,
+      env: locate.env,
+      file: readConfigFile(fileName),
+      fileName,
+    });
     const store = new SessionStore(resolveStoreDir(locate), { lockTimeoutMs: settings.lockTimeoutMs });
     return new Sessions(store, settings, options.now, options.actor);
   }
@@ -102,7 +114,12 @@ export class Sessions {
     const id = input.id ?? generateId(new Date(now));
     const record = newRecord({ ...input, id }, now);
     if (input.claude) record.claude = input.claude;
-    const audited = () => this.audit('create', [id], { agent_name: record.agent_name, parent: record.parent_session_id, purpose: record.purpose });
+    const audited = () =>
+      this.audit('create', [id], {
+        agent_name: record.agent_name,
+        parent: record.parent_session_id,
+        purpose: record.purpose,
+      });
     // The index marker goes before the record: a crash leaves a stale marker (ignored), never an unindexed child.
     const index = new ChildrenIndex(this.store.dir);
     const parent = record.parent_session_id;
@@ -112,16 +129,18 @@ export class Sessions {
     }
     // Holding the parent's lock keeps a concurrent delete from orphaning the new child; a missing
     // parent fails here, before any marker is written. update() resolves to the parent's record.
-    await this.store.update(parent, async (current) => {
-      await index.add(parent, id);
-      await this.store.create(record, audited);
-      return current;
-    }).catch((err) => {
-      if (err instanceof SessionError && err.code === 'ENOTFOUND' && err.details.id === parent) {
-        throw new SessionError('EINVALID', `parent session ${parent} does not exist`, { details: { id: parent } });
-      }
-      throw err;
-    });
+    await this.store
+      .update(parent, async (current) => {
+        await index.add(parent, id);
+        await this.store.create(record, audited);
+        return current;
+      })
+      .catch((err) => {
+        if (err instanceof SessionError && err.code === 'ENOTFOUND' && err.details.id === parent) {
+          throw new SessionError('EINVALID', `parent session ${parent} does not exist`, { details: { id: parent } });
+        }
+        throw err;
+      });
     return record;
   }
 
@@ -141,7 +160,13 @@ export class Sessions {
     return this.store.update(
       id,
       (record) => applyFinalize(record, outcome, summary, this.clock()).record,
-      (next, previous) => this.audit('finalize', [id], { outcome, summary: summary ?? null, from_phase: previous?.phase ?? null, duration_seconds: next.duration_seconds ?? null }),
+      (next, previous) =>
+        this.audit('finalize', [id], {
+          outcome,
+          summary: summary ?? null,
+          from_phase: previous?.phase ?? null,
+          duration_seconds: next.duration_seconds ?? null,
+        }),
     );
   }
 
@@ -182,7 +207,11 @@ export class Sessions {
 }
 
 /** What an update changed, for the audit trail: the phase move, the patch, the error. */
-function updateDetails(request: UpdateRequest, previous: SessionRecord | undefined, next: SessionRecord): Record<string, unknown> {
+function updateDetails(
+  request: UpdateRequest,
+  previous: SessionRecord | undefined,
+  next: SessionRecord,
+): Record<string, unknown> {
   const details: Record<string, unknown> = {};
   if (request.phase !== undefined) details.phase = { from: previous?.phase ?? null, to: next.phase };
   if (request.metadata !== undefined) details.metadata = request.metadata;

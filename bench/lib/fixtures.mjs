@@ -20,7 +20,12 @@ export async function loadSerializer(dist) {
  * [9, 10, 10] for one tree of 1 + 9 + 90 + 900 = 1,000). `kind(i, depth)` may pick
  * {phase, ageHours}; by default a deterministic mix of phases and ages spread over three days.
  */
-export function writeStore(serialize, dir, count, { now = Date.now(), shape = 'flat', branching = 3, kind = defaultKind, prefix = 's', index = false } = {}) {
+export function writeStore(
+  serialize,
+  dir,
+  count,
+  { now = Date.now(), shape = 'flat', branching = 3, kind = defaultKind, prefix = 's', index = false } = {},
+) {
   mkdirSync(dir, { recursive: true });
   if (index) mkdirSync(path.join(dir, '.index', 'ids'), { recursive: true });
   if (index) mkdirSync(path.join(dir, '.index', 'children'), { recursive: true });
@@ -37,7 +42,7 @@ export function writeStore(serialize, dir, count, { now = Date.now(), shape = 'f
   };
   const grow = (parent, depth) => {
     const id = put(parent, depth);
-    const fanOut = Array.isArray(branching) ? branching[depth] ?? 0 : depth < 3 ? branching : 0;
+    const fanOut = Array.isArray(branching) ? (branching[depth] ?? 0) : depth < 3 ? branching : 0;
     for (let c = 0; c < fanOut && ids.length < count; c++) grow(id, depth + 1);
   };
   while (ids.length < count) {
@@ -63,7 +68,16 @@ function writeIndexMarkers(dir, parent, id) {
 /** Two thirds older than a day (cleanup material); a mix of final, paused and running phases. */
 export function defaultKind(i) {
   const r = hash(i);
-  const phase = r % 20 < 12 ? 'completed' : r % 20 < 14 ? 'failed' : r % 20 < 17 ? 'approval' : r % 20 < 19 ? 'investigating' : 'executing';
+  const phase =
+    r % 20 < 12
+      ? 'completed'
+      : r % 20 < 14
+        ? 'failed'
+        : r % 20 < 17
+          ? 'approval'
+          : r % 20 < 19
+            ? 'investigating'
+            : 'executing';
   // Millisecond-distinct ages, as real stores have: ties in last_updated are rare.
   return { phase, ageHours: ((r >>> 4) % 72_000_000) / 1_000_000 };
 }
@@ -73,7 +87,9 @@ function makeRecord({ i, prefix, parent, phase, updated }) {
   const stamp = new Date(created).toISOString();
   const id = `agent-${stamp.slice(0, 10).replaceAll('-', '')}-${stamp.slice(11, 19).replaceAll(':', '')}-${prefix}${i.toString(16).padStart(7, '0')}`;
   const final = phase === 'completed' || phase === 'failed' || phase === 'abandoned';
-  const steps = final ? PATH_TO_FINAL.slice(0, 2 + (hash(i) % 4)) : PATH_TO_FINAL.slice(0, PATH_TO_FINAL.indexOf(phase) + 1);
+  const steps = final
+    ? PATH_TO_FINAL.slice(0, 2 + (hash(i) % 4))
+    : PATH_TO_FINAL.slice(0, PATH_TO_FINAL.indexOf(phase) + 1);
   if (final) steps.push(phase);
   const span = updated - created;
   const history = steps.slice(1).map((to, k) => ({
@@ -100,7 +116,9 @@ function makeRecord({ i, prefix, parent, phase, updated }) {
     resume_ready: ['approval', 'investigating', 'planning'].includes(phase),
     history,
     error_count: errors,
-    last_error: errors ? { message: 'command exited with status 1', timestamp: new Date(created + span / 2).toISOString() } : null,
+    last_error: errors
+      ? { message: 'command exited with status 1', timestamp: new Date(created + span / 2).toISOString() }
+      : null,
     parent_session_id: parent,
   };
   if (final) {

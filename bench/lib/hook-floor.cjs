@@ -31,12 +31,28 @@ try {
 fs.mkdirSync(`${store}/.locks/${id}.lock`);
 fs.mkdirSync(`${store}/${id}`);
 const now = new Date().toISOString();
-const record = { schema_version: 1, agent_id: id, agent_name: payload.tool_input.subagent_type, purpose: payload.tool_input.description, phase: 'initializing', created_at: now, last_updated: now, history: [] };
+const record = {
+  schema_version: 1,
+  agent_id: id,
+  agent_name: payload.tool_input.subagent_type,
+  purpose: payload.tool_input.description,
+  phase: 'initializing',
+  created_at: now,
+  last_updated: now,
+  history: [],
+};
 fs.mkdirSync(`${store}/.tmp`, { recursive: true });
-atomic(`${store}/${id}/state.json`, `${JSON.stringify(record, null, 2)}\n`, `${store}/.tmp/${id}.state.json.${process.pid}.tmp`);
+atomic(
+  `${store}/${id}/state.json`,
+  `${JSON.stringify(record, null, 2)}\n`,
+  `${store}/.tmp/${id}.state.json.${process.pid}.tmp`,
+);
 fs.appendFileSync(`${store}/audit.jsonl`, `${JSON.stringify({ v: 1, time: now, action: 'create', ids: [id] })}\n`);
 fs.rmdirSync(`${store}/.locks/${id}.lock`);
 atomic(`${conversation}.json`, `${JSON.stringify({ spawns: { [payload.tool_use_id]: { session: id } } })}\n`);
 fs.rmdirSync(`${store}/.claude-code/.locks/${payload.session_id}.lock`);
 const prompt = `${payload.tool_input.prompt}\n\n[agent-session: session ${id}]`;
-fs.writeSync(1, `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { ...payload.tool_input, prompt } } })}\n`);
+fs.writeSync(
+  1,
+  `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { ...payload.tool_input, prompt } } })}\n`,
+);

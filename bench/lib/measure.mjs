@@ -84,7 +84,12 @@ export function runProcess(args, { env = process.env, input, expectCode = 0, cwd
  */
 export function peakRss(args, { env = process.env, input, expectCode = 0, cwd } = {}) {
   if (rssMethod() === 'gnu-time') {
-    const result = spawnSync(GNU_TIME, ['-f', 'maxrss=%M', process.execPath, ...args], { env, cwd, input: input ?? '', maxBuffer: 512 * 1024 * 1024 });
+    const result = spawnSync(GNU_TIME, ['-f', 'maxrss=%M', process.execPath, ...args], {
+      env,
+      cwd,
+      input: input ?? '',
+      maxBuffer: 512 * 1024 * 1024,
+    });
     check(result, args, expectCode);
     const match = /maxrss=(\d+)\s*$/.exec(result.stderr.toString('utf8'));
     if (!match) throw new Error(`no maxrss from ${GNU_TIME}: ${result.stderr}`);
@@ -110,7 +115,9 @@ export function rssMethod() {
 function check(result, args, expectCode) {
   if (result.error) throw result.error;
   if (expectCode !== undefined && result.status !== expectCode) {
-    throw new Error(`node ${args.join(' ').slice(0, 200)} exited ${result.status ?? result.signal}: ${result.stderr.toString('utf8').slice(0, 500)}`);
+    throw new Error(
+      `node ${args.join(' ').slice(0, 200)} exited ${result.status ?? result.signal}: ${result.stderr.toString('utf8').slice(0, 500)}`,
+    );
   }
 }
 

@@ -3,7 +3,25 @@
 // cost more than the I/O itself. Long runs (the detached sweep) yield to the event loop every 50 ms,
 // so timers (the lock refresh in tools/store/lock.ts) keep firing. The CLI and the library use the real module.
 // Named imports: a namespace import would copy every property of node:fs at start-up (esbuild's __toESM).
-import { appendFileSync, closeSync, copyFileSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, rmdirSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  copyFileSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 
 let lastYield = Date.now();
 
@@ -15,7 +33,10 @@ async function call(fn, args) {
   return fn(...args);
 }
 
-const promised = (fn) => (...args) => call(fn, args);
+const promised =
+  (fn) =>
+  (...args) =>
+    call(fn, args);
 
 export const appendFile = promised(appendFileSync);
 export const copyFile = promised(copyFileSync);

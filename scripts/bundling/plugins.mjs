@@ -10,8 +10,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const lazyBuiltins = {
   name: 'lazy-builtins',
   setup(build) {
-    build.onResolve({ filter: /^node:/ }, (args) => (args.kind === 'dynamic-import' ? { path: args.path, namespace: 'lazy-builtin' } : undefined));
-    build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+    build.onResolve({ filter: /^node:/ }, (args) =>
+      args.kind === 'dynamic-import' ? { path: args.path, namespace: 'lazy-builtin' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
   },
 };
 
@@ -31,9 +36,12 @@ export const syncFsPromises = {
 export const withoutCleanup = {
   name: 'without-cleanup',
   setup(build) {
-    build.onResolve({ filter: /\/trees\/cleanup\.js$/ }, (args) => (args.kind === 'dynamic-import' ? { path: args.path, namespace: 'no-cleanup' } : undefined));
+    build.onResolve({ filter: /\/trees\/cleanup\.js$/ }, (args) =>
+      args.kind === 'dynamic-import' ? { path: args.path, namespace: 'no-cleanup' } : undefined,
+    );
     build.onLoad({ filter: /.*/, namespace: 'no-cleanup' }, () => ({
-      contents: 'export async function cleanup() { throw new Error("cleanup is not part of the hook bundles: it runs from bundles/sweep.cjs"); }',
+      contents:
+        'export async function cleanup() { throw new Error("cleanup is not part of the hook bundles: it runs from bundles/sweep.cjs"); }',
       loader: 'js',
     }));
   },
@@ -48,10 +56,14 @@ export function lazyStaticBuiltins(names) {
   return {
     name: 'lazy-static-builtins',
     setup(build) {
-      build.onResolve({ filter }, (args) => (args.kind === 'import-statement' ? { path: args.path, namespace: 'lazy-static' } : undefined));
+      build.onResolve({ filter }, (args) =>
+        args.kind === 'import-statement' ? { path: args.path, namespace: 'lazy-static' } : undefined,
+      );
       build.onLoad({ filter: /.*/, namespace: 'lazy-static' }, (args) => {
         const module = createRequire(import.meta.url)(args.path);
-        const functions = Object.keys(module).filter((key) => typeof module[key] === 'function' && /^[a-z]\w*$/i.test(key));
+        const functions = Object.keys(module).filter(
+          (key) => typeof module[key] === 'function' && /^[a-z]\w*$/i.test(key),
+        );
         const lines = [`let loaded;`, `const load = () => (loaded ??= require(${JSON.stringify(args.path)}));`];
         for (const key of functions) lines.push(`export function ${key}(...args) { return load().${key}(...args); }`);
         return { contents: lines.join('\n'), loader: 'js' };
@@ -68,8 +80,13 @@ export function lazyStaticBuiltins(names) {
 export const sharedPath = {
   name: 'shared-path',
   setup(build) {
-    build.onResolve({ filter: /^node:path$/ }, (args) => (args.kind === 'import-statement' ? { path: args.path, namespace: 'shared-path' } : undefined));
+    build.onResolve({ filter: /^node:path$/ }, (args) =>
+      args.kind === 'import-statement' ? { path: args.path, namespace: 'shared-path' } : undefined,
+    );
     // Default import only (the one form the code uses): a named import fails the build, loudly.
-    build.onLoad({ filter: /.*/, namespace: 'shared-path' }, () => ({ contents: 'export default require("node:path");', loader: 'js' }));
+    build.onLoad({ filter: /.*/, namespace: 'shared-path' }, () => ({
+      contents: 'export default require("node:path");',
+      loader: 'js',
+    }));
   },
 };

@@ -52,7 +52,8 @@ export function hookGroup(command, { matcher, timeout = 30 } = {}) {
 // Variables of the machine or of an enclosing Claude Code session that would change the
 // CLI's behaviour (real credentials, nested-session detection, another base URL), and
 // agent-session's own (another store or policy for the hooks); a test sets them through `env`.
-const STRIPPED_ENV = /^(ANTHROPIC_|AGENT_SESSION_|CLAUDE|CLAUDECODE$|AWS_|GOOGLE_|VERTEX|OTEL_|HTTPS?_PROXY$|https?_proxy$|NODE_OPTIONS$)/;
+const STRIPPED_ENV =
+  /^(ANTHROPIC_|AGENT_SESSION_|CLAUDE|CLAUDECODE$|AWS_|GOOGLE_|VERTEX|OTEL_|HTTPS?_PROXY$|https?_proxy$|NODE_OPTIONS$)/;
 
 function cliEnv({ apiUrl, home, tmp, env }) {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !STRIPPED_ENV.test(k)));
@@ -118,7 +119,17 @@ export async function runClaude({ projectDir, prompt, apiUrl, home, tmp, args = 
     child.on('close', (code, signal) => resolve({ code, signal }));
   }).finally(() => clearTimeout(timer));
 
-  return { code, signal, timedOut, durationMs: Date.now() - started, stdout, stderr, json: parseJsonOutput(stdout), home, tmp };
+  return {
+    code,
+    signal,
+    timedOut,
+    durationMs: Date.now() - started,
+    stdout,
+    stderr,
+    json: parseJsonOutput(stdout),
+    home,
+    tmp,
+  };
 }
 
 /**
@@ -146,7 +157,10 @@ process.stdin.on('end', () => {
     logPath,
     read: () =>
       existsSync(logPath)
-        ? readFileSync(logPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+        ? readFileSync(logPath, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
         : [],
   };
 }

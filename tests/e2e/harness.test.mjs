@@ -94,87 +94,128 @@ function delegateThenContinue(req) {
   return { text: 'E2E-MAIN: waiting for the continued agent.' };
 }
 
-before(async () => {
-  // Fails (does not skip) when the CLI cannot be installed.
-  await ensureClaude();
-}, { timeout: 10 * 60_000 });
+before(
+  async () => {
+    // Fails (does not skip) when the CLI cannot be installed.
+    await ensureClaude();
+  },
+  { timeout: 10 * 60_000 },
+);
 
-test('foreground Agent delegation fires PreToolUse, SubagentStart/Stop and PostToolUse', { timeout: 120_000 }, async (t) => {
-  const { project, log } = await setup(t);
-  const { api, result } = await run(t, project, delegateOnce);
+test(
+  'foreground Agent delegation fires PreToolUse, SubagentStart/Stop and PostToolUse',
+  { timeout: 120_000 },
+  async (t) => {
+    const { project, log } = await setup(t);
+    const { api, result } = await run(t, project, delegateOnce);
 
-  assert.equal(result.json?.result, MAIN_FINAL);
-  const pre = only(events(log, 'PreToolUse', 'Agent'), 'PreToolUse(Agent)');
-  assert.deepEqual(pre.tool_input, agentCall.input);
-  const start = only(events(log, 'SubagentStart'), 'SubagentStart');
-  assert.match(start.agent_id, /^a[0-9a-f]+$/);
-  const stop = only(events(log, 'SubagentStop'), 'SubagentStop');
-  assert.equal(stop.agent_id, start.agent_id);
-  assert.equal(stop.last_assistant_message, SUB_TEXT);
-  const post = only(events(log, 'PostToolUse', 'Agent'), 'PostToolUse(Agent)');
-  assert.equal(post.tool_response.agentId, start.agent_id);
-  assert.equal(post.tool_response.status, 'completed');
-  assert.equal(post.tool_use_id, pre.tool_use_id);
+    assert.equal(result.json?.result, MAIN_FINAL);
+    const pre = only(events(log, 'PreToolUse', 'Agent'), 'PreToolUse(Agent)');
+    assert.deepEqual(pre.tool_input, agentCall.input);
+    const start = only(events(log, 'SubagentStart'), 'SubagentStart');
+    assert.match(start.agent_id, /^a[0-9a-f]+$/);
+    const stop = only(events(log, 'SubagentStop'), 'SubagentStop');
+    assert.equal(stop.agent_id, start.agent_id);
+    assert.equal(stop.last_assistant_message, SUB_TEXT);
+    const post = only(events(log, 'PostToolUse', 'Agent'), 'PostToolUse(Agent)');
+    assert.equal(post.tool_response.agentId, start.agent_id);
+    assert.equal(post.tool_response.status, 'completed');
+    assert.equal(post.tool_use_id, pre.tool_use_id);
 
-  // What the model sees: the subagent's requests carry its id; the tool_result names it.
-  assert.ok(api.requests.some((r) => r.kind === 'subagent' && r.agentId === start.agent_id));
-  const back = api.requests.filter((r) => r.kind === 'main').map(lastToolResult).find(Boolean);
-  assert.equal(agentIdInText(back.text), start.agent_id);
-  assert.ok(back.text.includes(SUB_TEXT));
-});
+    // What the model sees: the subagent's requests carry its id; the tool_result names it.
+    assert.ok(api.requests.some((r) => r.kind === 'subagent' && r.agentId === start.agent_id));
+    const back = api.requests
+      .filter((r) => r.kind === 'main')
+      .map(lastToolResult)
+      .find(Boolean);
+    assert.equal(agentIdInText(back.text), start.agent_id);
+    assert.ok(back.text.includes(SUB_TEXT));
+  },
+);
 
-test('SendMessage continues the same agent: second SubagentStart/Stop with the same agent_id', { timeout: 120_000 }, async (t) => {
-  const { project, log } = await setup(t);
-  const { result } = await run(t, project, delegateThenContinue);
+test(
+  'SendMessage continues the same agent: second SubagentStart/Stop with the same agent_id',
+  { timeout: 120_000 },
+  async (t) => {
+    const { project, log } = await setup(t);
+    const { result } = await run(t, project, delegateThenContinue);
 
-  assert.equal(result.json?.result, MAIN_FINAL);
-  const agentId = only(events(log, 'PostToolUse', 'Agent'), 'PostToolUse(Agent)').tool_response.agentId;
-  const sent = only(events(log, 'PostToolUse', 'SendMessage'), 'PostToolUse(SendMessage)');
-  assert.equal(sent.tool_input.to, agentId);
-  assert.equal(sent.tool_response.success, true);
-  assert.equal(sent.tool_response.resumedAgentId, agentId);
+    assert.equal(result.json?.result, MAIN_FINAL);
+    const agentId = only(events(log, 'PostToolUse', 'Agent'), 'PostToolUse(Agent)').tool_response.agentId;
+    const sent = only(events(log, 'PostToolUse', 'SendMessage'), 'PostToolUse(SendMessage)');
+    assert.equal(sent.tool_input.to, agentId);
+    assert.equal(sent.tool_response.success, true);
+    assert.equal(sent.tool_response.resumedAgentId, agentId);
 
-  const starts = events(log, 'SubagentStart');
-  const stops = events(log, 'SubagentStop');
-  assert.deepEqual(starts.map((e) => e.agent_id), [agentId, agentId]);
-  assert.deepEqual(stops.map((e) => e.agent_id), [agentId, agentId]);
-  assert.deepEqual(stops.map((e) => e.last_assistant_message), [SUB_TEXT, SUB_TEXT_2]);
-});
+    const starts = events(log, 'SubagentStart');
+    const stops = events(log, 'SubagentStop');
+    assert.deepEqual(
+      starts.map((e) => e.agent_id),
+      [agentId, agentId],
+    );
+    assert.deepEqual(
+      stops.map((e) => e.agent_id),
+      [agentId, agentId],
+    );
+    assert.deepEqual(
+      stops.map((e) => e.last_assistant_message),
+      [SUB_TEXT, SUB_TEXT_2],
+    );
+  },
+);
 
-test('a PreToolUse deny reaches the model as an is_error tool_result with the reason', { timeout: 120_000 }, async (t) => {
-  const deny = {
-    hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: DENY_REASON },
-  };
-  const { project, log } = await setup(t, { hookStdout: JSON.stringify(deny) });
-  const { api } = await run(t, project, delegateOnce);
+test(
+  'a PreToolUse deny reaches the model as an is_error tool_result with the reason',
+  { timeout: 120_000 },
+  async (t) => {
+    const deny = {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: DENY_REASON,
+      },
+    };
+    const { project, log } = await setup(t, { hookStdout: JSON.stringify(deny) });
+    const { api } = await run(t, project, delegateOnce);
 
-  const denied = api.requests.filter((r) => r.kind === 'main').map(lastToolResult).find(Boolean);
-  assert.equal(denied.isError, true);
-  assert.equal(denied.text, `PreToolUse:Agent hook error: ${DENY_REASON}`);
-  assert.equal(api.requests.filter((r) => r.kind === 'subagent').length, 0);
-  assert.equal(events(log, 'SubagentStart').length, 0);
-  assert.equal(events(log, 'PostToolUse', 'Agent').length, 0);
-});
+    const denied = api.requests
+      .filter((r) => r.kind === 'main')
+      .map(lastToolResult)
+      .find(Boolean);
+    assert.equal(denied.isError, true);
+    assert.equal(denied.text, `PreToolUse:Agent hook error: ${DENY_REASON}`);
+    assert.equal(api.requests.filter((r) => r.kind === 'subagent').length, 0);
+    assert.equal(events(log, 'SubagentStart').length, 0);
+    assert.equal(events(log, 'PostToolUse', 'Agent').length, 0);
+  },
+);
 
-test('claude --resume <session> in a second run can SendMessage to the first run\'s agent', { timeout: 180_000 }, async (t) => {
-  const { project, log } = await setup(t);
-  const first = await run(t, project, delegateOnce);
-  const sessionId = first.result.json?.session_id;
-  assert.ok(sessionId, 'first run printed no session_id');
-  const agentId = only(events(log, 'SubagentStart'), 'SubagentStart').agent_id;
+test(
+  "claude --resume <session> in a second run can SendMessage to the first run's agent",
+  { timeout: 180_000 },
+  async (t) => {
+    const { project, log } = await setup(t);
+    const first = await run(t, project, delegateOnce);
+    const sessionId = first.result.json?.session_id;
+    assert.ok(sessionId, 'first run printed no session_id');
+    const agentId = only(events(log, 'SubagentStart'), 'SubagentStart').agent_id;
 
-  // Second run, same HOME/TMPDIR/project: the main agent continues the old agent.
-  const resumed = (req) => {
-    if (isSubagent(req)) return { text: SUB_TEXT_2 };
-    if (isTaskNotification(req) || lastToolResult(req)) return { text: MAIN_FINAL };
-    return { toolUse: sendMessageCall(agentId) };
-  };
-  await run(t, project, resumed, { args: ['--resume', sessionId], prompt: 'E2E continue' });
+    // Second run, same HOME/TMPDIR/project: the main agent continues the old agent.
+    const resumed = (req) => {
+      if (isSubagent(req)) return { text: SUB_TEXT_2 };
+      if (isTaskNotification(req) || lastToolResult(req)) return { text: MAIN_FINAL };
+      return { toolUse: sendMessageCall(agentId) };
+    };
+    await run(t, project, resumed, { args: ['--resume', sessionId], prompt: 'E2E continue' });
 
-  const sent = only(events(log, 'PostToolUse', 'SendMessage'), 'PostToolUse(SendMessage)');
-  assert.equal(sent.tool_response.success, true, JSON.stringify(sent.tool_response));
-  assert.equal(sent.session_id, sessionId);
-  const starts = events(log, 'SubagentStart');
-  assert.deepEqual(starts.map((e) => e.agent_id), [agentId, agentId]);
-  assert.equal(events(log, 'SubagentStop').at(-1).last_assistant_message, SUB_TEXT_2);
-});
+    const sent = only(events(log, 'PostToolUse', 'SendMessage'), 'PostToolUse(SendMessage)');
+    assert.equal(sent.tool_response.success, true, JSON.stringify(sent.tool_response));
+    assert.equal(sent.session_id, sessionId);
+    const starts = events(log, 'SubagentStart');
+    assert.deepEqual(
+      starts.map((e) => e.agent_id),
+      [agentId, agentId],
+    );
+    assert.equal(events(log, 'SubagentStop').at(-1).last_assistant_message, SUB_TEXT_2);
+  },
+);

@@ -54,8 +54,13 @@ async function reportedVersion(bin) {
 
 async function npmInstall(prefix) {
   const args = [
-    'install', '--prefix', prefix,
-    '--no-save', '--no-audit', '--no-fund', '--no-package-lock',
+    'install',
+    '--prefix',
+    prefix,
+    '--no-save',
+    '--no-audit',
+    '--no-fund',
+    '--no-package-lock',
     // The package declares node >=22 but only the native binary runs; Node 20 is fine.
     '--engine-strict=false',
     `${PACKAGE}@${CLAUDE_VERSION}`,

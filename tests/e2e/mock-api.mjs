@@ -146,12 +146,20 @@ function defaultStopReason(blocks) {
 /** The stream in parts: the start with the first block, each further block, the end. */
 function streamParts(blocks, model, stopReason) {
   const message = {
-    id: nextId('msg'), type: 'message', role: 'assistant', model,
-    content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 },
+    id: nextId('msg'),
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: { ...usage, output_tokens: 1 },
   };
   const parts = blocks.map((block, index) => blockEvents(block, index).join(''));
   parts[0] = sse('message_start', { message }) + (parts[0] ?? '');
-  parts.push(sse('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage }) + sse('message_stop', {}));
+  parts.push(
+    sse('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage }) + sse('message_stop', {}),
+  );
   return parts;
 }
 
@@ -159,7 +167,16 @@ function jsonMessage(blocks, model, stopReason) {
   const content = blocks.map((b) =>
     b.type === 'tool_use' ? { type: 'tool_use', id: b.id ?? nextId('toolu'), name: b.name, input: b.input ?? {} } : b,
   );
-  return { id: nextId('msg'), type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage };
+  return {
+    id: nextId('msg'),
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: stopReason,
+    stop_sequence: null,
+    usage,
+  };
 }
 
 // ---------- server ----------
@@ -200,7 +217,10 @@ function sendMessage(res, req, reply) {
   const parts = streamParts(blocks, model, stopReason);
   if (!reply.streamGapMs) return res.end(parts.join(''));
   // Each further block streamed streamGapMs later, as a real model takes seconds to write a long tool input.
-  const next = (i) => (i === parts.length - 1 ? res.end(parts[i]) : (res.write(parts[i]), setTimeout(() => next(i + 1), reply.streamGapMs)));
+  const next = (i) =>
+    i === parts.length - 1
+      ? res.end(parts[i])
+      : (res.write(parts[i]), setTimeout(() => next(i + 1), reply.streamGapMs));
   next(0);
 }
 
@@ -229,7 +249,11 @@ function route(req, res, options) {
     return sendMessage(res, req, reply);
   }
   if (options.log) options.log(`mock-api: unhandled ${req.method} ${req.url}`);
-  return sendError(res, { status: 404, type: 'not_found_error', message: `mock: no route ${req.method} ${req.pathname}` });
+  return sendError(res, {
+    status: 404,
+    type: 'not_found_error',
+    message: `mock: no route ${req.method} ${req.pathname}`,
+  });
 }
 
 /**

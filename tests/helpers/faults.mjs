@@ -11,7 +11,8 @@ export function faults(t, rules, extraEnv = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'agent-session-faults-'));
   // A test that failed half-way must not leave a process waiting for ever.
   t.after(() => {
-    for (const rule of rules) if (rule.startsWith('pause:')) writeFileSync(path.join(dir, `${rule.split(':')[1]}.go`), '');
+    for (const rule of rules)
+      if (rule.startsWith('pause:')) writeFileSync(path.join(dir, `${rule.split(':')[1]}.go`), '');
   });
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const env = cleanEnv({ AGENT_SESSION_TEST_FAULTS: rules.join(','), AGENT_SESSION_TEST_FAULTS_DIR: dir, ...extraEnv });
@@ -20,7 +21,10 @@ export function faults(t, rules, extraEnv = {}) {
     /** Resolves once the process waits at `point`; rejects if `running` settles first or after 60 s. */
     async reached(point, running) {
       let settled = false;
-      running?.then(() => (settled = true), () => (settled = true));
+      running?.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
       for (let waited = 0; waited < 60_000; waited += 10) {
         if (existsSync(path.join(dir, `${point}.reached`))) return;
         if (settled) throw new Error(`the process ended before it reached ${point}: ${JSON.stringify(await running)}`);

@@ -25,7 +25,11 @@ export function project(t) {
 /** Runs a hook with a payload (object or raw text) as Claude Code would. */
 export async function hook(script, proj, payload, env = {}) {
   const input = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload);
-  const result = await runNode(script, [], { cwd: proj.dir, env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: proj.dir, AGENT_SESSION_SWEEP_INTERVAL_MINUTES: '0', ...env }), input });
+  const result = await runNode(script, [], {
+    cwd: proj.dir,
+    env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: proj.dir, AGENT_SESSION_SWEEP_INTERVAL_MINUTES: '0', ...env }),
+    input,
+  });
   return { ...result, json: result.stdout.trim() ? JSON.parse(result.stdout) : null };
 }
 
@@ -58,11 +62,25 @@ export function hookLog(store) {
 }
 
 /** Payloads of one delegation flow in a Claude Code session, built from the real fixtures. */
-export function flow({ session = 'sess-1', toolUseId = 'toolu_1', agentId = 'a1', type = 'general-purpose', prompt = 'Do the task', description = 'A task', background = true, caller } = {}) {
+export function flow({
+  session = 'sess-1',
+  toolUseId = 'toolu_1',
+  agentId = 'a1',
+  type = 'general-purpose',
+  prompt = 'Do the task',
+  description = 'A task',
+  background = true,
+  caller,
+} = {}) {
   const common = { session_id: session };
   const input = { description, prompt, subagent_type: type, ...(background ? {} : { run_in_background: false }) };
   return {
-    pre: fixture('pretooluse-task', { ...common, tool_use_id: toolUseId, tool_input: input, ...(caller ? { agent_id: caller, agent_type: type } : {}) }),
+    pre: fixture('pretooluse-task', {
+      ...common,
+      tool_use_id: toolUseId,
+      tool_input: input,
+      ...(caller ? { agent_id: caller, agent_type: type } : {}),
+    }),
     post: fixture(background ? 'posttooluse-task-background' : 'posttooluse-task', {
       ...common,
       tool_use_id: toolUseId,
@@ -70,6 +88,13 @@ export function flow({ session = 'sess-1', toolUseId = 'toolu_1', agentId = 'a1'
       tool_response: { status: background ? 'async_launched' : 'completed', agentId, agentType: type },
     }),
     start: fixture('subagentstart', { ...common, agent_id: agentId, agent_type: type }),
-    stop: (message, extra = {}) => fixture('subagentstop', { ...common, agent_id: agentId, agent_type: type, last_assistant_message: message, ...extra }),
+    stop: (message, extra = {}) =>
+      fixture('subagentstop', {
+        ...common,
+        agent_id: agentId,
+        agent_type: type,
+        last_assistant_message: message,
+        ...extra,
+      }),
   };
 }

@@ -26,7 +26,11 @@ export function snapshot(dir) {
 
 /** Only the session directories (and their files), keyed by `<id>/<file>`. */
 export function sessionFiles(dir) {
-  return Object.fromEntries(Object.entries(snapshot(dir)).filter(([rel]) => !rel.startsWith('.') && rel !== 'audit.jsonl' && !rel.startsWith('audit')));
+  return Object.fromEntries(
+    Object.entries(snapshot(dir)).filter(
+      ([rel]) => !rel.startsWith('.') && rel !== 'audit.jsonl' && !rel.startsWith('audit'),
+    ),
+  );
 }
 
 /**
@@ -78,18 +82,24 @@ export async function cli(dir, args, options = {}) {
 /** Ids of the sessions live in the store (directories with a state.json). */
 export function liveIds(dir) {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((n) => !n.startsWith('.') && existsSync(path.join(dir, n, 'state.json'))).sort();
+  return readdirSync(dir)
+    .filter((n) => !n.startsWith('.') && existsSync(path.join(dir, n, 'state.json')))
+    .sort();
 }
 
 /** The trash entries with their manifest and the ids they hold. */
 export function trashEntries(dir) {
   const trash = path.join(dir, '.trash');
   if (!existsSync(trash)) return [];
-  return readdirSync(trash).sort().map((entry) => {
-    const manifest = JSON.parse(readFileSync(path.join(trash, entry, 'manifest.json'), 'utf8'));
-    const held = existsSync(path.join(trash, entry, 'sessions')) ? readdirSync(path.join(trash, entry, 'sessions')).sort() : [];
-    return { entry, manifest, held };
-  });
+  return readdirSync(trash)
+    .sort()
+    .map((entry) => {
+      const manifest = JSON.parse(readFileSync(path.join(trash, entry, 'manifest.json'), 'utf8'));
+      const held = existsSync(path.join(trash, entry, 'sessions'))
+        ? readdirSync(path.join(trash, entry, 'sessions')).sort()
+        : [];
+      return { entry, manifest, held };
+    });
 }
 
 export function record(dir, id) {
@@ -99,14 +109,22 @@ export function record(dir, id) {
 /** Where the audit trail says each session is now: `live`, `trash` or `gone`, replayed in order. */
 export function auditedPlaces(dir) {
   const places = new Map();
-  const files = readdirSync(dir).filter((f) => /^audit(\.\d+)?\.jsonl$/.test(f)).sort((a, b) => (b === 'audit.jsonl' ? -1 : a === 'audit.jsonl' ? 1 : b.localeCompare(a, 'en', { numeric: true })));
+  const files = readdirSync(dir)
+    .filter((f) => /^audit(\.\d+)?\.jsonl$/.test(f))
+    .sort((a, b) => (b === 'audit.jsonl' ? -1 : a === 'audit.jsonl' ? 1 : b.localeCompare(a, 'en', { numeric: true })));
   for (const file of files) {
     for (const line of readFileSync(path.join(dir, file), 'utf8').split('\n').filter(Boolean)) {
       const e = JSON.parse(line);
       const action = e.details?.entries?.[0]?.action;
       let place;
-      if (e.action === 'create' || e.action === 'restore' || (e.action === 'recover' && action === 'rolled back')) place = 'live';
-      else if (e.action === 'delete' || (e.action === 'cleanup' && !e.details?.expired_trash) || (e.action === 'recover' && action === 'kept in the trash')) place = 'trash';
+      if (e.action === 'create' || e.action === 'restore' || (e.action === 'recover' && action === 'rolled back'))
+        place = 'live';
+      else if (
+        e.action === 'delete' ||
+        (e.action === 'cleanup' && !e.details?.expired_trash) ||
+        (e.action === 'recover' && action === 'kept in the trash')
+      )
+        place = 'trash';
       else if (e.action === 'cleanup' && e.details?.expired_trash) place = 'gone';
       if (place) for (const id of e.ids) places.set(id, place);
     }

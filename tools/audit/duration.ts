@@ -7,7 +7,11 @@ const DURATION = /^(\d+(?:\.\d+)?)\s*([smhdw])$/;
 /** `30m`, `2h`, `7d` (also `s`, `w`) in milliseconds; EINVALID otherwise. */
 export function parseDuration(text: string): number {
   const match = DURATION.exec(text.trim());
-  if (!match) throw new SessionError('EINVALID', `invalid duration ${JSON.stringify(text)}: use a number and a unit, like 30m, 2h or 7d`);
+  if (!match)
+    throw new SessionError(
+      'EINVALID',
+      `invalid duration ${JSON.stringify(text)}: use a number and a unit, like 30m, 2h or 7d`,
+    );
   return Number(match[1]) * UNITS[match[2]!]!;
 }
 

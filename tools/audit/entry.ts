@@ -52,7 +52,15 @@ const HASH_TAIL = /,"hash":"([0-9a-f]{64})"\}$/;
 /** The lines (each ending in "\n") recording one change; several only when its ids do not fit in one. */
 export function formatEntry(input: AuditInput): string[] {
   const details = fitDetails(input.details);
-  const base = { v: AUDIT_VERSION, time: formatTimestamp(input.time), action: input.action, ids: input.ids, actor: input.actor, pid: input.pid, details };
+  const base = {
+    v: AUDIT_VERSION,
+    time: formatTimestamp(input.time),
+    action: input.action,
+    ids: input.ids,
+    actor: input.actor,
+    pid: input.pid,
+    details,
+  };
   const whole = seal(base);
   if (Buffer.byteLength(whole) <= MAX_LINE_BYTES) return [whole];
   // 24 bytes covers `"part":[NNNN,NNNN],` and the sealing overhead is inside `seal(empty)`.

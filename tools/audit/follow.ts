@@ -22,7 +22,11 @@ export interface FollowAuditOptions extends ReadAuditOptions {
  * already in the trail come first. Polls the file: cheap, and works where file watching does not.
  */
 export async function followAudit(sessions: Sessions, options: FollowAuditOptions): Promise<void> {
-  const filter = { session: options.session, action: options.action, since: resolveSince(options.since, sessions.now()) };
+  const filter = {
+    session: options.session,
+    action: options.action,
+    since: resolveSince(options.since, sessions.now()),
+  };
   // A reader of what is appended from now on (the hooks, which only append, never load it).
   const tail = new AuditTail(auditLogOf(sessions).dir, AUDIT_FILE);
   // Start at the end before reading the backlog: an entry appended in between is in both, shown once.
@@ -42,7 +46,14 @@ export async function followAudit(sessions: Sessions, options: FollowAuditOption
       for (const line of tail.read()) {
         if (line === '') continue;
         const parsed = parseLine(line);
-        if (!('entry' in parsed)) options.onProblem?.({ file: 'audit.jsonl', line: 0, reason: parsed.reason, digest: sha256(line), text: line.slice(0, 200) });
+        if (!('entry' in parsed))
+          options.onProblem?.({
+            file: 'audit.jsonl',
+            line: 0,
+            reason: parsed.reason,
+            digest: sha256(line),
+            text: line.slice(0, 200),
+          });
         const entry = 'entry' in parsed ? parsed.entry : recoverTail(line);
         if (entry) show(entry);
       }

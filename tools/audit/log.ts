@@ -16,7 +16,12 @@ export function auditLogOf(sessions: Sessions): AuditLog {
 }
 
 /** Appends the line(s) recording one change; `Sessions.audit` calls this. */
-export async function appendAudit(sessions: Sessions, action: string, ids: string[], details: Record<string, unknown>): Promise<void> {
+export async function appendAudit(
+  sessions: Sessions,
+  action: string,
+  ids: string[],
+  details: Record<string, unknown>,
+): Promise<void> {
   const lines = formatEntry({ time: sessions.now(), action, ids, actor: sessions.actor, pid: process.pid, details });
   await auditLogOf(sessions).append(lines);
 }

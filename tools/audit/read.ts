@@ -1,5 +1,13 @@
 import type { Sessions } from '../sessions.js';
-import { matches, parseLine, recoverTail, sha256, type AuditEntry, type AuditFilter, type AuditProblem } from './entry.js';
+import {
+  matches,
+  parseLine,
+  recoverTail,
+  sha256,
+  type AuditEntry,
+  type AuditFilter,
+  type AuditProblem,
+} from './entry.js';
 import { auditLogOf } from './log.js';
 import { resolveSince } from './duration.js';
 
@@ -20,10 +28,18 @@ export interface AuditReadResult {
 
 /** The trail across rotated files, oldest first, verifying every line's hash. */
 export async function readAudit(sessions: Sessions, options: ReadAuditOptions = {}): Promise<AuditReadResult> {
-  const filter: AuditFilter = { session: options.session, action: options.action, since: resolveSince(options.since, sessions.now()) };
+  const filter: AuditFilter = {
+    session: options.session,
+    action: options.action,
+    since: resolveSince(options.since, sessions.now()),
+  };
   const scan = scanAudit(sessions);
   const problems = scan.bad.filter((b) => !b.acknowledged).map((b) => b.problem);
-  return { entries: scan.entries.filter((e) => matches(e, filter)), problems, acknowledged: scan.bad.length - problems.length };
+  return {
+    entries: scan.entries.filter((e) => matches(e, filter)),
+    problems,
+    acknowledged: scan.bad.length - problems.length,
+  };
 }
 
 export interface AuditScan {
@@ -43,7 +59,13 @@ export function scanAudit(sessions: Sessions): AuditScan {
       const parsed = parseLine(line);
       if ('entry' in parsed) return void entries.push(parsed.entry);
       const last = index === lines.length - 1 && !complete;
-      const problem: AuditProblem = { file, line: index + 1, reason: last ? 'torn' : parsed.reason, digest: sha256(line), text: line.slice(0, 200) };
+      const problem: AuditProblem = {
+        file,
+        line: index + 1,
+        reason: last ? 'torn' : parsed.reason,
+        digest: sha256(line),
+        text: line.slice(0, 200),
+      };
       bad.push({ problem, raw: line, acknowledged: false });
       const recovered = recoverTail(line);
       if (recovered) entries.push(recovered);

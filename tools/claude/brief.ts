@@ -15,7 +15,8 @@ export function buildResumeBrief(record: SessionRecord): string {
     `Purpose: ${record.purpose === null ? '(none recorded)' : truncate(record.purpose, BRIEF_LIMITS.purpose)}`,
     `Phase when it stopped: ${record.phase}`,
   ];
-  if (Object.keys(record.metadata).length > 0) lines.push(`Metadata: ${truncate(JSON.stringify(record.metadata), BRIEF_LIMITS.metadata)}`);
+  if (Object.keys(record.metadata).length > 0)
+    lines.push(`Metadata: ${truncate(JSON.stringify(record.metadata), BRIEF_LIMITS.metadata)}`);
   const history = record.history.filter((h) => h.from_phase !== h.to_phase).slice(-BRIEF_LIMITS.history);
   if (history.length > 0) {
     lines.push('Phase history:');
@@ -24,7 +25,9 @@ export function buildResumeBrief(record: SessionRecord): string {
   const last = record.summary ?? (typeof claude.last_message === 'string' ? claude.last_message : null);
   if (last) lines.push(`Its last message:\n${truncate(last, BRIEF_LIMITS.message)}`);
   if (record.error_count > 0 && record.last_error) {
-    lines.push(`Errors: ${record.error_count}; the latest: ${truncate(record.last_error.message, BRIEF_LIMITS.errors)}`);
+    lines.push(
+      `Errors: ${record.error_count}; the latest: ${truncate(record.last_error.message, BRIEF_LIMITS.errors)}`,
+    );
   }
   // The closing line always stays, however much above it had to be cut.
   const closing = 'Continue from there. The new instructions follow.';

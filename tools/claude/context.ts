@@ -10,7 +10,11 @@ export interface HookContext {
   transcriptExists: (file: string) => boolean;
   /** Where a call's message starts in a transcript, and the messages of calls from there on (tools/store/transcript.ts). */
   transcriptMark: (transcript: string | null, toolUseId: string) => number | undefined;
-  toolUseMessagesSince: (transcript: string | null, from: number, toolUseIds: string[]) => Map<string, string> | 'beyond' | undefined;
+  toolUseMessagesSince: (
+    transcript: string | null,
+    from: number,
+    toolUseIds: string[],
+  ) => Map<string, string> | 'beyond' | undefined;
   /**
    * When this hook's process started (ms since the epoch): without the transcript's word, a
    * delegation whose hook started about when another one's deny was decided is a parallel one.

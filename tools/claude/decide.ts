@@ -43,10 +43,13 @@ export function planDelegation({ candidate, policy, claudeSession, transcriptExi
   const claude = candidate.claude ?? {};
   const agentId = typeof claude.agent_id === 'string' ? claude.agent_id : null;
   const transcript = typeof claude.agent_transcript_path === 'string' ? claude.agent_transcript_path : null;
-  if (claude.session_id !== claudeSession) return { action: 'brief', reason: 'the earlier agent belongs to another Claude Code session' };
+  if (claude.session_id !== claudeSession)
+    return { action: 'brief', reason: 'the earlier agent belongs to another Claude Code session' };
   if (!agentId) return { action: 'brief', reason: 'no agent id is known for the session' };
-  if (!transcript || !transcriptExists(transcript)) return { action: 'brief', reason: "the earlier agent's transcript is gone" };
-  if (lastDecisionWasDeny(candidate)) return { action: 'brief', reason: 'the previous delegation was already told to continue the agent' };
+  if (!transcript || !transcriptExists(transcript))
+    return { action: 'brief', reason: "the earlier agent's transcript is gone" };
+  if (lastDecisionWasDeny(candidate))
+    return { action: 'brief', reason: 'the previous delegation was already told to continue the agent' };
   return { action: 'continue', agentId, reason: `policy ${policy}: the earlier agent can be continued` };
 }
 

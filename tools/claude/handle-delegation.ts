@@ -35,11 +35,20 @@ export async function handleDelegation(ctx: HookContext, d: Delegation): Promise
   });
 }
 
-async function decide(ctx: HookContext, d: Delegation, data: ClaudeIndexData): Promise<{ data: ClaudeIndexData; result: DelegationResult }> {
+async function decide(
+  ctx: HookContext,
+  d: Delegation,
+  data: ClaudeIndexData,
+): Promise<{ data: ClaudeIndexData; result: DelegationResult }> {
   const candidate = await findCandidate(ctx, d, data);
   if (candidate) {
     const policy = ctx.sessions.settings.resumePolicy;
-    const plan = planDelegation({ candidate, policy, claudeSession: d.claudeSession, transcriptExists: ctx.transcriptExists });
+    const plan = planDelegation({
+      candidate,
+      policy,
+      claudeSession: d.claudeSession,
+      transcriptExists: ctx.transcriptExists,
+    });
     const session = candidate.agent_id;
     // Where this call's message starts in the transcript (or its end, the message not written yet):
     // what is there from that point on tells a later call of this message from a retry. Only a deny
@@ -47,17 +56,31 @@ async function decide(ctx: HookContext, d: Delegation, data: ClaudeIndexData): P
     const transcriptOffset = plan.action === 'record' ? undefined : ctx.transcriptMark(transcriptOf(d), d.toolUseId);
     await record(ctx, session, d, plan, transcriptOffset);
     if (plan.action === 'continue') {
-      return { data, result: { kind: 'deny', session, agentId: plan.agentId, reason: continueReason(candidate, plan.agentId) } };
+      return {
+        data,
+        result: { kind: 'deny', session, agentId: plan.agentId, reason: continueReason(candidate, plan.agentId) },
+      };
     }
     if (plan.action === 'brief') {
       await changeSession(ctx, session, 'hook.attach', (r) => ({ record: attachSpawn(r, d), result: null }));
-      const result: DelegationResult = { kind: 'brief', session, input: briefed(ctx, d, candidate), reason: plan.reason };
-      const spawn = { ...(d.caller ? { caller: d.caller } : {}), ...(transcriptOffset === undefined ? {} : { transcript_offset: transcriptOffset }) };
+      const result: DelegationResult = {
+        kind: 'brief',
+        session,
+        input: briefed(ctx, d, candidate),
+        reason: plan.reason,
+      };
+      const spawn = {
+        ...(d.caller ? { caller: d.caller } : {}),
+        ...(transcriptOffset === undefined ? {} : { transcript_offset: transcriptOffset }),
+      };
       return { data: withSpawn(data, d, session, ctx.sessions.now(), spawn), result };
     }
   }
   const session = await createSession(ctx, d, data);
-  return { data: withSpawn(data, d, session, ctx.sessions.now()), result: { kind: 'created', session, input: footed(ctx, d, session) } as const };
+  return {
+    data: withSpawn(data, d, session, ctx.sessions.now()),
+    result: { kind: 'created', session, input: footed(ctx, d, session) } as const,
+  };
 }
 
 /** Answers are kept for the latest delegations only, so the index stays small. */
@@ -88,13 +111,18 @@ async function answerAgain(ctx: HookContext, d: Delegation, answer: JsonObject):
 }
 
 function footed(ctx: HookContext, d: Delegation, session: string): JsonObject | null {
-  return ctx.sessions.settings.promptFooter ? { ...d.input, prompt: appendFooter(d.prompt, buildFooter(session)) } : null;
+  return ctx.sessions.settings.promptFooter
+    ? { ...d.input, prompt: appendFooter(d.prompt, buildFooter(session)) }
+    : null;
 }
 
 /** The input with the resume brief before the prompt (and the footer after it, unless turned off). */
 function briefed(ctx: HookContext, d: Delegation, record: SessionRecord): JsonObject {
   const prompt = `${buildResumeBrief(record)}\n\n${d.prompt}`;
-  return { ...d.input, prompt: ctx.sessions.settings.promptFooter ? appendFooter(prompt, buildFooter(record.agent_id)) : prompt };
+  return {
+    ...d.input,
+    prompt: ctx.sessions.settings.promptFooter ? appendFooter(prompt, buildFooter(record.agent_id)) : prompt,
+  };
 }
 
 /**
@@ -105,12 +133,29 @@ function briefed(ctx: HookContext, d: Delegation, record: SessionRecord): JsonOb
  * subagent gets its own session, and a delegation made after the model read a deny still gets the
  * brief (never denied twice in a row).
  */
-async function findCandidate(ctx: HookContext, d: Delegation, data: ClaudeIndexData): Promise<SessionRecord | undefined> {
+async function findCandidate(
+  ctx: HookContext,
+  d: Delegation,
+  data: ClaudeIndexData,
+): Promise<SessionRecord | undefined> {
   const now = ctx.sessions.now();
   const named = namedSessionIds(d.description, d.prompt);
-  const ids = named.length > 0 ? named : [...new Set(Object.values(data.spawns).filter((s) => s.agent_type === d.agentType).map((s) => s.session))];
+  const ids =
+    named.length > 0
+      ? named
+      : [
+          ...new Set(
+            Object.values(data.spawns)
+              .filter((s) => s.agent_type === d.agentType)
+              .map((s) => s.session),
+          ),
+        ];
   const waiting = pendingSpawns(data, now).filter(([, s]) => ids.includes(s.session));
-  const held = new Set(waiting.filter(([id, s]) => named.length === 0 || sameMessage(ctx, d, spawnCall(id, s, d.claudeSession))).map(([, s]) => s.session));
+  const held = new Set(
+    waiting
+      .filter(([id, s]) => named.length === 0 || sameMessage(ctx, d, spawnCall(id, s, d.claudeSession)))
+      .map(([, s]) => s.session),
+  );
   const free = (await readAll(ctx, ids)).filter((r) => {
     const deny = lastDeny(r);
     return !held.has(r.agent_id) && !(deny && sameMessage(ctx, d, deny));
@@ -134,7 +179,10 @@ async function findCandidate(ctx: HookContext, d: Delegation, data: ClaudeIndexD
  */
 function sameMessage(ctx: HookContext, d: Delegation, earlier: EarlierCall): boolean {
   if (earlier.conversation !== d.claudeSession || earlier.caller !== d.caller) return false;
-  const since = earlier.transcriptOffset === undefined ? undefined : ctx.toolUseMessagesSince(transcriptOf(d), earlier.transcriptOffset, [earlier.toolUseId, d.toolUseId]);
+  const since =
+    earlier.transcriptOffset === undefined
+      ? undefined
+      : ctx.toolUseMessagesSince(transcriptOf(d), earlier.transcriptOffset, [earlier.toolUseId, d.toolUseId]);
   if (since === 'beyond') return false;
   const theirs = since?.get(earlier.toolUseId);
   if (since && theirs === undefined && ctx.sessions.now() - earlier.at <= SPAWN_PENDING_MS) return true;
@@ -144,20 +192,39 @@ function sameMessage(ctx: HookContext, d: Delegation, earlier: EarlierCall): boo
 }
 
 function spawnCall(toolUseId: string, spawn: SpawnEntry, conversation: string): EarlierCall {
-  return { toolUseId, at: parseTimestamp(spawn.at) ?? 0, conversation, caller: spawn.caller ?? null, transcriptOffset: spawn.transcript_offset };
+  return {
+    toolUseId,
+    at: parseTimestamp(spawn.at) ?? 0,
+    conversation,
+    caller: spawn.caller ?? null,
+    transcriptOffset: spawn.transcript_offset,
+  };
 }
 
 /** The transcript holding the delegation's call: the main one, or for a nested delegation its caller's. */
 function transcriptOf(d: Delegation): string | null {
   if (d.transcriptPath === null || d.caller === null) return d.transcriptPath;
-  return path.join(path.dirname(d.transcriptPath), path.basename(d.transcriptPath, '.jsonl'), 'subagents', `agent-${d.caller}.jsonl`);
+  return path.join(
+    path.dirname(d.transcriptPath),
+    path.basename(d.transcriptPath, '.jsonl'),
+    'subagents',
+    `agent-${d.caller}.jsonl`,
+  );
 }
 
 async function readAll(ctx: HookContext, ids: string[]): Promise<SessionRecord[]> {
-  return (await Promise.all(ids.map((id) => readOrNothing(ctx, id)))).filter((r): r is SessionRecord => r !== undefined);
+  return (await Promise.all(ids.map((id) => readOrNothing(ctx, id)))).filter(
+    (r): r is SessionRecord => r !== undefined,
+  );
 }
 
-async function record(ctx: HookContext, id: string, d: Delegation, plan: DelegationPlan, transcriptOffset: number | undefined): Promise<void> {
+async function record(
+  ctx: HookContext,
+  id: string,
+  d: Delegation,
+  plan: DelegationPlan,
+  transcriptOffset: number | undefined,
+): Promise<void> {
   const decision = { continue: 'deny', brief: 'brief', record: 'record' } as const;
   const entry = {
     policy: ctx.sessions.settings.resumePolicy,
@@ -168,17 +235,34 @@ async function record(ctx: HookContext, id: string, d: Delegation, plan: Delegat
     ...(d.caller ? { caller_agent_id: d.caller } : {}),
     transcript_offset: transcriptOffset ?? null,
   };
-  await changeSession(ctx, id, 'hook.resume_decision', (r) => ({ record: recordDecision(r, entry, ctx.sessions.now()), result: null }));
+  await changeSession(ctx, id, 'hook.resume_decision', (r) => ({
+    record: recordDecision(r, entry, ctx.sessions.now()),
+    result: null,
+  }));
 }
 
 async function createSession(ctx: HookContext, d: Delegation, data: ClaudeIndexData): Promise<string> {
   const parentId = d.caller ? data.agents[d.caller]?.session : undefined;
   // A parent removed since (cleanup) makes this a top-level session rather than a failed delegation.
   const parent = parentId && (await readOrNothing(ctx, parentId)) ? parentId : null;
-  const created = await ctx.sessions.create({ agentName: d.agentType, purpose: d.description || null, parent, claude: claudeForDelegation(d) });
+  const created = await ctx.sessions.create({
+    agentName: d.agentType,
+    purpose: d.description || null,
+    parent,
+    claude: claudeForDelegation(d),
+  });
   return created.agent_id;
 }
 
-function withSpawn(data: ClaudeIndexData, d: Delegation, session: string, now: number, extra: Partial<SpawnEntry> = {}): ClaudeIndexData {
-  return { ...data, spawns: { ...data.spawns, [d.toolUseId]: { session, agent_type: d.agentType, at: formatTimestamp(now), ...extra } } };
+function withSpawn(
+  data: ClaudeIndexData,
+  d: Delegation,
+  session: string,
+  now: number,
+  extra: Partial<SpawnEntry> = {},
+): ClaudeIndexData {
+  return {
+    ...data,
+    spawns: { ...data.spawns, [d.toolUseId]: { session, agent_type: d.agentType, at: formatTimestamp(now), ...extra } },
+  };
 }

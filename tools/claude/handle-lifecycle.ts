@@ -20,18 +20,26 @@ const MAX_BUFFERED = 8;
  */
 export async function handleSpawned(ctx: HookContext, e: Spawned): Promise<LifecycleResult> {
   // Lock-free first look: a spawn we never recorded costs one read and writes nothing.
-  if (!(await ctx.index.read(e.claudeSession)).spawns[e.toolUseId]) return { kind: 'ignored', why: `no delegation ${e.toolUseId} was recorded` };
+  if (!(await ctx.index.read(e.claudeSession)).spawns[e.toolUseId])
+    return { kind: 'ignored', why: `no delegation ${e.toolUseId} was recorded` };
   return ctx.index.update<LifecycleResult>(e.claudeSession, async (data) => {
     const spawn = data.spawns[e.toolUseId];
     if (!spawn) return { data, result: { kind: 'ignored', why: `no delegation ${e.toolUseId} was recorded` } as const };
     const agent = data.agents[e.agentId];
     const spawns = { ...data.spawns };
     // An agent guessed (`sole`) for another spawn: the exact join wins and that spawn waits again.
-    for (const [id, s] of Object.entries(spawns)) if (s.agent_id === e.agentId && id !== e.toolUseId) spawns[id] = { ...s, agent_id: undefined };
+    for (const [id, s] of Object.entries(spawns))
+      if (s.agent_id === e.agentId && id !== e.toolUseId) spawns[id] = { ...s, agent_id: undefined };
     spawns[e.toolUseId] = { ...spawn, agent_id: e.agentId };
-    const entry: AgentEntry = { agent_type: agent?.agent_type ?? spawn.agent_type, session: spawn.session, bound: 'exact', ...(agent?.last ? { last: agent.last } : {}) };
+    const entry: AgentEntry = {
+      agent_type: agent?.agent_type ?? spawn.agent_type,
+      session: spawn.session,
+      bound: 'exact',
+      ...(agent?.last ? { last: agent.last } : {}),
+    };
     const next = { ...data, spawns, agents: { ...data.agents, [e.agentId]: entry } };
-    if (agent?.session === spawn.session) return { data: next, result: { kind: 'applied', session: spawn.session, changes: [] } as const };
+    if (agent?.session === spawn.session)
+      return { data: next, result: { kind: 'applied', session: spawn.session, changes: [] } as const };
     const changes = await replay(ctx, spawn.session, e.agentId, agent?.buffered ?? []);
     return { data: next, result: { kind: 'applied', session: spawn.session, changes } as const };
   });
@@ -41,7 +49,8 @@ export async function handleSpawned(ctx: HookContext, e: Spawned): Promise<Lifec
 export async function handleStart(ctx: HookContext, e: AgentStart): Promise<LifecycleResult> {
   // A conversation with no recorded delegation: the agent was not spawned through pre_delegate.
   const peek = await ctx.index.read(e.claudeSession);
-  if (Object.keys(peek.spawns).length === 0) return { kind: 'ignored', why: 'no delegation was recorded in this Claude Code session' };
+  if (Object.keys(peek.spawns).length === 0)
+    return { kind: 'ignored', why: 'no delegation was recorded in this Claude Code session' };
   return ctx.index.update<LifecycleResult>(e.claudeSession, async (data) => {
     const event: BufferedEvent = { kind: 'start', at: formatTimestamp(ctx.sessions.now()) };
     const known = data.agents[e.agentId];
@@ -56,7 +65,10 @@ export async function handleStart(ctx: HookContext, e: AgentStart): Promise<Life
     const spawns = { ...data.spawns, [toolUseId]: { ...spawn, agent_id: e.agentId } };
     const entry: AgentEntry = { agent_type: e.agentType, session: spawn.session, bound: 'sole', last: 'start' };
     const changes = await replay(ctx, spawn.session, e.agentId, [...(known?.buffered ?? []), event]);
-    return { data: { ...data, spawns, agents: { ...data.agents, [e.agentId]: entry } }, result: { kind: 'applied', session: spawn.session, changes } as const };
+    return {
+      data: { ...data, spawns, agents: { ...data.agents, [e.agentId]: entry } },
+      result: { kind: 'applied', session: spawn.session, changes } as const,
+    };
   });
 }
 
@@ -67,12 +79,22 @@ export async function handleStop(ctx: HookContext, e: AgentStop): Promise<Lifecy
   if (!peek.agents[e.agentId]) return { kind: 'ignored', why: `no start or spawn is known for agent ${e.agentId}` };
   return ctx.index.update<LifecycleResult>(e.claudeSession, async (data) => {
     const known = data.agents[e.agentId];
-    if (!known) return { data, result: { kind: 'ignored', why: `no start or spawn is known for agent ${e.agentId}` } as const };
-    if (known.last === 'stop') return { data, result: { kind: 'ignored', why: `repeated stop of agent ${e.agentId}` } as const };
-    const event: BufferedEvent = { kind: 'stop', at: formatTimestamp(ctx.sessions.now()), message: e.message ?? undefined, transcript: e.agentTranscriptPath ?? undefined };
+    if (!known)
+      return { data, result: { kind: 'ignored', why: `no start or spawn is known for agent ${e.agentId}` } as const };
+    if (known.last === 'stop')
+      return { data, result: { kind: 'ignored', why: `repeated stop of agent ${e.agentId}` } as const };
+    const event: BufferedEvent = {
+      kind: 'stop',
+      at: formatTimestamp(ctx.sessions.now()),
+      message: e.message ?? undefined,
+      transcript: e.agentTranscriptPath ?? undefined,
+    };
     if (!known.session) return buffer(data, e.agentId, e.agentType, event);
     const changes = await replay(ctx, known.session, e.agentId, [event]);
-    return { data: { ...data, agents: { ...data.agents, [e.agentId]: { ...known, last: 'stop' } } }, result: { kind: 'applied', session: known.session, changes } as const };
+    return {
+      data: { ...data, agents: { ...data.agents, [e.agentId]: { ...known, last: 'stop' } } },
+      result: { kind: 'applied', session: known.session, changes } as const,
+    };
   });
 }
 
@@ -88,15 +110,28 @@ function soleWaitingSpawn(data: ClaudeIndexData, agentType: string, now: number)
   return waiting.length === 1 ? waiting[0] : undefined;
 }
 
-function buffer(data: ClaudeIndexData, agentId: string, agentType: string, event: BufferedEvent): { data: ClaudeIndexData; result: LifecycleResult } {
+function buffer(
+  data: ClaudeIndexData,
+  agentId: string,
+  agentType: string,
+  event: BufferedEvent,
+): { data: ClaudeIndexData; result: LifecycleResult } {
   const known = data.agents[agentId];
   const buffered = [...(known?.buffered ?? []), event].slice(-MAX_BUFFERED);
   const entry: AgentEntry = { agent_type: agentType, buffered, last: event.kind };
   const why = `agent ${agentId} is not bound to a delegation yet (waiting for PostToolUse)`;
-  return { data: { ...data, agents: { ...data.agents, [agentId]: entry } }, result: { kind: 'buffered', why } as const };
+  return {
+    data: { ...data, agents: { ...data.agents, [agentId]: entry } },
+    result: { kind: 'buffered', why } as const,
+  };
 }
 
-async function replay(ctx: HookContext, session: string, agentId: string, events: BufferedEvent[]): Promise<(StartChange | StopChange)[]> {
+async function replay(
+  ctx: HookContext,
+  session: string,
+  agentId: string,
+  events: BufferedEvent[],
+): Promise<(StartChange | StopChange)[]> {
   if (events.length === 0) {
     await changeSession(ctx, session, 'hook.bind', (r) => ({ record: attachAgent(r, agentId), result: null }));
     return [];
@@ -111,7 +146,11 @@ async function replay(ctx: HookContext, session: string, agentId: string, events
             return { record: next.record, result: next.change };
           })
         : await changeSession(ctx, session, 'hook.stop', (r) => {
-            const next = recordStop(r, { agentId, message: event.message ?? null, agentTranscriptPath: event.transcript ?? null }, now);
+            const next = recordStop(
+              r,
+              { agentId, message: event.message ?? null, agentTranscriptPath: event.transcript ?? null },
+              now,
+            );
             return { record: next.record, result: next.change };
           });
     if (change) changes.push(change);

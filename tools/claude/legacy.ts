@@ -46,13 +46,30 @@ export async function legacyDelegate(sessions: Sessions, input: LegacyDelegate):
     const metadata = { ...(input.metadata ?? {}), ...(input.taskId ? { task_id: input.taskId } : {}) };
     const id = input.agentId ?? undefined;
     const created = await sessions.create({ agentName: input.agentName, purpose: input.taskDescription, metadata, id });
-    return { should_resume: false, reason: 'no_existing_session', agent_id: created.agent_id, resume_metadata: null, original_context: context };
+    return {
+      should_resume: false,
+      reason: 'no_existing_session',
+      agent_id: created.agent_id,
+      resume_metadata: null,
+      original_context: context,
+    };
   }
   const r = existing.session;
-  const metadata = r && { previous_phase: r.phase, created_at: r.created_at, last_updated: r.last_updated, history: r.history, session_metadata: r.metadata };
+  const metadata = r && {
+    previous_phase: r.phase,
+    created_at: r.created_at,
+    last_updated: r.last_updated,
+    history: r.history,
+    session_metadata: r.metadata,
+  };
   const answer = { agent_id: input.agentId, resume_metadata: metadata, original_context: context };
   if (existing.resume) return { should_resume: true, reason: 'session_resumable', ...answer };
-  return { should_resume: false, reason: 'session_not_resumable', ...answer, detail: `${existing.reason}: ${existing.detail}` };
+  return {
+    should_resume: false,
+    reason: 'session_not_resumable',
+    ...answer,
+    detail: `${existing.reason}: ${existing.detail}`,
+  };
 }
 
 export function legacyFailure(reason: 'invalid_json' | 'error', detail: string): LegacyAnswer {
@@ -66,8 +83,16 @@ export async function legacyStop(sessions: Sessions, input: LegacyStop): Promise
     return { agent_id: input.agentId, finalized: true, outcome: input.outcome, reason: 'finalized' };
   } catch (err) {
     if (!(err instanceof SessionError)) throw err;
-    if (err.code === 'ENOTFOUND') return { agent_id: input.agentId, finalized: false, outcome: null, reason: 'not_found', detail: err.message };
-    if (err.code === 'EFINAL') return { agent_id: input.agentId, finalized: false, outcome: String(err.details.phase), reason: 'already_final', detail: err.message };
+    if (err.code === 'ENOTFOUND')
+      return { agent_id: input.agentId, finalized: false, outcome: null, reason: 'not_found', detail: err.message };
+    if (err.code === 'EFINAL')
+      return {
+        agent_id: input.agentId,
+        finalized: false,
+        outcome: String(err.details.phase),
+        reason: 'already_final',
+        detail: err.message,
+      };
     throw err;
   }
 }

@@ -10,7 +10,8 @@ export type LifecycleOutcome = LifecycleResult | { kind: 'none' } | { kind: 'leg
 
 /** subagent_stop's handler: SubagentStart, SubagentStop, PostToolUse(Agent), or the earlier format. */
 export async function runLifecycle(run: HookRun, stdin: StdinResult): Promise<LifecycleOutcome> {
-  if (!stdin.ok) throw new SessionError('EINVALID', `stdin is ${stdin.bytes}+ bytes, over the ${STDIN_MAX_BYTES}-byte cap`);
+  if (!stdin.ok)
+    throw new SessionError('EINVALID', `stdin is ${stdin.bytes}+ bytes, over the ${STDIN_MAX_BYTES}-byte cap`);
   const json = parseJson(stdin.text);
   if (!json.ok || !isPlainObject(json.value)) {
     const error = json.ok ? new SessionError('EINVALID', 'the payload is not a JSON object') : json.error;
@@ -39,7 +40,9 @@ export async function runLifecycle(run: HookRun, stdin: StdinResult): Promise<Li
       throw new SessionError('EINVALID', 'the earlier format was not recognized');
   }
   if (result.kind !== 'ignored') markRunWorthCaching();
-  run.note(`${run.event}: ${result.kind === 'applied' ? `session ${result.session} ${result.changes.join(', ') || 'bound'}` : `${result.kind}: ${result.why}`}`);
+  run.note(
+    `${run.event}: ${result.kind === 'applied' ? `session ${result.session} ${result.changes.join(', ') || 'bound'}` : `${result.kind}: ${result.why}`}`,
+  );
   return result;
 }
 

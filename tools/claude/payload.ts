@@ -120,7 +120,12 @@ export function parseLifecycle(raw: unknown): LifecycleInput {
       if (agentType === '') return { kind: 'ignored', why: `${event} with an empty agent_type (internal)` };
       const base = { ...origin(obj), agentId: id(obj, 'agent_id'), agentType };
       if (event === 'SubagentStart') return { kind: 'start', ...base };
-      return { kind: 'stop', ...base, message: optStr(obj, 'last_assistant_message'), agentTranscriptPath: optStr(obj, 'agent_transcript_path') };
+      return {
+        kind: 'stop',
+        ...base,
+        message: optStr(obj, 'last_assistant_message'),
+        agentTranscriptPath: optStr(obj, 'agent_transcript_path'),
+      };
     }
     default:
       return { kind: 'ignored', why: `event ${event} is not handled by subagent_stop` };
@@ -146,15 +151,21 @@ function parseLegacyStop(obj: JsonObject): LegacyStop {
   const summary = optStr(obj, 'summary');
   if (obj.outcome != null) {
     const outcome = str(obj, 'outcome');
-    if (outcome !== 'completed' && outcome !== 'failed' && outcome !== 'abandoned') throw invalid(`unknown outcome ${JSON.stringify(outcome)}`);
+    if (outcome !== 'completed' && outcome !== 'failed' && outcome !== 'abandoned')
+      throw invalid(`unknown outcome ${JSON.stringify(outcome)}`);
     return { kind: 'legacy-stop', agentId, outcome, summary };
   }
-  if (typeof obj.exit_code !== 'number' || !Number.isInteger(obj.exit_code)) throw invalid('outcome or an integer exit_code is required');
+  if (typeof obj.exit_code !== 'number' || !Number.isInteger(obj.exit_code))
+    throw invalid('outcome or an integer exit_code is required');
   return { kind: 'legacy-stop', agentId, outcome: obj.exit_code === 0 ? 'completed' : 'failed', summary };
 }
 
 function origin(obj: JsonObject): Origin {
-  return { claudeSession: id(obj, 'session_id'), transcriptPath: optStr(obj, 'transcript_path'), cwd: optStr(obj, 'cwd') };
+  return {
+    claudeSession: id(obj, 'session_id'),
+    transcriptPath: optStr(obj, 'transcript_path'),
+    cwd: optStr(obj, 'cwd'),
+  };
 }
 
 function object(value: unknown, what: string): JsonObject {

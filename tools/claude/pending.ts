@@ -10,7 +10,9 @@ export const SPAWN_PENDING_MS = 10 * 60_000;
 
 /** Spawns of this conversation still waiting for their agent, not older than SPAWN_PENDING_MS. */
 export function pendingSpawns(data: ClaudeIndexData, now: number): [string, SpawnEntry][] {
-  return Object.entries(data.spawns).filter(([, s]) => !s.agent_id && now - (parseTimestamp(s.at) ?? 0) <= SPAWN_PENDING_MS);
+  return Object.entries(data.spawns).filter(
+    ([, s]) => !s.agent_id && now - (parseTimestamp(s.at) ?? 0) <= SPAWN_PENDING_MS,
+  );
 }
 
 /**

@@ -13,7 +13,8 @@ export type PreDelegateOutcome = DelegationResult | { kind: 'none' } | { kind: '
  * Problems with a Claude Code payload throw (the hook fails open); an orchestrator gets an answer.
  */
 export async function runPreDelegate(run: HookRun, stdin: StdinResult): Promise<PreDelegateOutcome> {
-  if (!stdin.ok) throw new SessionError('EINVALID', `stdin is ${stdin.bytes}+ bytes, over the ${STDIN_MAX_BYTES}-byte cap`);
+  if (!stdin.ok)
+    throw new SessionError('EINVALID', `stdin is ${stdin.bytes}+ bytes, over the ${STDIN_MAX_BYTES}-byte cap`);
   const json = parseJson(stdin.text);
   // Not JSON at all: Claude Code always sends JSON, so this is an orchestrator unless CLAUDECODE=1 says otherwise.
   if (!json.ok || !isPlainObject(json.value)) {

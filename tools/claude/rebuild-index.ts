@@ -19,7 +19,11 @@ export async function rebuildClaudeIndexes(sessions: Sessions): Promise<string[]
   const index = new ClaudeIndex(sessions.store.dir, { lockTimeoutMs: sessions.settings.lockTimeoutMs });
   for (const [conversation, rebuilt] of groups) {
     await index.update(conversation, async (current) => ({
-      data: { ...current, spawns: { ...rebuilt.spawns, ...current.spawns }, agents: { ...rebuilt.agents, ...current.agents } },
+      data: {
+        ...current,
+        spawns: { ...rebuilt.spawns, ...current.spawns },
+        agents: { ...rebuilt.agents, ...current.agents },
+      },
       result: null,
     }));
   }
@@ -29,12 +33,24 @@ export async function rebuildClaudeIndexes(sessions: Sessions): Promise<string[]
 function addRecord(data: ClaudeIndexData, record: SessionRecord): void {
   const claude = record.claude ?? {};
   const agentId = isValidId(claude.agent_id) ? claude.agent_id : undefined;
-  const spawns = [...(Array.isArray(claude.tool_use_ids) ? claude.tool_use_ids : []), claude.tool_use_id].filter(isValidId);
+  const spawns = [...(Array.isArray(claude.tool_use_ids) ? claude.tool_use_ids : []), claude.tool_use_id].filter(
+    isValidId,
+  );
   for (const toolUseId of spawns) {
-    data.spawns[toolUseId] = { session: record.agent_id, agent_type: record.agent_name, at: record.created_at, ...(agentId ? { agent_id: agentId } : {}) };
+    data.spawns[toolUseId] = {
+      session: record.agent_id,
+      agent_type: record.agent_name,
+      at: record.created_at,
+      ...(agentId ? { agent_id: agentId } : {}),
+    };
   }
   const agents = (Array.isArray(claude.agent_ids) ? claude.agent_ids : []).filter(isValidId);
   for (const id of agents) {
-    data.agents[id] = { agent_type: record.agent_name, session: record.agent_id, bound: 'exact', last: record.phase === 'executing' ? 'start' : 'stop' };
+    data.agents[id] = {
+      agent_type: record.agent_name,
+      session: record.agent_id,
+      bound: 'exact',
+      last: record.phase === 'executing' ? 'start' : 'stop',
+    };
   }
 }

@@ -18,7 +18,10 @@ export type { StdinResult };
 export const STDIN_MAX_BYTES = 1024 * 1024;
 
 /** Reads stdin to its end, giving up (without buffering more) once it passes `max` bytes. */
-export async function readStdin(stream: () => AsyncIterable<Buffer | string>, max: number = STDIN_MAX_BYTES): Promise<StdinResult> {
+export async function readStdin(
+  stream: () => AsyncIterable<Buffer | string>,
+  max: number = STDIN_MAX_BYTES,
+): Promise<StdinResult> {
   // `process.stdin` is only touched (and Node's stream machinery loaded) when plain reads cannot be used.
   const direct = readStdinSync(max);
   if (direct) return direct;
@@ -50,7 +53,8 @@ export function parseJson(text: string): JsonResult {
     return { ok: true, value: parseBounded(text) };
   } catch (err) {
     // Deep nesting would overflow the stack later (writing the answer), outside any catch.
-    if (err instanceof JsonTooDeepError) return { ok: false, error: new SessionError('EINVALID', `stdin is ${err.message}`, { cause: err }) };
+    if (err instanceof JsonTooDeepError)
+      return { ok: false, error: new SessionError('EINVALID', `stdin is ${err.message}`, { cause: err }) };
     const what = text.trim() === '' ? 'stdin is empty' : `stdin is not valid JSON (${(err as Error).message})`;
     return { ok: false, error: new SessionError('EINVALID', what, { cause: err }) };
   }
@@ -82,7 +86,14 @@ export class HookRun {
       const sessions = Sessions.open({ cwd: this.cwd, env: this.env, actor: 'hook' });
       const index = new ClaudeIndex(sessions.store.dir, { lockTimeoutMs: sessions.settings.lockTimeoutMs });
       // process.uptime() counts from the start of the process, before Claude Code's payload was read.
-      this.opened = { sessions, index, transcriptExists: fileExists, transcriptMark, toolUseMessagesSince, startedAt: Date.now() - process.uptime() * 1000 };
+      this.opened = {
+        sessions,
+        index,
+        transcriptExists: fileExists,
+        transcriptMark,
+        toolUseMessagesSince,
+        startedAt: Date.now() - process.uptime() * 1000,
+      };
     }
     return this.opened;
   }

@@ -1,7 +1,8 @@
 import { RESUMABLE_PHASES } from '../phases.js';
 
 /** What a subagent's final message says about its session. */
-export type StatusLine = { phase: 'approval' | 'investigating' | 'planning' | 'failed' | 'completed' } | { phase: null };
+export type StatusLine =
+  { phase: 'approval' | 'investigating' | 'planning' | 'failed' | 'completed' } | { phase: null };
 
 export const STATUS_KEY = 'session-phase';
 const STATUS_PHASES = [...RESUMABLE_PHASES, 'failed', 'completed'] as const;

@@ -34,7 +34,9 @@ export async function sweep(sessions: Sessions, index: ClaudeIndex): Promise<Swe
     try {
       // Judged again under the lock: a stop that landed since the scan keeps the session.
       const next = await sessions.store.update(id, (current) =>
-        isAbandoned(current, sessions.now(), staleMs) ? applyFinalize(current, 'abandoned', summary, sessions.now()).record : current,
+        isAbandoned(current, sessions.now(), staleMs)
+          ? applyFinalize(current, 'abandoned', summary, sessions.now()).record
+          : current,
       );
       if (next.phase === 'abandoned') {
         abandoned.push(id);

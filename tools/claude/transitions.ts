@@ -36,7 +36,8 @@ export function claudeForDelegation(d: Delegation): JsonObject {
 export function attachSpawn(record: SessionRecord, d: Delegation): SessionRecord {
   const claude = record.claude ?? {};
   const spawns = Array.isArray(claude.tool_use_ids) ? claude.tool_use_ids : [];
-  const moved: Record<string, Json> = claude.session_id !== d.claudeSession ? { agent_id: null, agent_transcript_path: null } : {};
+  const moved: Record<string, Json> =
+    claude.session_id !== d.claudeSession ? { agent_id: null, agent_transcript_path: null } : {};
   return withClaude(record, {
     session_id: d.claudeSession,
     tool_use_id: d.toolUseId,
@@ -59,7 +60,12 @@ export function attachAgent(record: SessionRecord, agentId: string): SessionReco
  * (`startedAt`: it waited for its spawn's binding) does not undo a phase the agent set afterwards
  * through the CLI during that turn.
  */
-export function recordStart(record: SessionRecord, agentId: string, now: number, startedAt?: number): { record: SessionRecord; change: StartChange } {
+export function recordStart(
+  record: SessionRecord,
+  agentId: string,
+  now: number,
+  startedAt?: number,
+): { record: SessionRecord; change: StartChange } {
   if (isFinalPhase(record.phase) || record.finalized_at) return { record, change: 'final' };
   const attached = attachAgent(record, agentId);
   if (record.phase === 'executing') return { record: attached, change: 'already_executing' };
@@ -78,7 +84,11 @@ export interface StopFacts {
 }
 
 /** SubagentStop: the status line at the end of the last message decides what the session becomes. */
-export function recordStop(record: SessionRecord, stop: StopFacts, now: number): { record: SessionRecord; change: StopChange } {
+export function recordStop(
+  record: SessionRecord,
+  stop: StopFacts,
+  now: number,
+): { record: SessionRecord; change: StopChange } {
   if (isFinalPhase(record.phase) || record.finalized_at) return { record, change: 'final' };
   const text = stop.message ? truncate(withoutStatusLine(stop.message), MESSAGE_LIMIT) : null;
   const noted = withClaude(attachAgent(record, stop.agentId), {
@@ -119,7 +129,13 @@ export interface DecisionEntry {
  * a decision must not extend the resume window.
  */
 export function recordDecision(record: SessionRecord, decision: DecisionEntry, now: number): SessionRecord {
-  const entry = { from_phase: record.phase, to_phase: record.phase, timestamp: formatTimestamp(now), event: 'resume_decision', ...decision };
+  const entry = {
+    from_phase: record.phase,
+    to_phase: record.phase,
+    timestamp: formatTimestamp(now),
+    event: 'resume_decision',
+    ...decision,
+  };
   return { ...record, history: [...record.history, entry] };
 }
 

@@ -22,7 +22,28 @@ import * as uninstall from './commands/uninstall.js';
 import * as update from './commands/update.js';
 import type { Context } from './context.js';
 
-export const COMMANDS = [create, update, shouldResume, get, show, list, finalize, children, tree, deleteCommand, restore, trash, cleanup, audit, exportCommand, importCommand, doctorCommand, install, uninstall, demo];
+export const COMMANDS = [
+  create,
+  update,
+  shouldResume,
+  get,
+  show,
+  list,
+  finalize,
+  children,
+  tree,
+  deleteCommand,
+  restore,
+  trash,
+  cleanup,
+  audit,
+  exportCommand,
+  importCommand,
+  doctorCommand,
+  install,
+  uninstall,
+  demo,
+];
 
 /** A configured yargs instance; nothing runs until it is parsed. */
 export function buildCli(argv: string[], ctx: Context) {
@@ -31,7 +52,12 @@ export function buildCli(argv: string[], ctx: Context) {
     .parserConfiguration({ 'duplicate-arguments-array': false })
     .scriptName('agent-session')
     .usage('$0 <command> [options]\n\nDurable sessions for AI coding agents. See SESSION_README.md.')
-    .option('dir', { type: 'string', requiresArg: true, describe: 'Session store directory (default: <project>/.claude/session)', global: true })
+    .option('dir', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'Session store directory (default: <project>/.claude/session)',
+      global: true,
+    })
     .option('json', { type: 'boolean', describe: 'Print exactly one JSON document on stdout', global: true })
     .middleware((args) => {
       // Runs after the command's builder: the options known now include the command's own.
@@ -68,7 +94,9 @@ function checkBooleanValues(argv: string[], booleans: string[]): void {
     if (arg === '--') return;
     const match = /^--(?:no-)?([^=]+)=(.*)$/s.exec(arg);
     if (match && names.has(match[1]!) && match[2] !== 'true' && match[2] !== 'false') {
-      throw new SessionError('EINVALID', `--${match[1]} takes no value (or true/false), not "${match[2]}"`, { details: { usage: true } });
+      throw new SessionError('EINVALID', `--${match[1]} takes no value (or true/false), not "${match[2]}"`, {
+        details: { usage: true },
+      });
     }
   }
 }

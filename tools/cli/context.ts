@@ -37,7 +37,8 @@ export function makeContext(io: Io): Context {
   return {
     io,
     exitCode: 0,
-    open: (args, settings) => Sessions.open({ dir: args.dir, cwd: io.cwd, env: io.env, now: io.now, settings, actor: 'cli' }),
+    open: (args, settings) =>
+      Sessions.open({ dir: args.dir, cwd: io.cwd, env: io.env, now: io.now, settings, actor: 'cli' }),
     // Text for people: a record's purpose or agent name can hold line breaks or terminal escapes.
     out: (line) => io.stdout(`${escapeControls(line)}\n`),
     json: (value) => io.stdout(`${JSON.stringify(value, null, 2)}\n`),

@@ -19,7 +19,11 @@ const NAMES: StopSignal[] = ['SIGINT', 'SIGTERM'];
  * exits at once (`onExit` first, to clear a progress line); the `exit` handler of the locks still
  * removes them. Other commands keep Node's default: they are short, and hold nothing across a signal.
  */
-export async function interruptible<T>(ctx: Context, run: (signal: AbortSignal) => Promise<T>, onExit?: () => void): Promise<T> {
+export async function interruptible<T>(
+  ctx: Context,
+  run: (signal: AbortSignal) => Promise<T>,
+  onExit?: () => void,
+): Promise<T> {
   const controller = new AbortController();
   const source = ctx.io.signals;
   if (!source) return run(controller.signal);

@@ -11,7 +11,8 @@ export function parseMetadata(text: string | undefined): JsonObject | undefined 
   } catch (err) {
     throw new SessionError('EINVALID', `--metadata is not valid JSON: ${(err as Error).message}`);
   }
-  if (!isPlainObject(value)) throw new SessionError('EINVALID', '--metadata must be a JSON object, like {"ticket":"ABC-1"}');
+  if (!isPlainObject(value))
+    throw new SessionError('EINVALID', '--metadata must be a JSON object, like {"ticket":"ABC-1"}');
   return value;
 }
 

@@ -2,12 +2,21 @@ import type { SessionRecord } from '../record.js';
 import type { Sessions } from '../sessions.js';
 import path from 'node:path';
 import { TEMP_DIR, type StoreProblem } from '../store/store.js';
-import { findLegacyTemps, findStrays, isOldEmptySessionDir, removeEmptySessionDir, removeStray, tempDirProblem, type StrayFile } from '../store/sweep.js';
+import {
+  findLegacyTemps,
+  findStrays,
+  isOldEmptySessionDir,
+  removeEmptySessionDir,
+  removeStray,
+  tempDirProblem,
+  type StrayFile,
+} from '../store/sweep.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
 import { quarantineIfCorrupt } from '../trees/cleanup-steps.js';
 import { checkIndex as checkIndexHealth, rebuildIndex } from '../trees/index-health.js';
 
-export type CheckName = 'record' | 'parent' | 'index' | 'temp' | 'lock' | 'removing' | 'audit' | 'trash' | 'import' | 'store';
+export type CheckName =
+  'record' | 'parent' | 'index' | 'temp' | 'lock' | 'removing' | 'audit' | 'trash' | 'import' | 'store';
 
 export interface DoctorFinding {
   check: CheckName;
@@ -48,14 +57,23 @@ export function checkRecords(sessions: Sessions, snap: StoreSnapshot): Found[] {
       found.push({ check: 'record', severity: 'warning', subject: id, message, repair: null });
       continue;
     }
-    found.push({ check: 'record', severity: 'warning', subject: id, message: `${message}, empty`, repair: 'remove the empty directory', fix: () => removeEmpty(sessions, id) });
+    found.push({
+      check: 'record',
+      severity: 'warning',
+      subject: id,
+      message: `${message}, empty`,
+      repair: 'remove the empty directory',
+      fix: () => removeEmpty(sessions, id),
+    });
   }
   return found;
 }
 
 async function removeEmpty(sessions: Sessions, id: string): Promise<string> {
   // Under the id's lock: a create holds it from its mkdir to its rename.
-  const gone = await withSessionLocks(sessions.store.dir, [id], sessions.settings.lockTimeoutMs, () => removeEmptySessionDir(sessions.store.dir, id));
+  const gone = await withSessionLocks(sessions.store.dir, [id], sessions.settings.lockTimeoutMs, () =>
+    removeEmptySessionDir(sessions.store.dir, id),
+  );
   return gone ? `removed the empty directory ${id}` : `left ${id}: it is no longer empty`;
 }
 
@@ -79,7 +97,13 @@ export function checkParents(snap: StoreSnapshot, inTrash: Map<string, string>):
       const message = `its parent ${parent} is in the trash entry ${entry}: restore ${parent}, or delete ${r.agent_id} too`;
       found.push({ check: 'parent', severity: 'error', subject: r.agent_id, message, repair: null });
     } else if (parent !== null && !present.has(parent)) {
-      found.push({ check: 'parent', severity: 'warning', subject: r.agent_id, message: `orphan: its parent ${parent} does not exist`, repair: null });
+      found.push({
+        check: 'parent',
+        severity: 'warning',
+        subject: r.agent_id,
+        message: `orphan: its parent ${parent} does not exist`,
+        repair: null,
+      });
     }
     const seen = new Set([r.agent_id]);
     for (let p = parent; p !== null && p !== undefined; p = parentOf.get(p) ?? null) {
@@ -87,7 +111,14 @@ export function checkParents(snap: StoreSnapshot, inTrash: Map<string, string>):
         seen.add(p);
         continue;
       }
-      if (p === r.agent_id) found.push({ check: 'parent', severity: 'error', subject: r.agent_id, message: 'its parent links form a cycle', repair: null });
+      if (p === r.agent_id)
+        found.push({
+          check: 'parent',
+          severity: 'error',
+          subject: r.agent_id,
+          message: 'its parent links form a cycle',
+          repair: null,
+        });
       break;
     }
   }
@@ -99,9 +130,27 @@ export async function checkIndex(sessions: Sessions): Promise<Found[]> {
   const { missing, stale, unindexed } = await checkIndexHealth(sessions);
   const repair = 'rebuild the index from the records';
   const found: Found[] = [
-    ...missing.map(({ parent, child }) => ({ check: 'index' as const, severity: 'error' as const, subject: child, message: `the index does not list it under its parent ${parent}`, repair })),
-    ...stale.map(({ parent, child }) => ({ check: 'index' as const, severity: 'warning' as const, subject: child, message: `a stale index marker under ${parent} (readers ignore it)`, repair })),
-    ...unindexed.map((id) => ({ check: 'index' as const, severity: 'warning' as const, subject: id, message: 'not in the children index yet (found by a slower full read)', repair })),
+    ...missing.map(({ parent, child }) => ({
+      check: 'index' as const,
+      severity: 'error' as const,
+      subject: child,
+      message: `the index does not list it under its parent ${parent}`,
+      repair,
+    })),
+    ...stale.map(({ parent, child }) => ({
+      check: 'index' as const,
+      severity: 'warning' as const,
+      subject: child,
+      message: `a stale index marker under ${parent} (readers ignore it)`,
+      repair,
+    })),
+    ...unindexed.map((id) => ({
+      check: 'index' as const,
+      severity: 'warning' as const,
+      subject: id,
+      message: 'not in the children index yet (found by a slower full read)',
+      repair,
+    })),
   ];
   if (found.length > 0) {
     found[0]!.fix = async () => `rebuilt the children index (${(await rebuildIndex(sessions)).indexed} sessions)`;
@@ -113,19 +162,39 @@ export async function checkIndex(sessions: Sessions): Promise<Found[]> {
 export function checkStrays(sessions: Sessions, snap: StoreSnapshot): Found[] {
   const now = Date.now();
   const problem = tempDirProblem(sessions.store.dir);
-  const unusable: Found[] = problem === undefined ? [] : [{ check: 'temp', severity: 'error', subject: path.join(sessions.store.dir, TEMP_DIR), message: `the store's temp directory ${problem}`, repair: null }];
-  const strays = [...findStrays(sessions.store.dir, now, STRAY_AGE_MS), ...findLegacyTemps(sessions.store.dir, snap.dirs, now, STRAY_AGE_MS)];
+  const unusable: Found[] =
+    problem === undefined
+      ? []
+      : [
+          {
+            check: 'temp',
+            severity: 'error',
+            subject: path.join(sessions.store.dir, TEMP_DIR),
+            message: `the store's temp directory ${problem}`,
+            repair: null,
+          },
+        ];
+  const strays = [
+    ...findStrays(sessions.store.dir, now, STRAY_AGE_MS),
+    ...findLegacyTemps(sessions.store.dir, snap.dirs, now, STRAY_AGE_MS),
+  ];
   const what = (stray: StrayFile) => {
     if (stray.kind === 'lock') return 'a stale lock';
     if (stray.kind === 'removing') return 'a leftover of a removal';
     return `a temp file left by an interrupted write${stray.session === undefined ? '' : ` of session ${stray.session}`}`;
   };
-  return [...unusable, ...strays.map((stray): Found => ({
-    check: stray.kind,
-    severity: 'error',
-    subject: stray.path,
-    message: `${what(stray)} (${Math.round(stray.age_ms / 1000)} s old)`,
-    repair: 'remove it',
-    fix: async () => ((await removeStray(stray, Date.now(), STRAY_AGE_MS)) ? `removed ${stray.path}` : `left ${stray.path}: it is in use again`),
-  }))];
+  return [
+    ...unusable,
+    ...strays.map((stray): Found => ({
+      check: stray.kind,
+      severity: 'error',
+      subject: stray.path,
+      message: `${what(stray)} (${Math.round(stray.age_ms / 1000)} s old)`,
+      repair: 'remove it',
+      fix: async () =>
+        (await removeStray(stray, Date.now(), STRAY_AGE_MS))
+          ? `removed ${stray.path}`
+          : `left ${stray.path}: it is in use again`,
+    })),
+  ];
 }

@@ -8,7 +8,15 @@ import { Trash } from '../store/trash.js';
 import { recoverImports } from '../transfer/import.js';
 import { recoverTrash } from '../trees/recover.js';
 import { checkLayout, guarded } from './layout.js';
-import { checkIndex, checkParents, checkRecords, checkStrays, type DoctorFinding, type Found, type StoreSnapshot } from './checks.js';
+import {
+  checkIndex,
+  checkParents,
+  checkRecords,
+  checkStrays,
+  type DoctorFinding,
+  type Found,
+  type StoreSnapshot,
+} from './checks.js';
 
 export type { DoctorFinding } from './checks.js';
 
@@ -34,10 +42,14 @@ export interface DoctorReport {
 export async function doctor(sessions: Sessions, options: DoctorOptions = {}): Promise<DoctorReport> {
   const first = await examine(sessions);
   const findings = first.found.map(strip);
-  if (!options.repair) return { healthy: !findings.some(isError), checked: first.checked, findings, repairs: [], remaining: [] };
+  if (!options.repair)
+    return { healthy: !findings.some(isError), checked: first.checked, findings, repairs: [], remaining: [] };
   const repairs: string[] = [];
   const fixes = first.found.filter((f) => f.fix);
-  const audited = () => (repairs.length > 0 ? sessions.audit('doctor-repair', [], { repairs: repairs.slice(0, 20), count: repairs.length }) : undefined);
+  const audited = () =>
+    repairs.length > 0
+      ? sessions.audit('doctor-repair', [], { repairs: repairs.slice(0, 20), count: repairs.length })
+      : undefined;
   for (const finding of fixes) {
     if (options.signal?.aborted) {
       await audited();
@@ -59,7 +71,9 @@ async function examine(sessions: Sessions): Promise<{ found: Found[]; checked: D
   const snap: StoreSnapshot = { records, problems, dirs: sessions.store.ids() };
   const dir = sessions.store.dir;
   const imports = await guarded('import', dir, [], () => checkImports(sessions));
-  const trash = await guarded('trash', dir, { found: [], entries: 0, held: new Map<string, string>() }, () => checkTrash(sessions));
+  const trash = await guarded('trash', dir, { found: [], entries: 0, held: new Map<string, string>() }, () =>
+    checkTrash(sessions),
+  );
   const audit = await guarded('audit', dir, { found: [], entries: 0 }, () => checkAudit(sessions));
   // Audit first: its repair ends a torn last line before other repairs append their entries.
   const found = [
@@ -75,7 +89,14 @@ async function examine(sessions: Sessions): Promise<{ found: Found[]; checked: D
     ...(await checkIndex(sessions)),
     ...checkStrays(sessions, snap),
   ];
-  return { found, checked: { sessions: records.length + problems.length, audit_entries: audit.value.entries, trash_entries: trash.value.entries } };
+  return {
+    found,
+    checked: {
+      sessions: records.length + problems.length,
+      audit_entries: audit.value.entries,
+      trash_entries: trash.value.entries,
+    },
+  };
 }
 
 function strip({ fix: _fix, ...finding }: Found): DoctorFinding {
@@ -93,8 +114,16 @@ async function checkImports(sessions: Sessions): Promise<Found[]> {
   for (const op of await staging.ops()) {
     if (await staging.isRunning(op)) continue;
     // recoverImports handles every interrupted import at once: the first finding carries the fix.
-    const fix = async () => `recovered import(s) ${(await recoverImports(sessions)).join(', ') || 'none (already done)'}`;
-    found.push({ check: 'import', severity: 'error', subject: staging.opPath(op), message: 'an import that was interrupted', repair: 'roll it back (or finish it if it had committed)', ...(found.length === 0 ? { fix } : {}) });
+    const fix = async () =>
+      `recovered import(s) ${(await recoverImports(sessions)).join(', ') || 'none (already done)'}`;
+    found.push({
+      check: 'import',
+      severity: 'error',
+      subject: staging.opPath(op),
+      message: 'an import that was interrupted',
+      repair: 'roll it back (or finish it if it had committed)',
+      ...(found.length === 0 ? { fix } : {}),
+    });
   }
   return found;
 }
@@ -111,32 +140,60 @@ async function checkTrash(sessions: Sessions): Promise<{ found: Found[]; entries
   const found: Found[] = [];
   const held = new Map<string, string>();
   // recoverTrash repairs every interrupted entry at once: the first finding carries the fix.
-  const recover = async () => `recovered trash: ${(await recoverTrash(sessions)).map((r) => `${r.entry} ${r.action}`).join(', ') || 'nothing left to do'}`;
+  const recover = async () =>
+    `recovered trash: ${(await recoverTrash(sessions)).map((r) => `${r.entry} ${r.action}`).join(', ') || 'nothing left to do'}`;
   const withFix = () => (found.some((f) => f.check === 'trash' && f.fix) ? {} : { fix: recover });
   for (const entry of entries) {
     const subject = `.trash/${entry}`;
-    const manifest = await trash.read(entry).catch((err: unknown) => (isSessionError(err) ? err : new SessionError('EIO', String(err))));
+    const manifest = await trash
+      .read(entry)
+      .catch((err: unknown) => (isSessionError(err) ? err : new SessionError('EIO', String(err))));
     const present = await trash.present(entry);
     for (const id of present) held.set(id, entry);
     if (manifest instanceof SessionError) {
       found.push({ check: 'trash', severity: 'error', subject, message: manifest.message, repair: null });
     } else if (manifest === undefined) {
-      const message = present.length === 0 ? 'an empty trash entry without a manifest (a delete that never started)' : `a trash entry without a manifest, holding ${present.join(', ')}`;
+      const message =
+        present.length === 0
+          ? 'an empty trash entry without a manifest (a delete that never started)'
+          : `a trash entry without a manifest, holding ${present.join(', ')}`;
       const repair = present.length === 0 ? 'remove it (once the process that made it is gone)' : null;
       found.push({ check: 'trash', severity: 'error', subject, message, repair, ...(repair ? withFix() : {}) });
     } else if (manifest.status === 'complete' || manifest.status === 'restored') {
-      const missing = manifest.status === 'complete' ? manifest.sessions.map((s) => s.id).filter((id) => !present.includes(id)) : [];
-      if (missing.length > 0) found.push({ check: 'trash', severity: 'error', subject, message: `sessions missing from the entry: ${missing.join(', ')}`, repair: null });
+      const missing =
+        manifest.status === 'complete' ? manifest.sessions.map((s) => s.id).filter((id) => !present.includes(id)) : [];
+      if (missing.length > 0)
+        found.push({
+          check: 'trash',
+          severity: 'error',
+          subject,
+          message: `sessions missing from the entry: ${missing.join(', ')}`,
+          repair: null,
+        });
     } else {
       const what = manifest.status === 'restoring' ? 'a restore' : `a ${manifest.reason}`;
       const hidden = `${present.length} session(s) are hidden in it${present.length > 0 ? `: ${present.slice(0, 10).join(', ')}${present.length > 10 ? ', …' : ''}` : ''}`;
       if (trash.interrupted(manifest)) {
         const repair = manifest.status === 'restoring' ? 'finish the restore' : 'move its sessions back into the store';
-        found.push({ check: 'trash', severity: 'error', subject, message: `${what} that was interrupted (status ${manifest.status}); ${hidden}`, repair, ...withFix() });
+        found.push({
+          check: 'trash',
+          severity: 'error',
+          subject,
+          message: `${what} that was interrupted (status ${manifest.status}); ${hidden}`,
+          repair,
+          ...withFix(),
+        });
       } else {
         // Recovery waits for the entry's lock: a process that died a moment ago is found out then.
         const repair = 'none while it runs; if its process died a moment ago, as for an interrupted one';
-        found.push({ check: 'trash', severity: 'error', subject, message: `${what} in progress (pid ${manifest.pid}); ${hidden} until it finishes`, repair, ...withFix() });
+        found.push({
+          check: 'trash',
+          severity: 'error',
+          subject,
+          message: `${what} in progress (pid ${manifest.pid}); ${hidden} until it finishes`,
+          repair,
+          ...withFix(),
+        });
       }
     }
   }
@@ -159,10 +216,14 @@ function checkAudit(sessions: Sessions): { found: Found[]; entries: number } {
     found[0]!.fix = async () => {
       // A torn last line would swallow the next append: end it first.
       if (log.endsTorn()) log.appendRaw('\n');
-      const file = await log.quarantineLines(bad.map((b) => b.raw), sessions.now());
+      const file = await log.quarantineLines(
+        bad.map((b) => b.raw),
+        sessions.now(),
+      );
       const digests = bad.map((b) => b.problem.digest);
       // 25 digests keep each acknowledging entry under the details size limit.
-      for (let i = 0; i < digests.length; i += 25) await sessions.audit('audit-repair', [], { digests: digests.slice(i, i + 25), quarantine: file });
+      for (let i = 0; i < digests.length; i += 25)
+        await sessions.audit('audit-repair', [], { digests: digests.slice(i, i + 25), quarantine: file });
       return `copied ${bad.length} bad audit line(s) to ${file} and acknowledged them`;
     };
   }

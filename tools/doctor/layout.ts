@@ -11,7 +11,17 @@ import type { CheckName, Found } from './checks.js';
 
 // Checked elsewhere: `.tmp` with the temp files (checkStrays), the audit files by reading them
 // (checkAudit), `.trash` and `.importing` by their own checks, which refuse them.
-const AREAS = ['.locks', INDEX_DIR, `${INDEX_DIR}/children`, `${INDEX_DIR}/ids`, REMOVING_DIR, QUARANTINE_DIR, BACKUPS_DIR, CLAUDE_DIR, `${CLAUDE_DIR}/.locks`];
+const AREAS = [
+  '.locks',
+  INDEX_DIR,
+  `${INDEX_DIR}/children`,
+  `${INDEX_DIR}/ids`,
+  REMOVING_DIR,
+  QUARANTINE_DIR,
+  BACKUPS_DIR,
+  CLAUDE_DIR,
+  `${CLAUDE_DIR}/.locks`,
+];
 const FILES = [HOOK_LOG, `${HOOK_LOG}.1`];
 
 /**
@@ -23,17 +33,36 @@ export function checkLayout(storeDir: string): Found[] {
   const found: Found[] = [];
   for (const name of AREAS) {
     const problem = areaProblem(path.join(storeDir, name));
-    if (problem) found.push({ check: 'store', severity: 'error', subject: path.join(storeDir, name), message: problem, repair: null });
+    if (problem)
+      found.push({
+        check: 'store',
+        severity: 'error',
+        subject: path.join(storeDir, name),
+        message: problem,
+        repair: null,
+      });
   }
   for (const name of FILES) {
     const problem = fileProblem(path.join(storeDir, name));
-    if (problem) found.push({ check: 'store', severity: 'error', subject: path.join(storeDir, name), message: problem, repair: null });
+    if (problem)
+      found.push({
+        check: 'store',
+        severity: 'error',
+        subject: path.join(storeDir, name),
+        message: problem,
+        repair: null,
+      });
   }
   return found;
 }
 
 /** Runs a check; an ECORRUPT it throws (a file or area the store refuses to use) becomes its finding. */
-export async function guarded<T>(check: CheckName, storeDir: string, empty: T, run: () => Promise<T> | T): Promise<{ value: T; found: Found[] }> {
+export async function guarded<T>(
+  check: CheckName,
+  storeDir: string,
+  empty: T,
+  run: () => Promise<T> | T,
+): Promise<{ value: T; found: Found[] }> {
   try {
     return { value: await run(), found: [] };
   } catch (err) {

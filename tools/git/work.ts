@@ -61,7 +61,12 @@ async function git(dir: string, args: string[]): Promise<Buffer | undefined> {
     execFile(
       'git',
       ['-C', dir, ...args],
-      { encoding: 'buffer', timeout: TIMEOUT_MS, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' } },
+      {
+        encoding: 'buffer',
+        timeout: TIMEOUT_MS,
+        maxBuffer: 256 * 1024 * 1024,
+        env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' },
+      },
       (err, stdout) => resolve(err ? undefined : stdout),
     );
   });

@@ -3,7 +3,16 @@ export const STORE_PATTERN = '.claude/session/';
 
 // Lines that already keep the store out of git: the store itself, or all of .claude/.
 const COVERING = new Set(
-  ['.claude/session', '.claude/session/', '.claude/session/*', '.claude/session/**', '.claude', '.claude/', '.claude/*', '.claude/**'].flatMap((line) => [line, `/${line}`, `**/${line}`]),
+  [
+    '.claude/session',
+    '.claude/session/',
+    '.claude/session/*',
+    '.claude/session/**',
+    '.claude',
+    '.claude/',
+    '.claude/*',
+    '.claude/**',
+  ].flatMap((line) => [line, `/${line}`, `**/${line}`]),
 );
 
 /** The .gitignore text with the store ignored (undefined: no file yet); unchanged when it already is. */

@@ -1,7 +1,19 @@
 import { SessionError, toSessionError } from '../errors.js';
 import { gitignorePath, readGitignore, writeGitignore } from '../store/gitignore-file.js';
 import { locateBuiltHooks } from '../store/hook-files.js';
-import { assertRewritable, checkReplaceable, formatSettings, homeDir, installProjectDir, isDirectory, projectSettingsPath, readSettingsFile, sameDirectory, userSettingsPath, writeSettingsFile } from '../store/settings-file.js';
+import {
+  assertRewritable,
+  checkReplaceable,
+  formatSettings,
+  homeDir,
+  installProjectDir,
+  isDirectory,
+  projectSettingsPath,
+  readSettingsFile,
+  sameDirectory,
+  userSettingsPath,
+  writeSettingsFile,
+} from '../store/settings-file.js';
 import { planGitignore } from './gitignore.js';
 import { planInstall, planUninstall, type HookEntry, type SettingsPlan } from './plan.js';
 import { HOOK_NAMES, HOOK_TIMEOUT_SECONDS, nodeCommand, type HookName } from './registrations.js';
@@ -37,7 +49,10 @@ export interface InstallReport {
 /** Merges our hooks into a Claude Code settings file, run as `node <absolute path of the built hook>`. */
 export async function installHooks(options: InstallOptions): Promise<InstallReport> {
   const hooks = locateBuiltHooks(HOOK_NAMES, options.hooksFrom);
-  const commands = Object.fromEntries(HOOK_NAMES.map((name) => [name, nodeCommand(hooks[name])])) as Record<HookName, string>;
+  const commands = Object.fromEntries(HOOK_NAMES.map((name) => [name, nodeCommand(hooks[name])])) as Record<
+    HookName,
+    string
+  >;
   return apply('install', options, (old) => planInstall(old, commands, HOOK_TIMEOUT_SECONDS));
 }
 
@@ -50,7 +65,11 @@ export function uninstallHooks(options: InstallOptions): Promise<InstallReport> 
  * Reads and plans everything first (the settings file, and for a project install its .gitignore),
  * then writes: .gitignore first, put back as it was if the settings file then cannot be written.
  */
-async function apply(action: InstallReport['action'], options: InstallOptions, plan: (old: Record<string, unknown> | undefined) => SettingsPlan): Promise<InstallReport> {
+async function apply(
+  action: InstallReport['action'],
+  options: InstallOptions,
+  plan: (old: Record<string, unknown> | undefined) => SettingsPlan,
+): Promise<InstallReport> {
   const scope = options.user ? 'user' : 'project';
   const projectDir = options.user ? undefined : await checkedProjectDir(options);
   const file = projectDir === undefined ? userSettingsPath(options.env) : projectSettingsPath(projectDir);
@@ -86,9 +105,13 @@ async function apply(action: InstallReport['action'], options: InstallOptions, p
 async function checkedProjectDir(options: InstallOptions): Promise<string> {
   const dir = installProjectDir(options);
   const where = options.env.CLAUDE_PROJECT_DIR ? ` (CLAUDE_PROJECT_DIR)` : '';
-  if (!(await isDirectory(dir))) throw new SessionError('EINVALID', `the project directory ${dir}${where} does not exist or is not a directory`);
+  if (!(await isDirectory(dir)))
+    throw new SessionError('EINVALID', `the project directory ${dir}${where} does not exist or is not a directory`);
   if (await sameDirectory(dir, homeDir(options.env))) {
-    throw new SessionError('EINVALID', `the project would be your home directory ${dir}${where}, whose .claude/settings.json is your user settings: use install --user, or run it in a project`);
+    throw new SessionError(
+      'EINVALID',
+      `the project would be your home directory ${dir}${where}, whose .claude/settings.json is your user settings: use install --user, or run it in a project`,
+    );
   }
   return dir;
 }

@@ -1,5 +1,11 @@
 import { SessionError } from '../errors.js';
-import { HOOK_REGISTRATIONS, ourHook, type CommandHook, type HookName, type HookRegistration } from './registrations.js';
+import {
+  HOOK_REGISTRATIONS,
+  ourHook,
+  type CommandHook,
+  type HookName,
+  type HookRegistration,
+} from './registrations.js';
 
 export type SettingsObject = Record<string, unknown>;
 
@@ -26,7 +32,12 @@ type HooksTable = Record<string, unknown[]>;
  * Our registrations merged into `old` (undefined: no file yet). Our entries are updated in place,
  * missing ones appended as new matcher groups, stale ones of ours removed; nothing else changes.
  */
-export function planInstall(old: SettingsObject | undefined, commands: Record<HookName, string>, timeout: number, registrations: readonly HookRegistration[] = HOOK_REGISTRATIONS): SettingsPlan {
+export function planInstall(
+  old: SettingsObject | undefined,
+  commands: Record<HookName, string>,
+  timeout: number,
+  registrations: readonly HookRegistration[] = HOOK_REGISTRATIONS,
+): SettingsPlan {
   const settings = structuredClone(old ?? {});
   const hooks = hooksTable(settings);
   const kept = new Set<unknown>();
@@ -34,7 +45,8 @@ export function planInstall(old: SettingsObject | undefined, commands: Record<Ho
     const wanted: CommandHook = { type: 'command', command: commands[reg.hook], timeout };
     const groups = (hooks[reg.event] ??= []);
     const replaced = replaceOurs(groups, reg, wanted);
-    if (!replaced) groups.push(reg.matcher === undefined ? { hooks: [wanted] } : { matcher: reg.matcher, hooks: [wanted] });
+    if (!replaced)
+      groups.push(reg.matcher === undefined ? { hooks: [wanted] } : { matcher: reg.matcher, hooks: [wanted] });
     kept.add(replaced ?? wanted);
   }
   removeOurs(hooks, (entry) => !kept.has(entry));
@@ -63,7 +75,8 @@ export function ourEntries(settings: SettingsObject | undefined): HookEntry[] {
     if (!Array.isArray(groups)) continue;
     for (const group of groups) {
       if (!isObject(group) || !Array.isArray(group.hooks)) continue;
-      for (const entry of group.hooks) if (ourHook(entry, event)) entries.push(describe(event, group, entry as CommandHook));
+      for (const entry of group.hooks)
+        if (ourHook(entry, event)) entries.push(describe(event, group, entry as CommandHook));
     }
   }
   return entries;
@@ -118,9 +131,14 @@ function removeOurs(hooks: HooksTable, drop: (entry: unknown) => boolean): void 
 /** `settings.hooks`, validated enough to merge into without losing anything. */
 function hooksTable(settings: SettingsObject): HooksTable {
   const hooks = settings.hooks === undefined ? {} : settings.hooks;
-  if (!isObject(hooks)) throw new SessionError('EINVALID', 'the settings key "hooks" is not an object; refusing to rewrite the file');
+  if (!isObject(hooks))
+    throw new SessionError('EINVALID', 'the settings key "hooks" is not an object; refusing to rewrite the file');
   for (const [event, groups] of Object.entries(hooks)) {
-    if (!Array.isArray(groups)) throw new SessionError('EINVALID', `the settings key "hooks.${event}" is not an array; refusing to rewrite the file`);
+    if (!Array.isArray(groups))
+      throw new SessionError(
+        'EINVALID',
+        `the settings key "hooks.${event}" is not an array; refusing to rewrite the file`,
+      );
   }
   return hooks as HooksTable;
 }
@@ -131,7 +149,12 @@ function matcherOf(group: Group): unknown {
 }
 
 function describe(event: string, group: Group, entry: CommandHook): HookEntry {
-  return { event, matcher: typeof group.matcher === 'string' ? group.matcher : null, command: entry.command, timeout: typeof entry.timeout === 'number' ? entry.timeout : null };
+  return {
+    event,
+    matcher: typeof group.matcher === 'string' ? group.matcher : null,
+    command: entry.command,
+    timeout: typeof entry.timeout === 'number' ? entry.timeout : null,
+  };
 }
 
 function sameEntry(a: HookEntry, b: HookEntry): boolean {

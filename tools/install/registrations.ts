@@ -66,16 +66,63 @@ const BUILT_HOOK = /(?:^|[\\/])dist[\\/]hooks[\\/](pre_delegate|subagent_stop)\.
 const NODE = /(?:^|[\\/])node(?:\.exe)?$/i;
 const BIN = /(?:^|[\\/])agent-session-(pre-delegate|subagent-stop)$/;
 /** Words that may come before the command itself: reserved words, and wrappers that run it. */
-const PREFIXES = new Set(['!', '{', 'if', 'then', 'else', 'elif', 'do', 'while', 'until', 'env', 'exec', 'command', 'time', 'nohup', 'nice', 'timeout']);
+const PREFIXES = new Set([
+  '!',
+  '{',
+  'if',
+  'then',
+  'else',
+  'elif',
+  'do',
+  'while',
+  'until',
+  'env',
+  'exec',
+  'command',
+  'time',
+  'nohup',
+  'nice',
+  'timeout',
+]);
 /** Options of those wrappers whose value is the next word (`env -u NAME`, `nice -n 5`, `timeout -s KILL`). */
 const PREFIX_OPTION_WITH_VALUE = new Set(['-u', '-n', '-s', '-k', '-C', '-S']);
 /** Node options whose value is the next word (any other option stands alone, or uses `=`). */
 const NODE_OPTION_WITH_VALUE = new Set([
-  '-r', '--require', '--import', '--loader', '--experimental-loader', '--env-file', '--env-file-if-exists', '--title', '--watch-path',
-  '-C', '--conditions', '--input-type', '--redirect-warnings', '--disable-warning', '--unhandled-rejections', '--inspect-port', '--debug-port',
+  '-r',
+  '--require',
+  '--import',
+  '--loader',
+  '--experimental-loader',
+  '--env-file',
+  '--env-file-if-exists',
+  '--title',
+  '--watch-path',
+  '-C',
+  '--conditions',
+  '--input-type',
+  '--redirect-warnings',
+  '--disable-warning',
+  '--unhandled-rejections',
+  '--inspect-port',
+  '--debug-port',
 ]);
 /** Node options after which Node runs something other than a script file. */
-const NODE_NOT_A_SCRIPT = new Set(['-e', '--eval', '-p', '--print', '-c', '--check', '--test', '--run', '-i', '--interactive', '-v', '--version', '-h', '--help']);
+const NODE_NOT_A_SCRIPT = new Set([
+  '-e',
+  '--eval',
+  '-p',
+  '--print',
+  '-c',
+  '--check',
+  '--test',
+  '--run',
+  '-i',
+  '--interactive',
+  '-v',
+  '--version',
+  '-h',
+  '--help',
+]);
 
 /**
  * The hook one simple command runs: `[VAR=value…] [wrappers] node [options] <built hook>`, or one of
@@ -94,7 +141,10 @@ function hookRunBy(words: Word[]): HookName | undefined {
     const file = script && (BUILT_HOOK.exec(script.cooked) ?? BUILT_HOOK.exec(script.raw));
     return file ? (file[1] as HookName) : undefined;
   }
-  const rest = first.cooked === 'npx' ? args.slice(args[0]?.cooked === '-y' || args[0]?.cooked === '--yes' ? 1 : 0) : [first, ...args];
+  const rest =
+    first.cooked === 'npx'
+      ? args.slice(args[0]?.cooked === '-y' || args[0]?.cooked === '--yes' ? 1 : 0)
+      : [first, ...args];
   const bin = BIN.exec(rest[0]?.cooked ?? '');
   return bin ? (bin[1]!.replace('-', '_') as HookName) : undefined;
 }
@@ -108,7 +158,8 @@ function commandStart(words: Word[]): number {
     if (PREFIXES.has(w)) {
       wrapper = w;
       i++;
-    } else if (wrapper === 'command' && /^-[vV]$/.test(w)) return words.length; // a lookup: runs nothing
+    } else if (wrapper === 'command' && /^-[vV]$/.test(w))
+      return words.length; // a lookup: runs nothing
     else if (/^\w+=/.test(w)) i++;
     else if (wrapper !== undefined && w.startsWith('-')) i += PREFIX_OPTION_WITH_VALUE.has(w) ? 2 : 1;
     else if (wrapper === 'timeout' && /^\d/.test(w)) {
@@ -126,14 +177,18 @@ function commandStart(words: Word[]): number {
 function simpleCommands(command: string): Word[][] {
   const commands: Word[][] = [[]];
   // Blanks, and a backslash before a line break (the line goes on); a comment runs to the end of its line.
-  const TOKEN = /(?:[^\S\n]|\\\r?\n)+|(#[^\n]*)|([;&|()\n])|((?:[^\s'"\\;&|()]|\\[^\n]?|'[^']*'?|"(?:[^"\\]|\\[^])*"?)+)/g;
+  const TOKEN =
+    /(?:[^\S\n]|\\\r?\n)+|(#[^\n]*)|([;&|()\n])|((?:[^\s'"\\;&|()]|\\[^\n]?|'[^']*'?|"(?:[^"\\]|\\[^])*"?)+)/g;
   for (const [, comment, operator, word] of command.matchAll(TOKEN)) {
     if (comment !== undefined) continue;
     if (operator !== undefined) commands.push([]);
     else if (word !== undefined) {
       // A here-document: what follows is its text, not commands (an entry of ours after one is missed).
       if (/^[^'"]*<</.test(word)) break;
-      commands[commands.length - 1]!.push({ cooked: cook(word), raw: word.replace(/'([^']*)'?|"((?:[^"\\]|\\[^])*)"?/g, '$1$2') });
+      commands[commands.length - 1]!.push({
+        cooked: cook(word),
+        raw: word.replace(/'([^']*)'?|"((?:[^"\\]|\\[^])*)"?/g, '$1$2'),
+      });
     }
   }
   return commands.filter((words) => words.length > 0);
@@ -141,7 +196,10 @@ function simpleCommands(command: string): Word[][] {
 
 /** Quotes and escapes removed, as the shell does. */
 function cook(word: string): string {
-  return word.replace(/\\([^]?)|'([^']*)'?|"((?:[^"\\]|\\[^])*)"?/g, (_, escaped, single, double) => escaped ?? single ?? double.replace(/\\(["\\$`])/g, '$1'));
+  return word.replace(
+    /\\([^]?)|'([^']*)'?|"((?:[^"\\]|\\[^])*)"?/g,
+    (_, escaped, single, double) => escaped ?? single ?? double.replace(/\\(["\\$`])/g, '$1'),
+  );
 }
 
 /** `node <file>`, the file quoted for the shell only when it needs it. */

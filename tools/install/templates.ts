@@ -8,7 +8,10 @@ function hooksWith(command: (hook: HookName) => string): Record<string, unknown>
 
 /** What hooks/hooks.json holds: the plugin's hooks, paths under `${CLAUDE_PLUGIN_ROOT}`. */
 export function pluginHooksFile(): Record<string, unknown> {
-  return { description: 'agent-session: one durable session per Claude Code subagent, resumed instead of restarted', hooks: hooksWith(pluginCommand) };
+  return {
+    description: 'agent-session: one durable session per Claude Code subagent, resumed instead of restarted',
+    hooks: hooksWith(pluginCommand),
+  };
 }
 
 /** The hooks of this repository's own .claude/settings.json: relative to the project, inert until built. */

@@ -51,7 +51,10 @@ export function judgeSession(record: SessionRecord, now: number, rules: CleanupR
     return { kind: 'abandon', reason: `stuck in ${record.phase} for ${hours(age)} (limit ${hours(rules.stuckMs)})` };
   }
   if (age > rules.cutoffMs) {
-    return { kind: 'running', reason: `running (${record.phase}, updated ${hours(age)} ago; abandoned after ${hours(rules.stuckMs)})` };
+    return {
+      kind: 'running',
+      reason: `running (${record.phase}, updated ${hours(age)} ago; abandoned after ${hours(rules.stuckMs)})`,
+    };
   }
   return { kind: 'recent', reason: `${record.phase} ${hours(age)} ago` };
 }
@@ -87,7 +90,12 @@ export interface CleanupPlan {
  * running or recent descendant protects its ancestors. Orphans (parent absent) are judged as roots.
  * Children are taken oldest first, the order in which a real purge walks and reports them.
  */
-export function planCleanup(records: SessionRecord[], unreadable: UnreadableSession[], now: number, rules: CleanupRules): CleanupPlan {
+export function planCleanup(
+  records: SessionRecord[],
+  unreadable: UnreadableSession[],
+  now: number,
+  rules: CleanupRules,
+): CleanupPlan {
   const byId = new Map<string, SessionRecord>();
   for (const r of records) byId.set(r.agent_id, r);
   const present = new Set([...byId.keys(), ...unreadable.map((u) => u.id)]);
@@ -113,7 +121,11 @@ export function planCleanup(records: SessionRecord[], unreadable: UnreadableSess
   // A session on a parent-link cycle belongs to no tree (doctor reports it as an error): kept, with
   // whatever hangs off the cycle judged as usual. This also keeps every planned subtree off a cycle.
   const cyclic = onCycles(records, byId);
-  for (const id of cyclic) verdicts.set(id, { kind: 'cycle', reason: 'its parent links form a cycle (agent-session doctor); left for a person to fix' });
+  for (const id of cyclic)
+    verdicts.set(id, {
+      kind: 'cycle',
+      reason: 'its parent links form a cycle (agent-session doctor); left for a person to fix',
+    });
   const blocker = blockers(records, kids, verdicts);
   const plan: CleanupPlan = { purge: [], abandon: [], skipped: [], orphans: [], kept: 0 };
   for (const r of records) {
@@ -124,12 +136,25 @@ export function planCleanup(records: SessionRecord[], unreadable: UnreadableSess
     const isRoot = parent === null || !byId.has(parent);
     const blockedBy = blocker.get(id) ?? null;
     if (verdict.kind === 'abandon') plan.abandon.push({ id, reason: verdict.reason });
-    else if (verdict.kind === 'running' || verdict.kind === 'future' || verdict.kind === 'cycle') plan.skipped.push({ id, reason: verdict.reason });
-    else if (verdict.kind === 'purge' && blockedBy !== null) plan.skipped.push({ id, reason: `kept for its descendant ${blockedBy}` });
+    else if (verdict.kind === 'running' || verdict.kind === 'future' || verdict.kind === 'cycle')
+      plan.skipped.push({ id, reason: verdict.reason });
+    else if (verdict.kind === 'purge' && blockedBy !== null)
+      plan.skipped.push({ id, reason: `kept for its descendant ${blockedBy}` });
     else if (verdict.kind === 'recent') plan.kept++;
     const purgeHere = blockedBy === null && (isRoot || (blocker.get(parent as string) ?? null) !== null);
-    if (purgeHere) plan.purge.push({ id, reason: orphan ? `orphan (parent ${parent} is gone); ${verdict.reason}` : verdict.reason, ...subtree(id, kids), orphan });
-    if (orphan) plan.orphans.push({ id, parent: parent as string, action: purgeHere ? 'purged with its subtree' : `kept: ${blockedBy}` });
+    if (purgeHere)
+      plan.purge.push({
+        id,
+        reason: orphan ? `orphan (parent ${parent} is gone); ${verdict.reason}` : verdict.reason,
+        ...subtree(id, kids),
+        orphan,
+      });
+    if (orphan)
+      plan.orphans.push({
+        id,
+        parent: parent as string,
+        action: purgeHere ? 'purged with its subtree' : `kept: ${blockedBy}`,
+      });
   }
   return plan;
 }
@@ -161,7 +186,11 @@ function onCycles(records: SessionRecord[], byId: Map<string, SessionRecord>): S
  * that keeps the subtree, or null. One iterative post-order pass. Sessions on cycles keep themselves
  * (see onCycles), so the child still on the stack that closes a cycle never decides anything.
  */
-function blockers(records: SessionRecord[], kids: Map<string, string[]>, verdicts: Map<string, Verdict>): Map<string, string | null> {
+function blockers(
+  records: SessionRecord[],
+  kids: Map<string, string[]>,
+  verdicts: Map<string, Verdict>,
+): Map<string, string | null> {
   const blocker = new Map<string, string | null>();
   const entered = new Set<string>();
   const stack: string[] = [];
@@ -206,7 +235,12 @@ function subtree(root: string, kids: Map<string, string[]>): { ids: string[]; de
     seen.add(id);
     ids.push(id);
     depths.push(depth);
-    stack.push(...(kids.get(id) ?? []).slice().reverse().map((k): [string, number] => [k, depth + 1]));
+    stack.push(
+      ...(kids.get(id) ?? [])
+        .slice()
+        .reverse()
+        .map((k): [string, number] => [k, depth + 1]),
+    );
   }
   return { ids, depths };
 }

@@ -26,7 +26,8 @@ export function newRecord(input: NewSession, now: number): SessionRecord {
   if (typeof input.agentName !== 'string' || input.agentName.trim() === '') {
     throw new SessionError('EINVALID', 'agent name must be a non-empty string');
   }
-  if (input.purpose != null && typeof input.purpose !== 'string') throw new SessionError('EINVALID', 'purpose must be a string');
+  if (input.purpose != null && typeof input.purpose !== 'string')
+    throw new SessionError('EINVALID', 'purpose must be a string');
   if (input.metadata !== undefined && !isPlainObject(input.metadata)) {
     throw new SessionError('EINVALID', 'metadata must be a JSON object');
   }
@@ -93,12 +94,20 @@ export interface FinalizeResult {
 /** Idempotent for the same outcome (hooks may fire twice); a different outcome is EFINAL. */
 export function validateFinalize(outcome: unknown, summary: unknown): asserts outcome is Outcome {
   if (!isOutcome(outcome)) {
-    throw new SessionError('EINVALID', `unknown outcome ${JSON.stringify(outcome)}: use completed, failed or abandoned`);
+    throw new SessionError(
+      'EINVALID',
+      `unknown outcome ${JSON.stringify(outcome)}: use completed, failed or abandoned`,
+    );
   }
   if (summary != null && typeof summary !== 'string') throw new SessionError('EINVALID', 'summary must be a string');
 }
 
-export function applyFinalize(record: SessionRecord, outcome: Outcome, summary: string | null | undefined, now: number): FinalizeResult {
+export function applyFinalize(
+  record: SessionRecord,
+  outcome: Outcome,
+  summary: string | null | undefined,
+  now: number,
+): FinalizeResult {
   validateFinalize(outcome, summary);
   if (isFinalPhase(record.phase) || record.finalized_at) {
     if (record.phase === outcome) return { record, changed: false };

@@ -30,13 +30,18 @@ export interface ResumeDecision {
 /** Whether a session should resume at `now`: the checks in the order the user guide lists them. */
 export function decideResume(record: SessionRecord | undefined, now: number, rules: ResumeRules): ResumeDecision {
   if (!record) return no('not_found', 'no such session');
-  if (isFinalPhase(record.phase) || record.finalized_at) return no('finalized', `the session is final (${record.phase})`);
+  if (isFinalPhase(record.phase) || record.finalized_at)
+    return no('finalized', `the session is final (${record.phase})`);
   if (!isResumablePhase(record.phase)) return no('phase_not_resumable', `phase ${record.phase} is not resumable`);
   if (!record.resume_ready) return no('not_resume_ready', 'the session is not marked resume_ready');
   const age = now - (parseTimestamp(record.last_updated) ?? Number.NaN);
-  if (!(age >= -rules.clockSkewMs)) return no('expired', 'last_updated is in the future beyond the clock-skew allowance');
+  if (!(age >= -rules.clockSkewMs))
+    return no('expired', 'last_updated is in the future beyond the clock-skew allowance');
   if (age > rules.resumeWindowMs) {
-    return no('expired', `last updated ${Math.round(age / 1000)} s ago, beyond the ${rules.resumeWindowMs / 1000} s resume window`);
+    return no(
+      'expired',
+      `last updated ${Math.round(age / 1000)} s ago, beyond the ${rules.resumeWindowMs / 1000} s resume window`,
+    );
   }
   if (record.error_count >= rules.errorBudget) {
     return no('too_many_errors', `${record.error_count} errors reach the budget of ${rules.errorBudget}`);

@@ -25,7 +25,12 @@ export interface SessionSummary {
 }
 
 /** Filters, sorts newest first by instant (not by string), then limits. */
-export function selectSessions(records: SessionRecord[], filter: ListFilter, now: number, rules: ResumeRules): SessionSummary[] {
+export function selectSessions(
+  records: SessionRecord[],
+  filter: ListFilter,
+  now: number,
+  rules: ResumeRules,
+): SessionSummary[] {
   const kept = records.filter(
     (r) =>
       (filter.agentName === undefined || r.agent_name === filter.agentName) &&

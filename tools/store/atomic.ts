@@ -24,7 +24,10 @@ export interface AtomicWriteOptions {
 /** A unique temp name, fsync, rename: readers see the old file or the new one. */
 export async function writeFileAtomic(file: string, data: string, options: AtomicWriteOptions = {}): Promise<void> {
   const dir = options.tempDir ?? path.dirname(file);
-  const temp = path.join(dir, `${options.tempName ?? path.basename(file)}.${process.pid}.${++counter}.${randomHex(6)}${TEMP_SUFFIX}`);
+  const temp = path.join(
+    dir,
+    `${options.tempName ?? path.basename(file)}.${process.pid}.${++counter}.${randomHex(6)}${TEMP_SUFFIX}`,
+  );
   const mode = options.mode ?? 0o644;
   try {
     // Open first and create a separate temp directory only when missing: no extra call per write.

@@ -1,9 +1,27 @@
-import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
-import { ensureAreaSync, fileProblem, notRegular, openAppendSync, READ_FLAGS, readRegularFileSync } from './regular-file.js';
+import {
+  ensureAreaSync,
+  fileProblem,
+  notRegular,
+  openAppendSync,
+  READ_FLAGS,
+  readRegularFileSync,
+} from './regular-file.js';
 import { randomHex } from '../random.js';
 
 export const AUDIT_FILE = 'audit.jsonl';
@@ -114,7 +132,11 @@ export class AuditLog {
         // Never a link's target, a FIFO or a directory (an old session named audit.1.jsonl): ECORRUPT naming it.
         data = readRegularFileSync(full, { maxBytes: MAX_FILE_BYTES });
       } catch (err) {
-        if (err instanceof SessionError) throw new SessionError(err.code, `cannot read the audit trail: ${err.message}; move it out of the store`, { cause: err, details: err.details });
+        if (err instanceof SessionError)
+          throw new SessionError(err.code, `cannot read the audit trail: ${err.message}; move it out of the store`, {
+            cause: err,
+            details: err.details,
+          });
         throw toSessionError(err, `reading ${file}`);
       }
       if (data !== undefined) result.push({ file, text: data.toString('utf8') });
@@ -150,12 +172,16 @@ export class AuditLog {
       // Only regular files move: a link would be followed by the next read, a directory is not ours.
       for (const name of [AUDIT_FILE, ...names]) {
         const problem = fileProblem(path.join(this.dir, name));
-        if (problem) throw new SessionError('ECORRUPT', `cannot rotate the audit trail: ${problem}`, { details: { path: path.join(this.dir, name) } });
+        if (problem)
+          throw new SessionError('ECORRUPT', `cannot rotate the audit trail: ${problem}`, {
+            details: { path: path.join(this.dir, name) },
+          });
       }
       for (const name of names) {
         if (Number(ROTATED.exec(name)![1]) >= keep) unlinkSync(path.join(this.dir, name));
       }
-      for (let n = keep - 1; n >= 1; n--) renameIfExists(path.join(this.dir, `audit.${n}.jsonl`), path.join(this.dir, `audit.${n + 1}.jsonl`));
+      for (let n = keep - 1; n >= 1; n--)
+        renameIfExists(path.join(this.dir, `audit.${n}.jsonl`), path.join(this.dir, `audit.${n + 1}.jsonl`));
       renameIfExists(this.activePath, path.join(this.dir, 'audit.1.jsonl'));
     });
   }

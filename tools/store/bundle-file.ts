@@ -23,7 +23,8 @@ export async function readBundleFile(file: string): Promise<string> {
   try {
     return await readFile(path.resolve(file), 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new SessionError('ENOTFOUND', `no bundle file ${file}`, { details: { file } });
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new SessionError('ENOTFOUND', `no bundle file ${file}`, { details: { file } });
     throw toSessionError(err, `reading ${file}`);
   }
 }

@@ -79,22 +79,29 @@ export class ClaudeIndex {
   }
 
   /** Lock, read, apply, write, unlock; `change` returns the same object for no write. */
-  async update<T>(claudeSession: string, change: (data: ClaudeIndexData) => Promise<{ data: ClaudeIndexData; result: T }>): Promise<T> {
+  async update<T>(
+    claudeSession: string,
+    change: (data: ClaudeIndexData) => Promise<{ data: ClaudeIndexData; result: T }>,
+  ): Promise<T> {
     const file = this.file(claudeSession);
     const lockPath = path.join(this.dir, '.locks', `${claudeSession}.lock`);
     ensureAreaSync(this.dir);
     ensureAreaSync(path.dirname(lockPath));
-    return withLock(lockPath, { timeoutMs: this.lockTimeoutMs, what: `Claude Code session ${claudeSession}` }, async (check) => {
-      const current = await this.read(claudeSession);
-      const { data, result } = await change(current);
-      if (data !== current) {
-        check();
-        await writeFileAtomic(file, `${JSON.stringify(data)}\n`, { beforeRename: check }).catch((err) => {
-          throw toSessionError(err, `writing ${file}`);
-        });
-      }
-      return result;
-    });
+    return withLock(
+      lockPath,
+      { timeoutMs: this.lockTimeoutMs, what: `Claude Code session ${claudeSession}` },
+      async (check) => {
+        const current = await this.read(claudeSession);
+        const { data, result } = await change(current);
+        if (data !== current) {
+          check();
+          await writeFileAtomic(file, `${JSON.stringify(data)}\n`, { beforeRename: check }).catch((err) => {
+            throw toSessionError(err, `writing ${file}`);
+          });
+        }
+        return result;
+      },
+    );
   }
 
   /** Removes the index files of conversations untouched for longer than `olderThanMs`; returns their ids. */
@@ -105,7 +112,10 @@ export class ClaudeIndex {
       const file = path.join(this.dir, name);
       const info = await stat(file).catch(() => undefined);
       if (!info || now - info.mtimeMs <= olderThanMs) continue;
-      await unlink(file).then(() => removed.push(name.slice(0, -'.json'.length)), () => undefined);
+      await unlink(file).then(
+        () => removed.push(name.slice(0, -'.json'.length)),
+        () => undefined,
+      );
     }
     return removed;
   }
@@ -121,7 +131,11 @@ function parseIndex(text: string, file: string): ClaudeIndexData {
   try {
     raw = parseJson(text);
   } catch (err) {
-    throw new SessionError('ECORRUPT', `${file} is not valid JSON${err instanceof JsonTooDeepError ? ` (${err.message})` : ''}`, { cause: err });
+    throw new SessionError(
+      'ECORRUPT',
+      `${file} is not valid JSON${err instanceof JsonTooDeepError ? ` (${err.message})` : ''}`,
+      { cause: err },
+    );
   }
   if (!isPlainObject(raw) || !isPlainObject(raw.spawns) || !isPlainObject(raw.agents)) {
     throw new SessionError('ECORRUPT', `${file} is not a Claude Code index`);

@@ -16,7 +16,11 @@ export function readGitignore(file: string): Promise<string | undefined> {
  * Replaces the .gitignore read as `oldText` (undefined: none) with `text`, as a settings file is
  * replaced (through a symlink, mode kept, read-only refused). Returns how to put the old one back.
  */
-export async function writeGitignore(file: string, oldText: string | undefined, text: string): Promise<() => Promise<void>> {
+export async function writeGitignore(
+  file: string,
+  oldText: string | undefined,
+  text: string,
+): Promise<() => Promise<void>> {
   await replaceTextFile(file, oldText, text, () => Promise.resolve());
   return async () => {
     try {

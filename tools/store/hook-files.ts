@@ -7,15 +7,23 @@ import { SessionError } from '../errors.js';
  * Absolute paths of the built hooks (`<dist>/hooks/<name>.js`), found from this code's own file:
  * dist/bin/agent-session.js in the CLI bundle, dist/tools/store/hook-files.js in the library.
  */
-export function locateBuiltHooks<Name extends string>(names: readonly Name[], from: string = import.meta.url): Record<Name, string> {
+export function locateBuiltHooks<Name extends string>(
+  names: readonly Name[],
+  from: string = import.meta.url,
+): Record<Name, string> {
   const start = path.dirname(from.startsWith('file:') ? fileURLToPath(from) : path.resolve(from));
   const looked: string[] = [];
   for (let dir = start, level = 0; level < 4; dir = path.dirname(dir), level++) {
     const hooksDir = path.join(dir, 'hooks');
     looked.push(hooksDir);
     const files = names.map((name) => path.join(hooksDir, `${name}.js`));
-    if (files.every((file) => existsSync(file))) return Object.fromEntries(names.map((name, i) => [name, files[i]])) as Record<Name, string>;
+    if (files.every((file) => existsSync(file)))
+      return Object.fromEntries(names.map((name, i) => [name, files[i]])) as Record<Name, string>;
     if (path.dirname(dir) === dir) break;
   }
-  throw new SessionError('EIO', `the built hooks (${names.map((n) => `${n}.js`).join(', ')}) were not found in ${looked.join(', ')}; build the package (npm run build) or reinstall it`, { details: { looked } });
+  throw new SessionError(
+    'EIO',
+    `the built hooks (${names.map((n) => `${n}.js`).join(', ')}) were not found in ${looked.join(', ')}; build the package (npm run build) or reinstall it`,
+    { details: { looked } },
+  );
 }

@@ -67,7 +67,11 @@ export class ImportStaging {
     // Every import starts here: a `.importing` that is a symbolic link would stage sessions outside the store.
     assertArea(path.join(this.storeDir, IMPORTING_DIR));
     await this.ensureDir(this.opDir(manifest.op));
-    await this.io(() => writeFileAtomic(path.join(this.opDir(manifest.op), 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`), 'writing the import manifest');
+    await this.io(
+      () =>
+        writeFileAtomic(path.join(this.opDir(manifest.op), 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`),
+      'writing the import manifest',
+    );
   }
 
   async readManifest(op: string): Promise<ImportManifest | undefined> {

@@ -73,7 +73,11 @@ export interface Lock {
  * Runs `fn` holding the lock at `lockPath` (a directory; its parent must exist). `fn` gets `check`,
  * to call right before a commit, so nobody renames a file under a lock someone else holds.
  */
-export async function withLock<T>(lockPath: string, options: LockOptions, fn: (check: LockCheck) => Promise<T>): Promise<T> {
+export async function withLock<T>(
+  lockPath: string,
+  options: LockOptions,
+  fn: (check: LockCheck) => Promise<T>,
+): Promise<T> {
   const lock = await acquire(lockPath, options);
   try {
     return await fn(checkOf(lock, options.what));
@@ -106,10 +110,17 @@ async function acquire(lockPath: string, options: LockOptions): Promise<HeldLock
     const lock = tryLock(lockPath, options.what, options.timer ?? true);
     if (lock) return lock;
     if (options.signal?.aborted) {
-      throw new SessionError('EINTERRUPTED', `interrupted while waiting for ${options.what}, before anything changed; run it again to finish`, { details: { done: 0 } });
+      throw new SessionError(
+        'EINTERRUPTED',
+        `interrupted while waiting for ${options.what}, before anything changed; run it again to finish`,
+        { details: { done: 0 } },
+      );
     }
     if (Date.now() + delay > deadline) {
-      throw new SessionError('ELOCKED', `${options.what} is locked by another process; gave up after ${options.timeoutMs} ms`);
+      throw new SessionError(
+        'ELOCKED',
+        `${options.what} is locked by another process; gave up after ${options.timeoutMs} ms`,
+      );
     }
     // Locks this process already holds stay fresh while it waits (without timers, nothing else touches them).
     for (const held of heldLocks) held.refresh(!held.oneOfMany);
@@ -268,7 +279,8 @@ class HeldLock {
   }
 
   private stalled(now: number): string | undefined {
-    if (now - this.touched > TRUST_MS) return `not refreshed for ${now - this.touched} ms, so another process may have taken it over`;
+    if (now - this.touched > TRUST_MS)
+      return `not refreshed for ${now - this.touched} ms, so another process may have taken it over`;
     return undefined;
   }
 
@@ -279,7 +291,9 @@ class HeldLock {
     try {
       mtimeMs = statSync(this.path).mtimeMs;
     } catch (err) {
-      return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'another process removed it' : `cannot check it: ${(err as NodeJS.ErrnoException).code ?? err}`;
+      return (err as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'another process removed it'
+        : `cannot check it: ${(err as NodeJS.ErrnoException).code ?? err}`;
     }
     return mtimeMs === this.mtimeMs ? undefined : 'another process took it over';
   }

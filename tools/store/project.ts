@@ -63,7 +63,9 @@ export function readConfigFile(file: string): unknown {
   try {
     return parseJson(text);
   } catch (err) {
-    throw new SessionError('EINVALID', `config file ${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
+    throw new SessionError('EINVALID', `config file ${file} is not valid JSON: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 

@@ -11,8 +11,13 @@ import { SessionError, toSessionError } from '../errors.js';
 // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
 export const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 // O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of blocking the opener.
-const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
-
+const APPEND_FLAGS =
+  constants.O_WRONLY |
+  constants.O_APPEND |
+  constants.O_CREAT |
+  constants.O_NOFOLLOW |
+  constants.O_NONBLOCK |
+  constants.O_NOCTTY;
 
 export interface ReadOptions {
   /** Larger files are refused (ECORRUPT) without being read. */
@@ -52,7 +57,11 @@ export function readRegularFileSync(file: string, options: ReadOptions): Buffer 
     const info = fstatSync(fd);
     if (!info.isFile()) throw notRegular(file, kindOf(info));
     if (info.size > options.maxBytes) {
-      throw new SessionError('ECORRUPT', `${file} is ${info.size} bytes, over the ${describeBytes(options.maxBytes)} limit`, { details: { path: file, bytes: info.size } });
+      throw new SessionError(
+        'ECORRUPT',
+        `${file} is ${info.size} bytes, over the ${describeBytes(options.maxBytes)} limit`,
+        { details: { path: file, bytes: info.size } },
+      );
     }
     return readAll(fd, info.size);
   } finally {
@@ -86,12 +95,20 @@ export function openAppendSync(file: string, mode = 0o644): number {
 
 /** Why a store area (`.trash`, `.quarantine`, …) cannot be used, or undefined when it is a directory or absent. */
 export function areaProblem(dir: string): string | undefined {
-  return notWhatItShouldBe(dir, (info) => info.isDirectory(), 'a directory the store made; move it out of the store (or delete it) and run the command again');
+  return notWhatItShouldBe(
+    dir,
+    (info) => info.isDirectory(),
+    'a directory the store made; move it out of the store (or delete it) and run the command again',
+  );
 }
 
 /** Why `file` cannot be written by the store, or undefined when it is a regular file or absent. */
 export function fileProblem(file: string): string | undefined {
-  return notWhatItShouldBe(file, (info) => info.isFile(), 'a regular file the store made; move it out of the store (or delete it)');
+  return notWhatItShouldBe(
+    file,
+    (info) => info.isFile(),
+    'a regular file the store made; move it out of the store (or delete it)',
+  );
 }
 
 function notWhatItShouldBe(file: string, ok: (info: Stats) => boolean, should: string): string | undefined {

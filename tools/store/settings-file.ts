@@ -64,22 +64,43 @@ export async function readSettingsFile(file: string): Promise<SettingsFile> {
   try {
     settings = parseJson(json);
   } catch (err) {
-    throw new SessionError('EINVALID', `${file} is not valid JSON (${(err as Error).message}); refusing to rewrite it`, { cause: err, details: { file } });
+    throw new SessionError(
+      'EINVALID',
+      `${file} is not valid JSON (${(err as Error).message}); refusing to rewrite it`,
+      { cause: err, details: { file } },
+    );
   }
   if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
-    throw new SessionError('EINVALID', `${file} does not hold a JSON object; refusing to rewrite it`, { details: { file } });
+    throw new SessionError('EINVALID', `${file} does not hold a JSON object; refusing to rewrite it`, {
+      details: { file },
+    });
   }
-  return { file, text, settings: settings as Record<string, unknown>, indent: /^([ \t]+)"/m.exec(json)?.[1] ?? '  ', eol: json.includes('\r\n') ? '\r\n' : '\n', bom };
+  return {
+    file,
+    text,
+    settings: settings as Record<string, unknown>,
+    indent: /^([ \t]+)"/m.exec(json)?.[1] ?? '  ',
+    eol: json.includes('\r\n') ? '\r\n' : '\n',
+    bom,
+  };
 }
 
 /** Refuses a settings file that rewriting would change beyond our edit (see lossyJson). */
 export function assertRewritable({ file, text }: SettingsFile): void {
   const lossy = text === undefined ? undefined : lossyJson(text.startsWith('\uFEFF') ? text.slice(1) : text);
-  if (lossy) throw new SessionError('EINVALID', `${file}: ${lossy}, which rewriting the file would change; refusing to rewrite it`, { details: { file } });
+  if (lossy)
+    throw new SessionError(
+      'EINVALID',
+      `${file}: ${lossy}, which rewriting the file would change; refusing to rewrite it`,
+      { details: { file } },
+    );
 }
 
 /** The settings as the file's text, in the layout of the file they were read from. */
-export function formatSettings(settings: unknown, { indent, eol, bom }: Pick<SettingsFile, 'indent' | 'eol' | 'bom'>): string {
+export function formatSettings(
+  settings: unknown,
+  { indent, eol, bom }: Pick<SettingsFile, 'indent' | 'eol' | 'bom'>,
+): string {
   // JSON.stringify escapes line breaks inside strings: every "\n" it returns is a line ending.
   return `${bom ? '\uFEFF' : ''}${JSON.stringify(settings, null, indent).replace(/\n/g, eol)}${eol}`;
 }
@@ -125,7 +146,9 @@ function canonicalNumber(text: string): string | undefined {
  * (`settings.json.bak-<UTC time>`), then the new content (see replaceTextFile). Returns the backup path.
  */
 export async function writeSettingsFile(before: SettingsFile, text: string, now: number): Promise<string | null> {
-  return replaceTextFile(before.file, before.text, text, () => (before.text === undefined ? Promise.resolve(null) : backUp(before.file, now)));
+  return replaceTextFile(before.file, before.text, text, () =>
+    before.text === undefined ? Promise.resolve(null) : backUp(before.file, now),
+  );
 }
 
 /**
@@ -134,7 +157,12 @@ export async function writeSettingsFile(before: SettingsFile, text: string, now:
  * the file's mode. Refuses (checkReplaceable) a read-only file, and a file that changed since it was
  * read. `prepare` runs once those checks pass, right before the write (a backup); its result is returned.
  */
-export async function replaceTextFile<T>(file: string, oldText: string | undefined, text: string, prepare: () => Promise<T>): Promise<T> {
+export async function replaceTextFile<T>(
+  file: string,
+  oldText: string | undefined,
+  text: string,
+  prepare: () => Promise<T>,
+): Promise<T> {
   const { target, mode } = await checkReplaceable(file, oldText);
   try {
     await mkdir(path.dirname(target), { recursive: true });
@@ -150,15 +178,26 @@ export async function replaceTextFile<T>(file: string, oldText: string | undefin
  * Whether the file read as `oldText` may be replaced: unchanged since it was read, and not read-only.
  * Returns where the write goes (the end of its symlinks) and the mode to keep (none for a new file).
  */
-export async function checkReplaceable(file: string, oldText: string | undefined): Promise<{ target: string; mode: number | undefined }> {
+export async function checkReplaceable(
+  file: string,
+  oldText: string | undefined,
+): Promise<{ target: string; mode: number | undefined }> {
   try {
     if ((await readOptional(file)) !== oldText) {
-      throw new SessionError('EIO', `${file} changed while it was being edited; nothing was written, run the command again`, { details: { file } });
+      throw new SessionError(
+        'EIO',
+        `${file} changed while it was being edited; nothing was written, run the command again`,
+        { details: { file } },
+      );
     }
     const target = await writeTarget(file);
     const mode = oldText === undefined ? undefined : (await stat(target)).mode & 0o777;
     if (mode !== undefined && (mode & 0o200) === 0) {
-      throw new SessionError('EINVALID', `${file} is read-only; refusing to change it (make it writable, or edit it by hand)`, { details: { file } });
+      throw new SessionError(
+        'EINVALID',
+        `${file} is read-only; refusing to change it (make it writable, or edit it by hand)`,
+        { details: { file } },
+      );
     }
     return { target, mode };
   } catch (err) {

@@ -79,7 +79,11 @@ export class SessionStore {
   }
 
   /** Lock, read, apply, write, unlock. `change` returns the new record, or the same object for no write. */
-  async update(id: string, change: (record: SessionRecord) => SessionRecord | Promise<SessionRecord>, afterWrite?: AfterWrite): Promise<SessionRecord> {
+  async update(
+    id: string,
+    change: (record: SessionRecord) => SessionRecord | Promise<SessionRecord>,
+    afterWrite?: AfterWrite,
+  ): Promise<SessionRecord> {
     return this.locked(id, async (check) => {
       const current = await this.read(id);
       if (!current) throw notFound(id);
@@ -195,7 +199,11 @@ export function readRecordText(file: string, id: string): string | undefined {
     data = readRegularFileSync(file, { maxBytes: MAX_RECORD_BYTES });
     return data === undefined ? undefined : decodeUtf8(data, file);
   } catch (err) {
-    if (err instanceof SessionError) throw new SessionError(err.code, `session ${id} is corrupt: ${err.message}`, { cause: err, details: { id, ...err.details } });
+    if (err instanceof SessionError)
+      throw new SessionError(err.code, `session ${id} is corrupt: ${err.message}`, {
+        cause: err,
+        details: { id, ...err.details },
+      });
     throw toSessionError(err, `reading ${file}`);
   }
 }
@@ -204,10 +212,18 @@ export function readRecordText(file: string, id: string): string | undefined {
 function refuseUnreadable(id: string, text: string): void {
   // Length first: counting the bytes of every record would cost each write a pass over it.
   if (text.length * 3 > MAX_RECORD_BYTES && Buffer.byteLength(text) > MAX_RECORD_BYTES) {
-    throw new SessionError('EINVALID', `session ${id}: the record would be ${Buffer.byteLength(text)} bytes, over the ${MAX_RECORD_BYTES / 1048576} MiB a record may have`, { details: { id } });
+    throw new SessionError(
+      'EINVALID',
+      `session ${id}: the record would be ${Buffer.byteLength(text)} bytes, over the ${MAX_RECORD_BYTES / 1048576} MiB a record may have`,
+      { details: { id } },
+    );
   }
   if (nestedDeeperThan(text, MAX_JSON_DEPTH)) {
-    throw new SessionError('EINVALID', `session ${id}: the record would be nested deeper than ${MAX_JSON_DEPTH} levels`, { details: { id } });
+    throw new SessionError(
+      'EINVALID',
+      `session ${id}: the record would be nested deeper than ${MAX_JSON_DEPTH} levels`,
+      { details: { id } },
+    );
   }
 }
 

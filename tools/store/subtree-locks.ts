@@ -70,9 +70,20 @@ export async function withSessionLocks<T>(
     await faultPoint('session-locks');
     for (const id of sorted) {
       const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new SessionError('ELOCKED', `could not lock ${sorted.length} sessions within ${timeoutMs} ms`, { details: { id } });
+      if (remaining <= 0)
+        throw new SessionError('ELOCKED', `could not lock ${sorted.length} sessions within ${timeoutMs} ms`, {
+          details: { id },
+        });
       keepFreshOrThrow();
-      held.set(id, await takeLock(sessionLockPath(storeDir, id), { timeoutMs: remaining, what: `session ${id}`, timer: false, signal }));
+      held.set(
+        id,
+        await takeLock(sessionLockPath(storeDir, id), {
+          timeoutMs: remaining,
+          what: `session ${id}`,
+          timer: false,
+          signal,
+        }),
+      );
     }
     return await fn(check);
   } finally {
@@ -86,7 +97,13 @@ export async function withSessionLocks<T>(
 }
 
 /** A store-level lock (for example the one that keeps two cleanups from running at once). */
-export async function withAreaLock<T>(storeDir: string, name: string, timeoutMs: number, what: string, fn: (check: () => void) => Promise<T>): Promise<T> {
+export async function withAreaLock<T>(
+  storeDir: string,
+  name: string,
+  timeoutMs: number,
+  what: string,
+  fn: (check: () => void) => Promise<T>,
+): Promise<T> {
   await ensureLocksDir(storeDir);
   return withLock(areaLockPath(storeDir, name), { timeoutMs, what }, fn);
 }

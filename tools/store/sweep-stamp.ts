@@ -30,7 +30,10 @@ export async function claimSweep(storeDir: string, now: number, intervalMs: numb
 }
 
 async function stampTime(file: string): Promise<number | undefined> {
-  return stat(file).then((info) => info.mtimeMs, () => undefined);
+  return stat(file).then(
+    (info) => info.mtimeMs,
+    () => undefined,
+  );
 }
 
 /** Where the last sweep leaves its report (`--sweep` also prints it). */

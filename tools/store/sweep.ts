@@ -37,13 +37,15 @@ export function findStrays(storeDir: string, now: number, minAgeMs: number): Str
   const found: (StrayFile | undefined)[] = [];
   const tmp = path.join(storeDir, TEMP_DIR);
   for (const name of namesSync(tmp)) {
-    if (name.endsWith(TEMP_SUFFIX)) found.push(strayIfOld(path.join(tmp, name), 'temp', now, minAgeMs, TEMP_NAME.exec(name)?.[1]));
+    if (name.endsWith(TEMP_SUFFIX))
+      found.push(strayIfOld(path.join(tmp, name), 'temp', now, minAgeMs, TEMP_NAME.exec(name)?.[1]));
   }
   for (const name of namesSync(path.join(storeDir, '.locks'))) {
     // `<x>.lock.takeover` guards a takeover (lock.ts); one left by a process killed inside it is a stale lock too.
     if (LOCK_NAME.test(name)) found.push(strayIfOld(path.join(storeDir, '.locks', name), 'lock', now, minAgeMs));
   }
-  for (const name of namesSync(path.join(storeDir, REMOVING_DIR))) found.push(strayIfOld(path.join(storeDir, REMOVING_DIR, name), 'removing', now, minAgeMs));
+  for (const name of namesSync(path.join(storeDir, REMOVING_DIR)))
+    found.push(strayIfOld(path.join(storeDir, REMOVING_DIR, name), 'removing', now, minAgeMs));
   return found.filter((stray) => stray !== undefined);
 }
 
@@ -52,13 +54,20 @@ export function findLegacyTemps(storeDir: string, ids: string[], now: number, mi
   const found: (StrayFile | undefined)[] = [];
   for (const id of ids) {
     for (const name of namesSync(path.join(storeDir, id))) {
-      if (name.startsWith(`${STATE_FILE}.`) && name.endsWith(TEMP_SUFFIX)) found.push(strayIfOld(path.join(storeDir, id, name), 'temp', now, minAgeMs, id));
+      if (name.startsWith(`${STATE_FILE}.`) && name.endsWith(TEMP_SUFFIX))
+        found.push(strayIfOld(path.join(storeDir, id, name), 'temp', now, minAgeMs, id));
     }
   }
   return found.filter((stray) => stray !== undefined);
 }
 
-function strayIfOld(file: string, kind: StrayFile['kind'], now: number, minAgeMs: number, session?: string): StrayFile | undefined {
+function strayIfOld(
+  file: string,
+  kind: StrayFile['kind'],
+  now: number,
+  minAgeMs: number,
+  session?: string,
+): StrayFile | undefined {
   const info = lstatIfAny(file);
   if (!info || !isOld(info.mtimeMs, now, minAgeMs, kind)) return undefined;
   return { path: file, kind, age_ms: Math.round(now - info.mtimeMs), ...(session === undefined ? {} : { session }) };
@@ -123,7 +132,6 @@ export async function quarantineSession(storeDir: string, id: string, now: numbe
   return target;
 }
 
-
 /**
  * Why no record can be written through `<store>/.tmp/`, or undefined when it is fine (absent: the
  * first write makes it). A symbolic link is refused too: temps would be written wherever it points.
@@ -132,7 +140,8 @@ export function tempDirProblem(storeDir: string): string | undefined {
   const dir = path.join(storeDir, TEMP_DIR);
   const info = lstatIfAny(dir);
   if (!info) return undefined;
-  if (info.isSymbolicLink()) return 'is a symbolic link: record writes would put their temp files wherever it points; replace it with a directory';
+  if (info.isSymbolicLink())
+    return 'is a symbolic link: record writes would put their temp files wherever it points; replace it with a directory';
   if (!info.isDirectory()) return 'is not a directory: no record can be written until it is moved away';
   try {
     accessSync(dir, constants.W_OK | constants.X_OK);
@@ -146,7 +155,12 @@ export function tempDirProblem(storeDir: string): string | undefined {
 export function isOldEmptySessionDir(storeDir: string, id: string, now: number, minAgeMs: number): boolean {
   assertValidId(id);
   const info = lstatIfAny(path.join(storeDir, id));
-  return info !== undefined && info.isDirectory() && now - info.mtimeMs > minAgeMs && namesSync(path.join(storeDir, id)).length === 0;
+  return (
+    info !== undefined &&
+    info.isDirectory() &&
+    now - info.mtimeMs > minAgeMs &&
+    namesSync(path.join(storeDir, id)).length === 0
+  );
 }
 
 /** Removes `<store>/<id>` if it is still empty (rmdir refuses otherwise); true when it is gone. Call under the id's lock. */

@@ -14,7 +14,7 @@ export function transcriptMark(file: string | null, toolUseId: string): number |
   if (tail === undefined || tail === 'beyond') return undefined;
   // Lines cut at "\n" bytes, so each offset is exact whatever the characters (the first line may be cut short).
   const lines: { line: string; at: number }[] = [];
-  for (let from = 0; from < tail.bytes.length; ) {
+  for (let from = 0; from < tail.bytes.length;) {
     const end = tail.bytes.indexOf(0x0a, from);
     const to = end < 0 ? tail.bytes.length : end;
     lines.push({ line: tail.bytes.subarray(from, to).toString('utf8'), at: tail.start + from });
@@ -22,7 +22,8 @@ export function transcriptMark(file: string | null, toolUseId: string): number |
   }
   for (const { line, at } of lines) {
     const message = line.includes(toolUseId) ? messageOf(line, toolUseId) : undefined;
-    if (message !== undefined) return lines.find((l) => l.line.includes(message) && parseMessage(l.line)?.id === message)?.at ?? at;
+    if (message !== undefined)
+      return lines.find((l) => l.line.includes(message) && parseMessage(l.line)?.id === message)?.at ?? at;
   }
   return tail.size;
 }
@@ -33,7 +34,11 @@ export function transcriptMark(file: string | null, toolUseId: string): number |
  * MAX_READ bytes were written since; undefined when the transcript cannot be read as that (not a
  * regular file, or shorter than `from`).
  */
-export function toolUseMessagesSince(file: string | null, from: number, toolUseIds: string[]): Map<string, string> | 'beyond' | undefined {
+export function toolUseMessagesSince(
+  file: string | null,
+  from: number,
+  toolUseIds: string[],
+): Map<string, string> | 'beyond' | undefined {
   const range = readRange(file, from);
   if (range === undefined || range === 'beyond') return range;
   const found = new Map<string, string>();
@@ -50,7 +55,10 @@ export function toolUseMessagesSince(file: string | null, from: number, toolUseI
  * A file's bytes from `from` to its end ('beyond' when that is over MAX_READ), or without `from` its
  * last MAX_READ bytes. Undefined when it is not a regular file, is shorter than `from`, or cannot be read.
  */
-function readRange(file: string | null, from?: number): { bytes: Buffer; start: number; size: number } | 'beyond' | undefined {
+function readRange(
+  file: string | null,
+  from?: number,
+): { bytes: Buffer; start: number; size: number } | 'beyond' | undefined {
   let fd: number | undefined;
   try {
     if (file === null) return undefined;
@@ -81,7 +89,9 @@ function messageOf(line: string, toolUseId: string): string | undefined {
 function parseMessage(line: string): { id: string; content?: unknown } | undefined {
   try {
     const entry = JSON.parse(line) as { type?: unknown; message?: { id?: unknown; content?: unknown } } | null;
-    return entry?.type === 'assistant' && typeof entry.message?.id === 'string' ? (entry.message as { id: string; content?: unknown }) : undefined;
+    return entry?.type === 'assistant' && typeof entry.message?.id === 'string'
+      ? (entry.message as { id: string; content?: unknown })
+      : undefined;
   } catch {
     return undefined;
   }

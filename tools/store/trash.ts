@@ -108,10 +108,19 @@ export class Trash {
   }
 
   /** Runs `fn` holding the entry's lock; ELOCKED after `timeoutMs` (the entry is in use). */
-  async withEntryLock<T>(entry: string, timeoutMs: number, fn: (check: () => void) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async withEntryLock<T>(
+    entry: string,
+    timeoutMs: number,
+    fn: (check: () => void) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     this.entryDir(entry);
     ensureAreaSync(path.join(this.storeDir, '.locks'));
-    return withLock(areaLockPath(this.storeDir, `trash-${entry}`), { timeoutMs, what: `trash entry ${entry}`, signal }, fn);
+    return withLock(
+      areaLockPath(this.storeDir, `trash-${entry}`),
+      { timeoutMs, what: `trash entry ${entry}`, signal },
+      fn,
+    );
   }
 
   /** Creates the entry with its manifest; nothing has moved yet. On failure no entry is left behind. */
@@ -131,9 +140,11 @@ export class Trash {
   async writeManifest(manifest: TrashManifest): Promise<void> {
     const file = path.join(this.entryDir(manifest.entry), 'manifest.json');
     const write = () => writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);
-    await faultPoint(`trash-${manifest.status}`).then(write).catch((err) => {
-      throw toSessionError(err, `writing ${file}`);
-    });
+    await faultPoint(`trash-${manifest.status}`)
+      .then(write)
+      .catch((err) => {
+        throw toSessionError(err, `writing ${file}`);
+      });
   }
 
   async writeWorkFile(entry: string, name: string, data: Buffer): Promise<void> {
@@ -158,7 +169,8 @@ export class Trash {
       // thread-pool round trip each made a cleanup with thousands of trash entries take seconds.
       data = readRegularFileSync(file, { maxBytes: MANIFEST_MAX_BYTES });
     } catch (err) {
-      if (err instanceof SessionError) throw new SessionError(err.code, `trash entry ${entry}: ${err.message}`, { cause: err, details: { entry } });
+      if (err instanceof SessionError)
+        throw new SessionError(err.code, `trash entry ${entry}: ${err.message}`, { cause: err, details: { entry } });
       throw toSessionError(err, `reading ${file}`);
     }
     if (data === undefined) return undefined;
@@ -167,7 +179,10 @@ export class Trash {
       if (manifest.entry !== entry || !Array.isArray(manifest.sessions)) throw new Error('not a trash manifest');
       return manifest;
     } catch (err) {
-      throw new SessionError('ECORRUPT', `trash entry ${entry}: manifest.json is corrupt`, { cause: err, details: { entry } });
+      throw new SessionError('ECORRUPT', `trash entry ${entry}: manifest.json is corrupt`, {
+        cause: err,
+        details: { entry },
+      });
     }
   }
 
@@ -185,7 +200,9 @@ export class Trash {
   /** The entries, newest first, that hold session `id` now. */
   async holding(id: string): Promise<string[]> {
     assertValidId(id);
-    return (await this.entries()).reverse().filter((entry) => lstatOrNull(path.join(this.dir, entry, 'sessions', id)) !== null);
+    return (await this.entries())
+      .reverse()
+      .filter((entry) => lstatOrNull(path.join(this.dir, entry, 'sessions', id)) !== null);
   }
 
   /**
@@ -205,9 +222,11 @@ export class Trash {
   async moveIn(entry: string, id: string): Promise<void> {
     const from = this.sessionDir(id);
     const to = path.join(this.entryDir(entry), 'sessions', id);
-    await faultPoint('trash-move-in').then(() => rename(from, to)).catch((err) => {
-      throw toSessionError(err, `moving session ${id} to the trash`);
-    });
+    await faultPoint('trash-move-in')
+      .then(() => rename(from, to))
+      .catch((err) => {
+        throw toSessionError(err, `moving session ${id} to the trash`);
+      });
   }
 
   /** Moves a session back into the store; EEXIST when the store has that session again. */
@@ -218,9 +237,11 @@ export class Trash {
     if (existing.length > 0) throw new SessionError('EEXIST', `session ${id} exists in the store`, { details: { id } });
     // An empty directory is what a crashed create leaves: not a session.
     await rmdir(to).catch(() => undefined);
-    await faultPoint('trash-move-out').then(() => rename(from, to)).catch((err) => {
-      throw toSessionError(err, `restoring session ${id}`);
-    });
+    await faultPoint('trash-move-out')
+      .then(() => rename(from, to))
+      .catch((err) => {
+        throw toSessionError(err, `restoring session ${id}`);
+      });
   }
 
   /** Destroys an entry: one rename out of `.trash` (atomic), then a recursive delete. */

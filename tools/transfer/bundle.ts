@@ -24,7 +24,14 @@ export interface Bundle {
 }
 
 export function makeBundle(content: Omit<Bundle, 'format' | 'format_version' | 'checksum'>): Bundle {
-  const body = { format: BUNDLE_FORMAT, format_version: BUNDLE_VERSION, exported_at: content.exported_at, roots: content.roots, sessions: content.sessions, audit: content.audit };
+  const body = {
+    format: BUNDLE_FORMAT,
+    format_version: BUNDLE_VERSION,
+    exported_at: content.exported_at,
+    roots: content.roots,
+    sessions: content.sessions,
+    audit: content.audit,
+  };
   return { ...body, checksum: checksumOf(body) } as Bundle;
 }
 
@@ -41,13 +48,19 @@ export function verifyBundle(raw: unknown): { bundle: Bundle; records: SessionRe
   const version = raw.format_version;
   if (!Number.isInteger(version) || (version as number) < 1) throw corrupt('format_version is not a whole number >= 1');
   if ((version as number) > BUNDLE_VERSION) {
-    throw new SessionError('EVERSION', `the bundle has format_version ${version}, newer than this agent-session understands (${BUNDLE_VERSION}); upgrade agent-session`, {
-      details: { format_version: version },
-    });
+    throw new SessionError(
+      'EVERSION',
+      `the bundle has format_version ${version}, newer than this agent-session understands (${BUNDLE_VERSION}); upgrade agent-session`,
+      {
+        details: { format_version: version },
+      },
+    );
   }
   const { checksum, ...body } = raw;
-  if (typeof checksum !== 'string' || checksum !== checksumOf(body)) throw corrupt('its checksum does not match its content (it was changed or truncated)');
-  if (!Array.isArray(raw.sessions) || !Array.isArray(raw.audit) || !Array.isArray(raw.roots)) throw corrupt('sessions, audit or roots is not a list');
+  if (typeof checksum !== 'string' || checksum !== checksumOf(body))
+    throw corrupt('its checksum does not match its content (it was changed or truncated)');
+  if (!Array.isArray(raw.sessions) || !Array.isArray(raw.audit) || !Array.isArray(raw.roots))
+    throw corrupt('sessions, audit or roots is not a list');
   const records = raw.sessions.map((r) => {
     const id = isPlainObject(r) ? r.agent_id : undefined;
     if (!isValidId(id)) throw corrupt(`a session has no valid agent_id`);

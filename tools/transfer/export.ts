@@ -31,7 +31,8 @@ export interface ExportResult {
 
 /** A portable bundle of a session and its descendants (or of the store): records and their audit entries. */
 export async function exportSessions(sessions: Sessions, options: ExportOptions): Promise<ExportResult> {
-  if (Boolean(options.all) === (options.id !== undefined)) throw new SessionError('EINVALID', 'export needs a session id or --all (not both)');
+  if (Boolean(options.all) === (options.id !== undefined))
+    throw new SessionError('EINVALID', 'export needs a session id or --all (not both)');
   let chosen: SessionRecord[];
   let roots: string[];
   let problems: StoreProblem[] = [];
@@ -49,7 +50,10 @@ export async function exportSessions(sessions: Sessions, options: ExportOptions)
     const records = scan.records;
     problems = scan.problems;
     const ids = new Set(records.map((r) => r.agent_id));
-    roots = records.filter((r) => r.parent_session_id === null || !ids.has(r.parent_session_id)).map((r) => r.agent_id).sort();
+    roots = records
+      .filter((r) => r.parent_session_id === null || !ids.has(r.parent_session_id))
+      .map((r) => r.agent_id)
+      .sort();
     chosen = roots.flatMap((root) => subtree(records, root));
     // Sessions caught in a parent-link cycle have no root above them: export them as they are.
     const reached = new Set(chosen.map((r) => r.agent_id));

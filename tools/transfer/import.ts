@@ -42,9 +42,17 @@ export interface ImportResult {
 }
 
 /** Validates a bundle and imports all of its sessions, or none (see tools/store/import-stage.ts). */
-export async function importSessions(sessions: Sessions, source: ImportSource, options: ImportOptions = {}): Promise<ImportResult> {
-  if (options.rename && options.overwrite) throw new SessionError('EINVALID', '--rename and --overwrite cannot be used together');
-  const raw = 'bundle' in source ? source.bundle : parseBundleText('text' in source ? source.text : await readBundleFile(source.file));
+export async function importSessions(
+  sessions: Sessions,
+  source: ImportSource,
+  options: ImportOptions = {},
+): Promise<ImportResult> {
+  if (options.rename && options.overwrite)
+    throw new SessionError('EINVALID', '--rename and --overwrite cannot be used together');
+  const raw =
+    'bundle' in source
+      ? source.bundle
+      : parseBundleText('text' in source ? source.text : await readBundleFile(source.file));
   const { bundle, records: bundled } = verifyBundle(raw);
   const recovered = await recoverImports(sessions);
   const { store } = sessions;
@@ -57,7 +65,13 @@ export async function importSessions(sessions: Sessions, source: ImportSource, o
   const ids = plan.records.map((r) => r.agent_id);
   const staging = new ImportStaging(store.dir);
   const op = ImportStaging.newOp(sessions.now());
-  const audit = { op, checksum: bundle.checksum, renamed: plan.renamed, replaced: plan.replaced, backup: null as string | null };
+  const audit = {
+    op,
+    checksum: bundle.checksum,
+    renamed: plan.renamed,
+    replaced: plan.replaced,
+    backup: null as string | null,
+  };
   const manifest: ImportManifest = { op, ids, replaced: plan.replaced, status: 'staged', pid: process.pid, audit };
   const timeoutMs = sessions.settings.lockTimeoutMs + ids.length * 10;
   let auditEntries = 0;
@@ -72,11 +86,21 @@ export async function importSessions(sessions: Sessions, source: ImportSource, o
       throwIfInterrupted(options.signal, 0, ids.length);
       // The parents outside the bundle are locked too: none can go to the trash while this commits.
       const inBundle = new Set(ids);
-      const parents = [...new Set(plan.records.map((r) => r.parent_session_id).filter((p): p is string => p !== null && !inBundle.has(p)))];
-      await withSessionLocks(store.dir, [...ids, ...parents], timeoutMs, async (check) => {
-        await refuseParentsInTrash(sessions, plan.records, parents);
-        await commit(staging, manifest, plan.records, store.dir, check);
-      }, options.signal);
+      const parents = [
+        ...new Set(
+          plan.records.map((r) => r.parent_session_id).filter((p): p is string => p !== null && !inBundle.has(p)),
+        ),
+      ];
+      await withSessionLocks(
+        store.dir,
+        [...ids, ...parents],
+        timeoutMs,
+        async (check) => {
+          await refuseParentsInTrash(sessions, plan.records, parents);
+          await commit(staging, manifest, plan.records, store.dir, check);
+        },
+        options.signal,
+      );
     } catch (err) {
       if (manifest.status === 'staged') await staging.discard(op);
       throw err;
@@ -90,7 +114,15 @@ export async function importSessions(sessions: Sessions, source: ImportSource, o
   });
   const known = new Set([...ids, ...store.ids()]);
   const orphans = plan.records.filter((r) => r.parent_session_id !== null && !known.has(r.parent_session_id));
-  return { imported: ids, renamed: plan.renamed, replaced: plan.replaced, backup: audit.backup, audit_entries: auditEntries, orphans: orphans.map((r) => r.agent_id), recovered };
+  return {
+    imported: ids,
+    renamed: plan.renamed,
+    replaced: plan.replaced,
+    backup: audit.backup,
+    audit_entries: auditEntries,
+    orphans: orphans.map((r) => r.agent_id),
+    recovered,
+  };
 }
 
 /**
@@ -101,14 +133,20 @@ export async function importSessions(sessions: Sessions, source: ImportSource, o
 async function refuseRepeat(sessions: Sessions, bundle: Bundle, err: unknown): Promise<never> {
   if (!isSessionError(err, 'EEXIST')) throw err;
   const colliding = (err.details.ids ?? []) as string[];
-  const earlier = (await readAudit(sessions, { action: 'import' })).entries.filter((e) => e.details?.checksum === bundle.checksum);
+  const earlier = (await readAudit(sessions, { action: 'import' })).entries.filter(
+    (e) => e.details?.checksum === bundle.checksum,
+  );
   const covered = new Set(earlier.flatMap((e) => e.ids));
   if (earlier.length === 0 || !colliding.every((id) => covered.has(id))) throw err;
   const copied = await replayAudit(sessions, bundle);
   const when = earlier[earlier.length - 1]!.time;
-  throw new SessionError('EEXIST', `this bundle was already imported (${when}); its ${colliding.length} session(s) are in the store, nothing changed${copied > 0 ? ` (${copied} missing audit entries of the bundle copied)` : ''}; use --rename or --overwrite to import it again`, {
-    details: { ids: colliding, already_imported: when, audit_entries: copied },
-  });
+  throw new SessionError(
+    'EEXIST',
+    `this bundle was already imported (${when}); its ${colliding.length} session(s) are in the store, nothing changed${copied > 0 ? ` (${copied} missing audit entries of the bundle copied)` : ''}; use --rename or --overwrite to import it again`,
+    {
+      details: { ids: colliding, already_imported: when, audit_entries: copied },
+    },
+  );
 }
 
 interface ImportPlan {
@@ -118,12 +156,21 @@ interface ImportPlan {
 }
 
 /** Decides ids: collisions refused, renamed (links inside the bundle rewritten) or replaced. */
-export function planImport(records: SessionRecord[], existing: Set<string>, options: ImportOptions, newId: () => string): ImportPlan {
+export function planImport(
+  records: SessionRecord[],
+  existing: Set<string>,
+  options: ImportOptions,
+  newId: () => string,
+): ImportPlan {
   const collisions = records.map((r) => r.agent_id).filter((id) => existing.has(id));
   if (collisions.length > 0 && !options.rename && !options.overwrite) {
-    throw new SessionError('EEXIST', `${collisions.length} session(s) of the bundle already exist (${collisions.slice(0, 5).join(', ')}); use --rename or --overwrite`, {
-      details: { ids: collisions },
-    });
+    throw new SessionError(
+      'EEXIST',
+      `${collisions.length} session(s) of the bundle already exist (${collisions.slice(0, 5).join(', ')}); use --rename or --overwrite`,
+      {
+        details: { ids: collisions },
+      },
+    );
   }
   if (!options.rename) return { records, renamed: {}, replaced: options.overwrite ? collisions : [] };
   const taken = new Set([...existing, ...records.map((r) => r.agent_id)]);
@@ -136,16 +183,29 @@ export function planImport(records: SessionRecord[], existing: Set<string>, opti
   }
   const rewrite = (id: string | null) => (id === null ? null : (renamed[id] ?? id));
   return {
-    records: records.map((r) => ({ ...r, agent_id: rewrite(r.agent_id)!, parent_session_id: rewrite(r.parent_session_id) })),
+    records: records.map((r) => ({
+      ...r,
+      agent_id: rewrite(r.agent_id)!,
+      parent_session_id: rewrite(r.parent_session_id),
+    })),
     renamed,
     replaced: [],
   };
 }
 
 /** Under the locks of every id: set aside replaced sessions, index, place; roll back on any failure. */
-async function commit(staging: ImportStaging, manifest: ImportManifest, records: SessionRecord[], storeDir: string, check: SessionLocksCheck): Promise<void> {
+async function commit(
+  staging: ImportStaging,
+  manifest: ImportManifest,
+  records: SessionRecord[],
+  storeDir: string,
+  check: SessionLocksCheck,
+): Promise<void> {
   const taken = manifest.ids.filter((id) => staging.isLive(id) && !manifest.replaced.includes(id));
-  if (taken.length > 0) throw new SessionError('EEXIST', `session(s) created while importing: ${taken.join(', ')}`, { details: { ids: taken } });
+  if (taken.length > 0)
+    throw new SessionError('EEXIST', `session(s) created while importing: ${taken.join(', ')}`, {
+      details: { ids: taken },
+    });
   check();
   manifest.status = 'committing';
   await staging.writeManifest(manifest);
@@ -196,7 +256,12 @@ export async function recoverImports(sessions: Sessions): Promise<string[]> {
         const manifest = await staging.readManifest(op);
         if (manifest?.status === 'done') await finishDone(sessions, staging, manifest);
         else if (manifest?.status === 'committing') {
-          await withSessionLocks(sessions.store.dir, manifest.ids, sessions.settings.lockTimeoutMs + manifest.ids.length * 10, () => rollBack(staging, manifest));
+          await withSessionLocks(
+            sessions.store.dir,
+            manifest.ids,
+            sessions.settings.lockTimeoutMs + manifest.ids.length * 10,
+            () => rollBack(staging, manifest),
+          );
         } else await staging.discard(op);
         recovered.push(op);
       });
@@ -212,7 +277,14 @@ export async function recoverImports(sessions: Sessions): Promise<string[]> {
 async function finishDone(sessions: Sessions, staging: ImportStaging, manifest: ImportManifest): Promise<void> {
   const backup = await staging.keepBackup(manifest.op);
   const written = (await readAudit(sessions, { action: 'import' })).entries.some((e) => e.details?.op === manifest.op);
-  if (!written) await sessions.audit('import', manifest.ids, { ...manifest.audit, op: manifest.op, replaced: manifest.replaced, backup, recovered: true });
+  if (!written)
+    await sessions.audit('import', manifest.ids, {
+      ...manifest.audit,
+      op: manifest.op,
+      replaced: manifest.replaced,
+      backup,
+      recovered: true,
+    });
   await staging.discard(manifest.op);
 }
 
@@ -228,7 +300,7 @@ async function replayAudit(sessions: Sessions, bundle: Bundle): Promise<number> 
     if (lines.length > 0) await auditLogOf(sessions).append(lines);
     return lines.length;
   } catch (err) {
-    sessions.auditErrors.push(toSessionError(err, 'copying the bundle\'s audit entries'));
+    sessions.auditErrors.push(toSessionError(err, "copying the bundle's audit entries"));
     return 0;
   }
 }
@@ -241,8 +313,17 @@ async function refuseParentsInTrash(sessions: Sessions, records: SessionRecord[]
     const holder = (await trash.holding(parent))[0];
     if (!holder) continue;
     const child = records.find((r) => r.parent_session_id === parent)?.agent_id;
-    throw new SessionError('EREFUSED', `cannot import ${child}: its parent ${parent} is in the trash (entry ${holder}); restore ${parent} first`, {
-      details: { id: child, parent, entry: holder, blocked: [{ id: parent, reason: `in the trash entry ${holder}` }] },
-    });
+    throw new SessionError(
+      'EREFUSED',
+      `cannot import ${child}: its parent ${parent} is in the trash (entry ${holder}); restore ${parent} first`,
+      {
+        details: {
+          id: child,
+          parent,
+          entry: holder,
+          blocked: [{ id: parent, reason: `in the trash entry ${holder}` }],
+        },
+      },
+    );
   }
 }

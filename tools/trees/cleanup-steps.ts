@@ -12,7 +12,13 @@ export const STRAY_AGE_MS = 10 * 60_000;
 
 // The steps of cleanup besides purging (see cleanup.ts); each adds what it did to the report.
 
-export async function abandon(sessions: Sessions, id: string, rules: CleanupRules, dry: boolean, report: CleanupReport): Promise<void> {
+export async function abandon(
+  sessions: Sessions,
+  id: string,
+  rules: CleanupRules,
+  dry: boolean,
+  report: CleanupReport,
+): Promise<void> {
   const record = await sessions.store.read(id).catch(() => undefined);
   const verdict = record ? judgeSession(record, sessions.now(), rules) : undefined;
   if (!verdict || verdict.kind !== 'abandon') return void report.skipped.push({ id, reason: 'changed since the scan' });
@@ -34,8 +40,14 @@ export async function abandon(sessions: Sessions, id: string, rules: CleanupRule
   await sessions.audit('abandon', [id], { reason, by: 'cleanup' });
 }
 
-export async function quarantine(sessions: Sessions, problem: { id: string; code: string; message: string }, dry: boolean, report: CleanupReport): Promise<void> {
-  if (problem.code !== 'ECORRUPT') return void report.skipped.push({ id: problem.id, reason: `${problem.code}: ${problem.message}` });
+export async function quarantine(
+  sessions: Sessions,
+  problem: { id: string; code: string; message: string },
+  dry: boolean,
+  report: CleanupReport,
+): Promise<void> {
+  if (problem.code !== 'ECORRUPT')
+    return void report.skipped.push({ id: problem.id, reason: `${problem.code}: ${problem.message}` });
   if (dry) return void report.quarantined.push({ id: problem.id, reason: problem.message, path: null });
   try {
     const where = await quarantineIfCorrupt(sessions, problem.id, { reason: problem.message });
@@ -50,9 +62,16 @@ export async function quarantine(sessions: Sessions, problem: { id: string; code
  * Moves a corrupt session aside (cleanup, doctor --repair) and audits it, under its lock; null when
  * it is no longer corrupt there (a writer replaced it since the scan).
  */
-export async function quarantineIfCorrupt(sessions: Sessions, id: string, details: Record<string, unknown>): Promise<string | null> {
+export async function quarantineIfCorrupt(
+  sessions: Sessions,
+  id: string,
+  details: Record<string, unknown>,
+): Promise<string | null> {
   return withSessionLocks(sessions.store.dir, [id], sessions.settings.lockTimeoutMs, async (check) => {
-    const still = await sessions.store.read(id).then(() => false, (err) => isSessionError(err, 'ECORRUPT'));
+    const still = await sessions.store.read(id).then(
+      () => false,
+      (err) => isSessionError(err, 'ECORRUPT'),
+    );
     if (!still) return null;
     check();
     const where = await quarantineSession(sessions.store.dir, id, sessions.now());
@@ -61,7 +80,13 @@ export async function quarantineIfCorrupt(sessions: Sessions, id: string, detail
   });
 }
 
-export async function expireTrash(sessions: Sessions, trash: Trash, dry: boolean, report: CleanupReport, stopHere: () => void = () => undefined): Promise<void> {
+export async function expireTrash(
+  sessions: Sessions,
+  trash: Trash,
+  dry: boolean,
+  report: CleanupReport,
+  stopHere: () => void = () => undefined,
+): Promise<void> {
   const retentionMs = sessions.settings.trashRetentionDays * 86_400_000;
   for (const entry of await trash.entries()) {
     if (report.backups.includes(entry)) continue;

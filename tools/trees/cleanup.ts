@@ -69,7 +69,11 @@ async function run(sessions: Sessions, hours: number, options: CleanupOptions): 
   const found = census(sessions.store.dir, sessions.store.ids());
   const { records, problems } = found;
   // Corrupt records are moved aside before the purges; any other problem stays and is skipped.
-  const unreadable = problems.map((p) => ({ id: p.id, parent: p.parent, stays: p.code === 'ECORRUPT' ? undefined : `${p.code}: ${p.message}` }));
+  const unreadable = problems.map((p) => ({
+    id: p.id,
+    parent: p.parent,
+    stays: p.code === 'ECORRUPT' ? undefined : `${p.code}: ${p.message}`,
+  }));
   const plan = planCleanup(records, unreadable, now, rules);
   const report: CleanupReport = {
     dry_run: dry,
@@ -148,7 +152,13 @@ function withRecordLinks(extra: ExtraLinks, records: SessionRecord[]): ExtraLink
 export function cleanupRules(sessions: Sessions, hours: number): CleanupRules {
   const cutoffMs = hours * 3_600_000;
   const runningMs = sessions.settings.runningMinutes * 60_000;
-  return { cutoffMs, runningMs, resumeWindowMs: sessions.rules.resumeWindowMs, stuckMs: Math.max(cutoffMs * sessions.settings.stuckFactor, runningMs), clockSkewMs: sessions.rules.clockSkewMs };
+  return {
+    cutoffMs,
+    runningMs,
+    resumeWindowMs: sessions.rules.resumeWindowMs,
+    stuckMs: Math.max(cutoffMs * sessions.settings.stuckFactor, runningMs),
+    clockSkewMs: sessions.rules.clockSkewMs,
+  };
 }
 
 async function purge(
@@ -162,7 +172,14 @@ async function purge(
   sizes: Map<string, number>,
 ): Promise<void> {
   if (dry) {
-    root.ids.forEach((id, i) => report.purged.push({ id, root: root.id, depth: root.depths[i] ?? 0, reason: i === 0 ? root.reason : `with ${root.id}` }));
+    root.ids.forEach((id, i) =>
+      report.purged.push({
+        id,
+        root: root.id,
+        depth: root.depths[i] ?? 0,
+        reason: i === 0 ? root.reason : `with ${root.id}`,
+      }),
+    );
     // Counted where the real run counts them: moved to the trash, or freed at once with --no-backup.
     for (const id of root.ids) {
       if (backup) report.bytes_to_trash += sizes.get(id) ?? 0;
@@ -180,10 +197,30 @@ async function purge(
   };
   // Audited as the purge commits (under the locks, before the entry is complete), not at the end of the run.
   const onMoved = (moved: Removal) =>
-    sessions.audit('cleanup', moved.nodes.map((n) => n.id), { root: root.id, reason: root.reason, backup: moved.entry, bytes: moved.bytes });
+    sessions.audit(
+      'cleanup',
+      moved.nodes.map((n) => n.id),
+      { root: root.id, reason: root.reason, backup: moved.entry, bytes: moved.bytes },
+    );
   try {
-    const removal = await removeSubtree(sessions, root.id, { reason: 'cleanup', cascade: true, force: false, backup, preserveWork: false, checkWork: false, links, accept, onMoved });
-    for (const node of removal.nodes) report.purged.push({ id: node.id, root: root.id, depth: node.depth, reason: node.depth === 0 ? root.reason : `with ${root.id}` });
+    const removal = await removeSubtree(sessions, root.id, {
+      reason: 'cleanup',
+      cascade: true,
+      force: false,
+      backup,
+      preserveWork: false,
+      checkWork: false,
+      links,
+      accept,
+      onMoved,
+    });
+    for (const node of removal.nodes)
+      report.purged.push({
+        id: node.id,
+        root: root.id,
+        depth: node.depth,
+        reason: node.depth === 0 ? root.reason : `with ${root.id}`,
+      });
     if (removal.entry) {
       report.backups.push(removal.entry);
       report.bytes_to_trash += removal.bytes;
@@ -192,4 +229,3 @@ async function purge(
     report.skipped.push({ id: root.id, reason: describe(err) });
   }
 }
-

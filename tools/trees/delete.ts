@@ -48,21 +48,41 @@ export interface DeleteResult {
 }
 
 /** Deletes a session and its descendants: guarded, atomic, backed up to the trash by default. */
-export async function deleteSession(sessions: Sessions, id: string, options: DeleteOptions = {}): Promise<DeleteResult> {
-  const opts = { cascade: options.cascade ?? true, force: options.force ?? false, backup: options.backup ?? true, preserveWork: options.preserveWork ?? false };
-  if (opts.preserveWork && !opts.backup) throw new SessionError('EINVALID', '--preserve-work keeps the work in the backup: it cannot go with --no-backup');
+export async function deleteSession(
+  sessions: Sessions,
+  id: string,
+  options: DeleteOptions = {},
+): Promise<DeleteResult> {
+  const opts = {
+    cascade: options.cascade ?? true,
+    force: options.force ?? false,
+    backup: options.backup ?? true,
+    preserveWork: options.preserveWork ?? false,
+  };
+  if (opts.preserveWork && !opts.backup)
+    throw new SessionError('EINVALID', '--preserve-work keeps the work in the backup: it cannot go with --no-backup');
   if (options.dryRun) return preview(sessions, id, opts);
   const finished = await finishInterrupted(sessions, id);
   // Audited under the locks before the entry is complete: a kill cannot leave the delete unrecorded.
   const onMoved = (moved: Removal) =>
-    sessions.audit('delete', moved.nodes.map((n) => n.id), {
-      root: id,
-      counts_by_depth: summary(id, moved.nodes, false).counts_by_depth,
-      backup: moved.entry,
-      forced: moved.plan.forced,
-      preserved_work: moved.work.map((w) => w.dir),
-    });
-  const removal = await removeSubtree(sessions, id, { ...opts, reason: 'delete', checkWork: true, onMoved, signal: options.signal });
+    sessions.audit(
+      'delete',
+      moved.nodes.map((n) => n.id),
+      {
+        root: id,
+        counts_by_depth: summary(id, moved.nodes, false).counts_by_depth,
+        backup: moved.entry,
+        forced: moved.plan.forced,
+        preserved_work: moved.work.map((w) => w.dir),
+      },
+    );
+  const removal = await removeSubtree(sessions, id, {
+    ...opts,
+    reason: 'delete',
+    checkWork: true,
+    onMoved,
+    signal: options.signal,
+  });
   const trash = new Trash(sessions.store.dir);
   const result: DeleteResult = {
     ...summary(id, removal.nodes, false),
@@ -85,20 +105,37 @@ export async function deleteSession(sessions: Sessions, id: string, options: Del
  * rolled back first, so that running the delete again takes the whole subtree into one entry.
  */
 async function finishInterrupted(sessions: Sessions, id: string): Promise<string[]> {
-  const ids = await subtreeNodes(sessions, id).then((nodes) => nodes.map((n) => n.id), () => [id]);
+  const ids = await subtreeNodes(sessions, id).then(
+    (nodes) => nodes.map((n) => n.id),
+    () => [id],
+  );
   const recovered = await recoverTrash(sessions, { touching: new Set(ids) });
-  return recovered.map((r) => `the trash entry ${r.entry} of an interrupted ${r.status === 'moving' ? 'delete' : 'restore'} held ${r.ids.length} of these sessions: ${r.action}`);
+  return recovered.map(
+    (r) =>
+      `the trash entry ${r.entry} of an interrupted ${r.status === 'moving' ? 'delete' : 'restore'} held ${r.ids.length} of these sessions: ${r.action}`,
+  );
 }
 
-async function preview(sessions: Sessions, id: string, opts: { cascade: boolean; force: boolean; preserveWork: boolean }): Promise<DeleteResult> {
+async function preview(
+  sessions: Sessions,
+  id: string,
+  opts: { cascade: boolean; force: boolean; preserveWork: boolean },
+): Promise<DeleteResult> {
   const nodes = await subtreeNodes(sessions, id);
-  const plan = planDelete(nodes, { ...opts, now: sessions.now(), runningMs: sessions.settings.runningMinutes * 60_000 });
+  const plan = planDelete(nodes, {
+    ...opts,
+    now: sessions.now(),
+    runningMs: sessions.settings.runningMinutes * 60_000,
+  });
   const unsaved = await findUnsavedWork(nodes);
   const trash = new Trash(sessions.store.dir);
   let bytes = 0;
   for (const node of nodes) bytes += await diskBytes(trash.sessionDir(node.id));
   const blocked = [...plan.blocked];
-  if (!opts.force && !opts.preserveWork) blocked.push(...unsaved.map((w) => ({ id: w.sessions.join(','), reason: `unsaved work in ${w.dir}: ${w.summary}` })));
+  if (!opts.force && !opts.preserveWork)
+    blocked.push(
+      ...unsaved.map((w) => ({ id: w.sessions.join(','), reason: `unsaved work in ${w.dir}: ${w.summary}` })),
+    );
   return {
     ...summary(id, nodes, true),
     bytes,

@@ -30,7 +30,12 @@ export async function reconcileIndex(sessions: Sessions, persist: boolean): Prom
 }
 
 /** The verified children of `id` (a marker whose record is gone or names another parent is ignored). */
-export async function childNodes(sessions: Sessions, id: string, depth: number, extra: ExtraLinks): Promise<TreeNode[]> {
+export async function childNodes(
+  sessions: Sessions,
+  id: string,
+  depth: number,
+  extra: ExtraLinks,
+): Promise<TreeNode[]> {
   const index = new ChildrenIndex(sessions.store.dir);
   const names = [...new Set([...(await index.childIds(id)), ...(extra.get(id) ?? [])])];
   const nodes: TreeNode[] = [];
@@ -96,7 +101,9 @@ export async function tree(sessions: Sessions, id?: string): Promise<TreeRow[]> 
     const nodes = await subtreeNodes(sessions, id);
     const rootParent = nodes[0]?.parent ?? null;
     const orphan = rootParent !== null && (await readLenient(sessions, rootParent)) === undefined;
-    return nodes.filter((n) => n.record).map((n) => ({ ...summarize(n.record as SessionRecord), depth: n.depth, orphan: n.depth === 0 && orphan }));
+    return nodes
+      .filter((n) => n.record)
+      .map((n) => ({ ...summarize(n.record as SessionRecord), depth: n.depth, orphan: n.depth === 0 && orphan }));
   }
   const { records } = sessions.store.scan();
   return forest(records, new Set(sessions.store.ids()));
@@ -120,7 +127,12 @@ export function forest(records: SessionRecord[], present: Set<string>): TreeRow[
       seen.add(r.agent_id);
       const parent = r.parent_session_id;
       rows.push({ ...summarize(r), depth, orphan: depth === 0 && parent !== null && !present.has(parent) });
-      stack.push(...[...(kids.get(r.agent_id) ?? [])].sort(byCreatedAt).reverse().map((c) => ({ r: c, depth: depth + 1 })));
+      stack.push(
+        ...[...(kids.get(r.agent_id) ?? [])]
+          .sort(byCreatedAt)
+          .reverse()
+          .map((c) => ({ r: c, depth: depth + 1 })),
+      );
     }
   };
   walk(records.filter((r) => !r.parent_session_id || !byId.has(r.parent_session_id)).sort(byCreatedAt));

@@ -65,7 +65,9 @@ async function recoverEntry(sessions: Sessions, trash: Trash, entry: string): Pr
         // Killed between creating the entry and writing its manifest: nothing was moved yet. (Or
         // finished, then restored and destroyed, while this waited for the lock: nothing to do.)
         if (ids.length === 0 && trash.exists(entry)) await trash.destroy(entry);
-        return ids.length === 0 ? undefined : { entry, status: '?', action: 'unreadable' as const, ids, detail: 'no manifest.json' };
+        return ids.length === 0
+          ? undefined
+          : { entry, status: '?', action: 'unreadable' as const, ids, detail: 'no manifest.json' };
       }
       if (fresh.status === 'complete' || fresh.status === 'restored') return undefined;
       return { entry, status: fresh.status, action: await rollBack(sessions, trash, fresh, ids), ids };
@@ -78,7 +80,12 @@ async function recoverEntry(sessions: Sessions, trash: Trash, entry: string): Pr
 }
 
 /** Under the entry's lock; each outcome is audited as it takes effect (putBack audits its own). */
-async function rollBack(sessions: Sessions, trash: Trash, manifest: TrashManifest, ids: string[]): Promise<Recovery['action']> {
+async function rollBack(
+  sessions: Sessions,
+  trash: Trash,
+  manifest: TrashManifest,
+  ids: string[],
+): Promise<Recovery['action']> {
   try {
     await putBack(sessions, trash, manifest, 'recover');
     return 'rolled back';

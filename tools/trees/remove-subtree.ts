@@ -4,7 +4,14 @@ import { planDelete, type Blocker, type DeletePlan, type TreeNode } from '../pol
 import type { Sessions } from '../sessions.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { withSessionLocks, type SessionLocksCheck } from '../store/subtree-locks.js';
-import { diskBytes, Trash, TRASH_FORMAT, type PreservedWork, type TrashManifest, type TrashSession } from '../store/trash.js';
+import {
+  diskBytes,
+  Trash,
+  TRASH_FORMAT,
+  type PreservedWork,
+  type TrashManifest,
+  type TrashSession,
+} from '../store/trash.js';
 import { reconcileIndex, subtreeNodes, type ExtraLinks } from './hierarchy.js';
 import { capturePatch, findUnsavedWork, type UnsavedWork } from './work.js';
 
@@ -51,19 +58,36 @@ export async function removeSubtree(sessions: Sessions, rootId: string, options:
     const work = await checkWork(planned, options);
     const ids = planned.map((n) => n.id);
     const timeout = sessions.settings.lockTimeoutMs;
-    const result = await withSessionLocks(sessions.store.dir, ids, timeout, async (check) => {
-      // Re-read under the locks: no update can land now, and no child can be added (create holds the parent's lock).
-      const nodes = await subtreeNodes(sessions, rootId, links);
-      if (!sameIds(nodes, ids)) return undefined;
-      const plan = planDelete(nodes, { cascade: options.cascade, force: options.force, now: sessions.now(), runningMs: sessions.settings.runningMinutes * 60_000 });
-      refuseIfBlocked(rootId, plan.blocked);
-      const kept = options.accept?.(nodes);
-      if (kept) throw new SessionError('EREFUSED', kept, { details: { id: rootId, blocked: [{ id: rootId, reason: kept }] } });
-      throwIfInterrupted(options.signal, 0, ids.length);
-      return moveToTrash(sessions, nodes, plan, work, options, check);
-    }, options.signal);
+    const result = await withSessionLocks(
+      sessions.store.dir,
+      ids,
+      timeout,
+      async (check) => {
+        // Re-read under the locks: no update can land now, and no child can be added (create holds the parent's lock).
+        const nodes = await subtreeNodes(sessions, rootId, links);
+        if (!sameIds(nodes, ids)) return undefined;
+        const plan = planDelete(nodes, {
+          cascade: options.cascade,
+          force: options.force,
+          now: sessions.now(),
+          runningMs: sessions.settings.runningMinutes * 60_000,
+        });
+        refuseIfBlocked(rootId, plan.blocked);
+        const kept = options.accept?.(nodes);
+        if (kept)
+          throw new SessionError('EREFUSED', kept, {
+            details: { id: rootId, blocked: [{ id: rootId, reason: kept }] },
+          });
+        throwIfInterrupted(options.signal, 0, ids.length);
+        return moveToTrash(sessions, nodes, plan, work, options, check);
+      },
+      options.signal,
+    );
     if (result) return result;
-    if (attempt >= ATTEMPTS) throw new SessionError('ELOCKED', `the subtree of ${rootId} kept changing; try again`, { details: { id: rootId } });
+    if (attempt >= ATTEMPTS)
+      throw new SessionError('ELOCKED', `the subtree of ${rootId} kept changing; try again`, {
+        details: { id: rootId },
+      });
   }
 }
 
@@ -71,7 +95,10 @@ async function checkWork(nodes: TreeNode[], options: RemoveOptions): Promise<Uns
   if (!options.checkWork) return [];
   const unsaved = await findUnsavedWork(nodes);
   if (unsaved.length > 0 && !options.force && !options.preserveWork) {
-    refuseIfBlocked(nodes[0]?.id ?? '', unsaved.map((w) => ({ id: w.sessions.join(','), reason: `unsaved work in ${w.dir}: ${w.summary}` })));
+    refuseIfBlocked(
+      nodes[0]?.id ?? '',
+      unsaved.map((w) => ({ id: w.sessions.join(','), reason: `unsaved work in ${w.dir}: ${w.summary}` })),
+    );
   }
   return options.preserveWork ? unsaved : [];
 }
@@ -79,7 +106,9 @@ async function checkWork(nodes: TreeNode[], options: RemoveOptions): Promise<Uns
 export function refuseIfBlocked(id: string, blocked: Blocker[]): void {
   if (blocked.length === 0) return;
   const list = blocked.map((b) => `${b.id} ${b.reason}`).join('; ');
-  throw new SessionError('EREFUSED', `refusing to delete ${id}: ${list} (see --force, --preserve-work)`, { details: { id, blocked } });
+  throw new SessionError('EREFUSED', `refusing to delete ${id}: ${list} (see --force, --preserve-work)`, {
+    details: { id, blocked },
+  });
 }
 
 async function moveToTrash(
@@ -133,7 +162,8 @@ async function moveToTrash(
     } catch (err) {
       const failure = await undoMoves(trash, entry, moved, err);
       // The move was audited and did not last: the trail says so.
-      if (audited && !failure.details.hidden) await sessions.audit('recover', moved, { entries: [{ entry, action: 'rolled back' }] });
+      if (audited && !failure.details.hidden)
+        await sessions.audit('recover', moved, { entries: [{ entry, action: 'rolled back' }] });
       throw failure;
     }
   });
@@ -164,7 +194,16 @@ async function undoMoves(trash: Trash, entry: string, moved: string[], err: unkn
 
 function preserved(w: UnsavedWork, i: number): PreservedWork {
   const { head, branch, upstream, unpushed, untracked, changed } = w.state;
-  return { dir: w.dir, sessions: w.sessions, head, branch, upstream, unpushed, untracked, patch: changed.length > 0 ? `${i + 1}.patch` : null };
+  return {
+    dir: w.dir,
+    sessions: w.sessions,
+    head,
+    branch,
+    upstream,
+    unpushed,
+    untracked,
+    patch: changed.length > 0 ? `${i + 1}.patch` : null,
+  };
 }
 
 async function describe(trash: Trash, node: TreeNode): Promise<TrashSession> {

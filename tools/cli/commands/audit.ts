@@ -20,7 +20,10 @@ export function builder(yargs: Yargs) {
     .option('session', { type: 'string', describe: 'Only entries naming this session' })
     .option('since', { type: 'string', describe: 'Only entries newer than this: 30m, 2h, 7d' })
     .option('action', { type: 'string', describe: 'Only this action: create, update, finalize, delete, …' })
-    .option('follow', { type: 'boolean', describe: 'Keep running and print new entries as they are written (--json: one per line)' });
+    .option('follow', {
+      type: 'boolean',
+      describe: 'Keep running and print new entries as they are written (--json: one per line)',
+    });
 }
 
 export async function handler(argv: Argv<Args>) {

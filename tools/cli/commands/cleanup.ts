@@ -11,7 +11,8 @@ interface Args {
 }
 
 export const command = 'cleanup';
-export const describe = 'Purge old sessions (to the trash), abandon stuck ones, quarantine corrupt ones, sweep leftovers';
+export const describe =
+  'Purge old sessions (to the trash), abandon stuck ones, quarantine corrupt ones, sweep leftovers';
 
 /** Below this many sessions the work is over before a bar would be read. */
 const PROGRESS_MIN = 500;
@@ -20,14 +21,23 @@ export function builder(yargs: Yargs) {
   return yargs
     .option('hours', { type: 'number', requiresArg: true, describe: 'Age cutoff in hours (default 24)' })
     .option('dry-run', { type: 'boolean', describe: 'Compute the same report; change nothing' })
-    .option('backup', { type: 'boolean', default: true, describe: 'Move purged sessions to the trash (--no-backup destroys them)' });
+    .option('backup', {
+      type: 'boolean',
+      default: true,
+      describe: 'Move purged sessions to the trash (--no-backup destroys them)',
+    });
 }
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const bar = ctx.io.stderrIsTTY ? progressBar((text) => ctx.io.stderr(text)) : undefined;
   const sessions = ctx.open(argv);
-  const options = { olderThanHours: checkHours(argv.hours), dryRun: argv.dryRun, backup: argv.backup, onProgress: bar?.update };
+  const options = {
+    olderThanHours: checkHours(argv.hours),
+    dryRun: argv.dryRun,
+    backup: argv.backup,
+    onProgress: bar?.update,
+  };
   let report: CleanupReport;
   try {
     report = await interruptible(ctx, (signal) => sessions.cleanup({ ...options, signal }), bar?.clear);
@@ -55,7 +65,10 @@ function describeReport(r: CleanupReport): string[] {
   for (const e of r.expired_trash) lines.push(`  expired trash ${e.entry}`);
   for (const s of r.swept) lines.push(`  swept ${s.kind} ${s.path}`);
   for (const x of r.recovered) lines.push(`  interrupted trash entry ${x.entry}: ${x.action}`);
-  if (r.backups.length > 0) lines.push(`Backups: ${r.backups.length} trash entr${r.backups.length === 1 ? 'y' : 'ies'} (${r.bytes_to_trash} bytes); see agent-session trash.`);
+  if (r.backups.length > 0)
+    lines.push(
+      `Backups: ${r.backups.length} trash entr${r.backups.length === 1 ? 'y' : 'ies'} (${r.bytes_to_trash} bytes); see agent-session trash.`,
+    );
   lines.push(`Bytes freed: ${r.bytes_freed}.`);
   return lines;
 }

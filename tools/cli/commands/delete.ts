@@ -19,17 +19,34 @@ export const describe = 'Delete a session and all its descendants (backed up to 
 export function builder(yargs: Yargs) {
   return yargs
     .positional('id', { type: 'string', describe: 'Session id' })
-    .option('cascade', { type: 'boolean', default: true, describe: 'Remove descendants too (--no-cascade refuses when there are children)' })
+    .option('cascade', {
+      type: 'boolean',
+      default: true,
+      describe: 'Remove descendants too (--no-cascade refuses when there are children)',
+    })
     .option('force', { type: 'boolean', describe: 'Delete even running sessions and unsaved work' })
     .option('dry-run', { type: 'boolean', describe: 'Show what would be removed and what blocks it; change nothing' })
-    .option('backup', { type: 'boolean', default: true, describe: 'Keep the subtree in the trash (--no-backup destroys it)' })
-    .option('preserve-work', { type: 'boolean', describe: 'Save the git state of unsaved work in the backup and go ahead' });
+    .option('backup', {
+      type: 'boolean',
+      default: true,
+      describe: 'Keep the subtree in the trash (--no-backup destroys it)',
+    })
+    .option('preserve-work', {
+      type: 'boolean',
+      describe: 'Save the git state of unsaved work in the backup and go ahead',
+    });
 }
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const sessions = ctx.open(argv);
-  const options = { cascade: argv.cascade, force: argv.force, dryRun: argv.dryRun, backup: argv.backup, preserveWork: argv.preserveWork };
+  const options = {
+    cascade: argv.cascade,
+    force: argv.force,
+    dryRun: argv.dryRun,
+    backup: argv.backup,
+    preserveWork: argv.preserveWork,
+  };
   const result = await interruptible(ctx, (signal) => deleteSession(sessions, argv.id, { ...options, signal }));
   for (const warning of result.warnings) ctx.warn(warning);
   if (argv.json) return ctx.json(result);
@@ -37,9 +54,14 @@ export async function handler(argv: Argv<Args>) {
 }
 
 function describeDelete(r: DeleteResult, now: number): string[] {
-  const levels = Object.entries(r.counts_by_depth).map(([depth, n]) => `${n} at depth ${depth}`).join(', ');
+  const levels = Object.entries(r.counts_by_depth)
+    .map(([depth, n]) => `${n} at depth ${depth}`)
+    .join(', ');
   const lines = [`${r.dry_run ? 'Would delete' : 'Deleted'} ${r.total} session(s) (${levels}), ${r.bytes} bytes:`];
-  for (const s of r.removed) lines.push(`${'  '.repeat(s.depth + 1)}${s.id}  ${s.agent_name ?? '?'}  ${s.phase ?? 'unreadable'}  ${relativeTime(s.last_updated ?? undefined, now)}`);
+  for (const s of r.removed)
+    lines.push(
+      `${'  '.repeat(s.depth + 1)}${s.id}  ${s.agent_name ?? '?'}  ${s.phase ?? 'unreadable'}  ${relativeTime(s.last_updated ?? undefined, now)}`,
+    );
   for (const b of r.blocked) lines.push(`Blocked: ${b.id} ${b.reason}`);
   if (r.dry_run && r.blocked.length === 0) lines.push('Nothing blocks it.');
   if (r.backup) lines.push(`Backup: ${r.backup.path} (agent-session restore ${r.backup.entry})`);

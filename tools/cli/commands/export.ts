@@ -24,7 +24,9 @@ export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const file = argv.output === undefined ? undefined : path.resolve(ctx.io.cwd, argv.output);
   const sessions = ctx.open(argv);
-  const result = await interruptible(ctx, (signal) => exportSessions(sessions, { id: argv.id, all: argv.all, file, signal }));
+  const result = await interruptible(ctx, (signal) =>
+    exportSessions(sessions, { id: argv.id, all: argv.all, file, signal }),
+  );
   for (const p of result.problems) ctx.warn(`left out ${p.id} (${p.code}): ${p.message}`);
   // Without -o the bundle itself is the output (one JSON document, --json or not).
   if (file === undefined) return ctx.json(result.bundle);

@@ -24,10 +24,16 @@ export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const file = path.resolve(ctx.io.cwd, argv.file);
   const sessions = ctx.open(argv);
-  const result = await interruptible(ctx, (signal) => importSessions(sessions, { file }, { rename: argv.rename, overwrite: argv.overwrite, signal }));
+  const result = await interruptible(ctx, (signal) =>
+    importSessions(sessions, { file }, { rename: argv.rename, overwrite: argv.overwrite, signal }),
+  );
   if (argv.json) return ctx.json(result);
   ctx.out(`Imported ${result.imported.length} session(s) and ${result.audit_entries} audit entries.`);
   for (const [from, to] of Object.entries(result.renamed)) ctx.out(`  renamed ${from} -> ${to}`);
-  if (result.backup) ctx.out(`Replaced ${result.replaced.length} session(s); the previous versions are in ${result.backup}`);
-  if (result.orphans.length > 0) ctx.out(`${result.orphans.length} imported session(s) have a parent that is not in this store: ${result.orphans.join(', ')}`);
+  if (result.backup)
+    ctx.out(`Replaced ${result.replaced.length} session(s); the previous versions are in ${result.backup}`);
+  if (result.orphans.length > 0)
+    ctx.out(
+      `${result.orphans.length} imported session(s) have a parent that is not in this store: ${result.orphans.join(', ')}`,
+    );
 }

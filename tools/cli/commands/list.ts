@@ -42,6 +42,12 @@ export async function handler(argv: Argv<Args>) {
   if (argv.json) return ctx.json(result);
   if (result.sessions.length === 0) return ctx.out('No sessions.');
   const now = sessions.now();
-  const rows = result.sessions.map((s) => [s.agent_id, s.agent_name, s.phase, relativeTime(s.last_updated, now), s.purpose ?? '']);
+  const rows = result.sessions.map((s) => [
+    s.agent_id,
+    s.agent_name,
+    s.phase,
+    relativeTime(s.last_updated, now),
+    s.purpose ?? '',
+  ]);
   for (const line of table(['ID', 'AGENT', 'PHASE', 'UPDATED', 'PURPOSE'], rows)) ctx.out(line);
 }

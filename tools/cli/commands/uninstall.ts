@@ -4,7 +4,8 @@ import type { Argv } from '../context.js';
 import { printReport, type InstallArgs } from './install.js';
 
 export const command = 'uninstall';
-export const describe = "Remove the agent-session hooks from the project's .claude/settings.json (or ~/.claude/settings.json with --user)";
+export const describe =
+  "Remove the agent-session hooks from the project's .claude/settings.json (or ~/.claude/settings.json with --user)";
 
 export function builder(yargs: Yargs) {
   return yargs
@@ -14,6 +15,12 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<InstallArgs>) {
   const { ctx } = argv;
-  const report = await uninstallHooks({ user: argv.user, dryRun: argv.dryRun, cwd: ctx.io.cwd, env: ctx.io.env, now: ctx.io.now?.() });
+  const report = await uninstallHooks({
+    user: argv.user,
+    dryRun: argv.dryRun,
+    cwd: ctx.io.cwd,
+    env: ctx.io.env,
+    now: ctx.io.now?.(),
+  });
   printReport(ctx, report, argv.json === true);
 }
