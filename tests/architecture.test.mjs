@@ -14,12 +14,48 @@ function sources(dir) {
     .map((f) => path.join(dir, f));
 }
 
+/** Every module specifier of a file: imports and re-exports (types too), side-effect imports, import(). */
 function imports(file) {
   const text = readFileSync(path.join(ROOT, file), 'utf8');
   return [
-    ...text.matchAll(/(?:^|\n)\s*(?:import|export)[^;]*?from\s+'([^']+)'/g),
-    ...text.matchAll(/import\('([^']+)'\)/g),
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/g),
+    ...text.matchAll(/(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g),
+    ...text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g),
   ].map((m) => m[1]);
+}
+
+/** The files of tools/ and hooks/, each with the files its relative specifiers resolve to. */
+function importGraph() {
+  const files = [...sources('tools'), ...sources('hooks')];
+  const known = new Set(files);
+  const graph = new Map();
+  for (const file of files) {
+    const targets = imports(file)
+      .filter((m) => m.startsWith('.'))
+      .map((m) => path.join(path.dirname(file), m.replace(/\.js$/, '.ts')));
+    for (const target of targets) assert.ok(known.has(target), `${file} imports ${target}, which is not a source file`);
+    graph.set(file, [...new Set(targets)]);
+  }
+  return graph;
+}
+
+/** One cycle per back edge of a depth-first walk, each as "a → b → a"; none when the graph is acyclic. */
+function findCycles(graph) {
+  const state = new Map();
+  const stack = [];
+  const cycles = [];
+  const visit = (file) => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const next of graph.get(file)) {
+      if (state.get(next) === 'open') cycles.push([...stack.slice(stack.indexOf(next)), next].join(' → '));
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of [...graph.keys()].sort()) if (!state.has(file)) visit(file);
+  return cycles;
 }
 
 test('only tools/store/ imports the file system or the lock library', () => {
@@ -30,6 +66,27 @@ test('only tools/store/ imports the file system or the lock library', () => {
         .filter((m) => DISK_MODULES.test(m))
         .map((m) => `${file} imports ${m}`),
     );
+  assert.deepEqual(offenders, []);
+});
+
+test('tools/ and hooks/ import each other without cycles', () => {
+  const graph = importGraph();
+  assert.ok([...graph.values()].flat().length > 100, 'the import graph has too few edges: the parser is broken');
+  assert.deepEqual(
+    findCycles(graph).map((cycle) => cycle.replaceAll(path.sep, '/')),
+    [],
+  );
+});
+
+test('the modules under Sessions take its context and never import it', () => {
+  const graph = importGraph();
+  const below = ['store', 'policy', 'trees', 'audit', 'doctor', 'transfer'].map(
+    (dir) => `tools${path.sep}${dir}${path.sep}`,
+  );
+  const offenders = [...graph]
+    .filter(([file]) => below.some((dir) => file.startsWith(dir)))
+    .filter(([, targets]) => targets.includes(path.join('tools', 'sessions.ts')))
+    .map(([file]) => file);
   assert.deepEqual(offenders, []);
 });
 
