@@ -10,7 +10,7 @@ import {
   removeStray,
   tempDirProblem,
   type StrayFile,
-} from '../store/sweep.js';
+} from '../store/strays.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
 import { quarantineIfCorrupt } from '../trees/cleanup-steps.js';
 import { checkIndex as checkIndexHealth, rebuildIndex } from '../trees/index-health.js';

@@ -22,8 +22,7 @@ import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { parseJson } from '../json.js';
 import { writeFileAtomic } from './atomic.js';
-import { withLock } from './lock.js';
-import { areaLockIsHeld } from './lock-state.js';
+import { isLockHeld, withLock } from './lock.js';
 import { assertArea, decodeUtf8, ensureAreaSync, readRegularFileSync } from './regular-file.js';
 import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
@@ -211,7 +210,7 @@ export class Trash {
    */
   interrupted(manifest: TrashManifest): boolean {
     if (manifest.status === 'complete' || manifest.status === 'restored') return false;
-    return !areaLockIsHeld(this.storeDir, `trash-${manifest.entry}`) || !processRuns(manifest.pid);
+    return !isLockHeld(areaLockPath(this.storeDir, `trash-${manifest.entry}`)) || !processRuns(manifest.pid);
   }
 
   /** The session ids actually present in the entry. */

@@ -4,7 +4,7 @@ import { throwIfInterrupted } from '../interrupt.js';
 import { assertValidId } from '../ids.js';
 import type { SessionRecord } from '../record.js';
 import type { SessionContext } from '../context.js';
-import { writeBundleFile } from '../store/bundle-file.js';
+import { writeBundleFile } from './bundle-file.js';
 import type { StoreProblem } from '../store/store.js';
 import { subtreeNodes } from '../trees/hierarchy.js';
 import { makeBundle, type Bundle } from './bundle.js';

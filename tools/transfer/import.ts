@@ -4,7 +4,7 @@ import { throwIfInterrupted } from '../interrupt.js';
 import { generateId } from '../ids.js';
 import { serializeRecord, type SessionRecord } from '../record.js';
 import type { SessionContext } from '../context.js';
-import { readBundleFile } from '../store/bundle-file.js';
+import { readBundleFile } from './bundle-file.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { ImportStaging, type ImportManifest } from '../store/import-stage.js';
 import { LOCK_STALE_MS } from '../store/lock.js';

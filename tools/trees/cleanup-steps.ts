@@ -3,7 +3,7 @@ import { judgeSession, type CleanupRules } from '../policy/cleanup-plan.js';
 import { applyFinalize } from '../policy/lifecycle.js';
 import type { SessionContext } from '../context.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
-import { findStrays, quarantineSession, removeStray } from '../store/sweep.js';
+import { findStrays, quarantineSession, removeStray } from '../store/strays.js';
 import { diskBytes, type Trash } from '../store/trash.js';
 import type { Recovery } from './recover.js';
 
@@ -146,7 +146,7 @@ export async function expireTrash(
 
 export async function sweep(sessions: SessionContext, dry: boolean, report: CleanupReport): Promise<void> {
   const now = Date.now();
-  // Temp files of versions before `.tmp/` (inside session directories) are doctor's: see sweep.ts.
+  // Temp files of versions before `.tmp/` (inside session directories) are doctor's: see strays.ts.
   for (const stray of findStrays(sessions.store.dir, now, STRAY_AGE_MS)) {
     const bytes = await diskBytes(stray.path);
     if (!dry && !(await removeStray(stray, now, STRAY_AGE_MS))) continue;
