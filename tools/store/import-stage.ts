@@ -29,7 +29,7 @@ import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
 import { processRuns } from './pid.js';
 
-export const IMPORTING_DIR = '.importing';
+const IMPORTING_DIR = '.importing';
 export const BACKUPS_DIR = '.backups';
 /** A manifest lists ids; one past this size was not written by an import. */
 const MANIFEST_MAX_BYTES = 16 * 1024 * 1024;

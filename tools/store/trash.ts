@@ -29,7 +29,7 @@ import { randomHex } from '../random.js';
 import { faultPoint } from './fault-points.js';
 import { processRuns } from './pid.js';
 
-export const TRASH_DIR = '.trash';
+const TRASH_DIR = '.trash';
 export const REMOVING_DIR = '.removing';
 export const TRASH_FORMAT = 1;
 /** A manifest lists the sessions of one subtree; one past this size was not written by the store. */
@@ -273,7 +273,7 @@ export async function diskBytes(dir: string): Promise<number> {
 
 // Synchronous on purpose: cleanup and delete size thousands of small session directories, and one
 // thread-pool round trip per lstat/readdir made that most of a dry run's time.
-export function diskBytesSync(file: string): number {
+function diskBytesSync(file: string): number {
   let info;
   try {
     info = lstatSync(file);

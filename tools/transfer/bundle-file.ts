@@ -33,7 +33,7 @@ export async function readBundleFile(file: string): Promise<string> {
  * Removes `<bundle>.<pid>.<n>.<hex>.tmp` files (writeFileAtomic's names for this bundle) of writers
  * that died, or untouched for an hour. Only regular files of exactly that name; best effort.
  */
-export function removeStaleTemps(target: string, now: number): string[] {
+function removeStaleTemps(target: string, now: number): string[] {
   const base = path.basename(target);
   const removed: string[] = [];
   let names: string[];

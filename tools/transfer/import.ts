@@ -155,7 +155,7 @@ interface ImportPlan {
 }
 
 /** Decides ids: collisions refused, renamed (links inside the bundle rewritten) or replaced. */
-export function planImport(
+function planImport(
   records: SessionRecord[],
   existing: Set<string>,
   options: ImportOptions,

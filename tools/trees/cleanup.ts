@@ -9,7 +9,7 @@ import { withAreaLock } from '../store/subtree-locks.js';
 import { Trash } from '../store/trash.js';
 import { abandon, describe, expireTrash, quarantine, sweep, type CleanupReport } from './cleanup-steps.js';
 import { reconcileIndex, type ExtraLinks } from './hierarchy.js';
-import { recoverTrash, type Recovery } from './recover.js';
+import { recoverTrash } from './recover.js';
 import { removeSubtree, type Removal } from './remove-subtree.js';
 
 export type { CleanupReport } from './cleanup-steps.js';
@@ -128,7 +128,7 @@ function withRecordLinks(extra: ExtraLinks, records: SessionRecord[]): ExtraLink
   return links;
 }
 
-export function cleanupRules(sessions: SessionContext, hours: number): CleanupRules {
+function cleanupRules(sessions: SessionContext, hours: number): CleanupRules {
   const cutoffMs = hours * 3_600_000;
   const runningMs = sessions.settings.runningMinutes * 60_000;
   return {

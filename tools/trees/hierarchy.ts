@@ -30,12 +30,7 @@ export async function reconcileIndex(sessions: SessionContext, persist: boolean)
 }
 
 /** The verified children of `id` (a marker whose record is gone or names another parent is ignored). */
-export async function childNodes(
-  sessions: SessionContext,
-  id: string,
-  depth: number,
-  extra: ExtraLinks,
-): Promise<TreeNode[]> {
+async function childNodes(sessions: SessionContext, id: string, depth: number, extra: ExtraLinks): Promise<TreeNode[]> {
   const index = new ChildrenIndex(sessions.store.dir);
   const names = [...new Set([...(await index.childIds(id)), ...(extra.get(id) ?? [])])];
   const nodes: TreeNode[] = [];
@@ -111,7 +106,7 @@ export async function tree(sessions: SessionContext, id?: string): Promise<TreeR
 }
 
 /** Pure: rows of every tree in `records`, pre-order. `present` are the ids in the store (readable or not). */
-export function forest(records: SessionRecord[], present: Set<string>): TreeRow[] {
+function forest(records: SessionRecord[], present: Set<string>): TreeRow[] {
   const kids = new Map<string, SessionRecord[]>();
   const byId = new Map(records.map((r) => [r.agent_id, r]));
   for (const r of records) {

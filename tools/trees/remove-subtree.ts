@@ -107,7 +107,7 @@ async function checkWork(nodes: TreeNode[], options: RemoveOptions): Promise<Uns
   return options.preserveWork ? unsaved : [];
 }
 
-export function refuseIfBlocked(id: string, blocked: Blocker[]): void {
+function refuseIfBlocked(id: string, blocked: Blocker[]): void {
   if (blocked.length === 0) return;
   const list = blocked.map((b) => `${b.id} ${b.reason}`).join('; ');
   throw new SessionError('EREFUSED', `refusing to delete ${id}: ${list} (see --force, --preserve-work)`, {
