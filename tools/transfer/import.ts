@@ -289,7 +289,7 @@ async function finishDone(sessions: SessionContext, staging: ImportStaging, mani
 
 /**
  * Appends the bundle's audit entries (their original lines and hashes) that this trail lacks. Like
- * any audit append, a failure does not fail the import it follows (see `Sessions.audit`).
+ * any audit append, a failure does not fail the import it follows (see `SessionContext.audit`).
  */
 async function replayAudit(sessions: SessionContext, bundle: Bundle): Promise<number> {
   if (bundle.audit.length === 0) return 0;
