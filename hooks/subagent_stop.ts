@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     }
   } else if (process.env.AGENT_SESSION_DISABLE !== '1') {
     // The kill switch is checked before the library is even evaluated (it is imported lazily).
-    const { HookRun, readStdin, runLifecycle, claimSweepFor, fileExists, writeAllSync } =
+    const { HookRun, readStdin, runLifecycle, claimSweepFor, writeAllSync } =
       await import('../tools/claude/lifecycle.js');
     const run = new HookRun('subagent_stop', process.env, process.cwd());
     const outcome = await readStdin(() => process.stdin)
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     // After answering, and only when this hook touched the store: at most once per interval.
     if (outcome && (outcome.kind === 'applied' || outcome.kind === 'buffered') && (await claimSweepFor(run))) {
       // Nobody reads the detached child's stderr: a missing bundle is logged here, in the hook log.
-      if (fileExists(SWEEP_BUNDLE)) await startDetachedSweep();
+      if (await sweepBundleExists()) await startDetachedSweep();
       else
         await run.problem(
           new Error(`cannot start the periodic sweep: ${SWEEP_BUNDLE} is missing; reinstall agent-session`),
@@ -69,6 +69,15 @@ function toProtocol(outcome: LifecycleOutcome): object | null {
       return outcome.answer;
     default:
       return unreachable(outcome);
+  }
+}
+
+async function sweepBundleExists(): Promise<boolean> {
+  const { statSync } = await import('node:fs');
+  try {
+    return statSync(SWEEP_BUNDLE).isFile();
+  } catch {
+    return false;
   }
 }
 

@@ -78,7 +78,7 @@ for (const { entry, dir, name, plugins, bundleOnly, define = {} } of executables
     format: 'cjs',
     platform: 'node',
     target: 'node20',
-    // The library finds the built hooks from its own file (tools/store/hook-files.ts).
+    // The library finds the built hooks from its own file (tools/install/hook-files.ts).
     // Computed on use: pathToFileURL at start-up costs a hook a third of a millisecond.
     define: { 'import.meta.url': '__bundle.url', ...define },
     banner: { js: 'var __bundle = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },

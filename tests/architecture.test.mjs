@@ -1,5 +1,5 @@
-// STYLE.md rules that a reader of the sources can check: one module owns the disk, the library
-// never prints or exits, and the hooks never load the CLI's dependencies.
+// STYLE.md rules that a reader of the sources can check: each kind of file has one owning module,
+// no import cycles, the library never prints or exits, and the hooks never load the CLI's dependencies.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,22 +14,125 @@ function sources(dir) {
     .map((f) => path.join(dir, f));
 }
 
+/** Every module specifier of a file: imports and re-exports (types too), side-effect imports, import(). */
 function imports(file) {
   const text = readFileSync(path.join(ROOT, file), 'utf8');
   return [
-    ...text.matchAll(/(?:^|\n)\s*(?:import|export)[^;]*?from\s+'([^']+)'/g),
-    ...text.matchAll(/import\('([^']+)'\)/g),
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/g),
+    ...text.matchAll(/(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g),
+    ...text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g),
   ].map((m) => m[1]);
 }
 
-test('only tools/store/ imports the file system or the lock library', () => {
-  const offenders = [...sources('tools'), ...sources('hooks')]
-    .filter((file) => !file.startsWith(`tools${path.sep}store${path.sep}`))
-    .flatMap((file) =>
-      imports(file)
-        .filter((m) => DISK_MODULES.test(m))
-        .map((m) => `${file} imports ${m}`),
-    );
+/** The files of tools/ and hooks/, each with the files its relative specifiers resolve to. */
+function importGraph() {
+  const files = [...sources('tools'), ...sources('hooks')];
+  const known = new Set(files);
+  const graph = new Map();
+  for (const file of files) {
+    const targets = imports(file)
+      .filter((m) => m.startsWith('.'))
+      .map((m) => path.join(path.dirname(file), m.replace(/\.js$/, '.ts')));
+    for (const target of targets) assert.ok(known.has(target), `${file} imports ${target}, which is not a source file`);
+    graph.set(file, [...new Set(targets)]);
+  }
+  return graph;
+}
+
+/** One cycle per back edge of a depth-first walk, each as "a → b → a"; none when the graph is acyclic. */
+function findCycles(graph) {
+  const state = new Map();
+  const stack = [];
+  const cycles = [];
+  const visit = (file) => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const next of graph.get(file)) {
+      if (state.get(next) === 'open') cycles.push([...stack.slice(stack.indexOf(next)), next].join(' → '));
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of [...graph.keys()].sort()) if (!state.has(file)) visit(file);
+  return cycles;
+}
+
+/**
+ * Who may touch the disk: each kind of file has one owning module, and only the modules listed here
+ * import the file system or the lock library. A module that needs a file of a listed kind calls its
+ * owner; a new kind of file gets a new line here.
+ */
+const DISK_OWNERS = {
+  'tools/store/store.ts': ['session records (<store>/<id>/state.json) and their write temps in <store>/.tmp/'],
+  'tools/store/lock.ts': ['lock directories (<store>/.locks/<name>.lock, <lock>.takeover)'],
+  'tools/store/children-index.ts': ['the children index (<store>/.index/)'],
+  'tools/store/claude-index.ts': ['the conversation indexes (<store>/.claude-code/<claude session id>.json)'],
+  'tools/store/sweep-stamp.ts': ["the periodic sweep's stamp and report (<store>/.claude-code/last-sweep[.json])"],
+  'tools/store/trash.ts': ['the trash (<store>/.trash/) and what is being destroyed (<store>/.removing/)'],
+  'tools/store/import-stage.ts': ['import staging (<store>/.importing/) and its backups (<store>/.backups/)'],
+  'tools/store/strays.ts': [
+    'strays found for removal (old temps, stale locks)',
+    'the quarantine (<store>/.quarantine/)',
+  ],
+  'tools/store/audit-log.ts': ['the audit trail (<store>/audit.jsonl and its rotations)'],
+  'tools/store/audit-tail.ts': ['the audit trail read as it grows (audit --follow)'],
+  'tools/store/hook-log.ts': ['the hook log (<store>/.hooks.log, .hooks.log.1)'],
+  'tools/store/project.ts': ['the project and store directories', 'the config file (.claude/agent-session.json)'],
+  'tools/store/atomic.ts': ['atomic replacement of any owned file (unique temp, fsync, rename)'],
+  'tools/store/regular-file.ts': ['opening owned files and areas (regular files and directories, never a link)'],
+  'tools/store/fault-points.ts': ["the race and crash tests' fault-point files (AGENT_SESSION_TEST_FAULTS_DIR)"],
+  'tools/store/settings-file.ts': ["Claude Code's settings files (.claude/settings.json, ~/.claude/settings.json)"],
+  'tools/store/transcript.ts': ["Claude Code's transcripts (read only)"],
+  'tools/store/stdin.ts': ["a hook's stdin, stdout and stderr (fd 0, 1 and 2)"],
+  'tools/install/gitignore-file.ts': ["the project's .gitignore"],
+  'tools/install/hook-files.ts': ['the built hooks, found for install (dist/hooks/<name>.js)'],
+  'tools/transfer/bundle-file.ts': ['export bundles (files the user names) and their temps'],
+  'hooks/subagent_stop.ts': ['the sweep bundle it starts (dist/hooks/bundles/sweep.cjs), only checked to exist'],
+};
+
+test('each kind of file has one owning module: only the owners import the file system or the lock library', () => {
+  const owners = new Map(Object.entries(DISK_OWNERS).map(([file, kinds]) => [path.join(...file.split('/')), kinds]));
+  const touching = [...sources('tools'), ...sources('hooks')].filter((file) =>
+    imports(file).some((m) => DISK_MODULES.test(m)),
+  );
+  assert.deepEqual(
+    touching.filter((file) => !owners.has(file)).map((file) => `${file} touches the disk but owns no kind of file`),
+    [],
+  );
+  // The list stays true: every owner exists and does touch the disk.
+  assert.deepEqual(
+    [...owners.keys()]
+      .filter((file) => !touching.includes(file))
+      .map((file) => `${file} is listed but touches no file`),
+    [],
+  );
+  const kinds = Object.values(DISK_OWNERS).flat();
+  assert.deepEqual(
+    kinds.filter((kind, i) => kinds.indexOf(kind) !== i),
+    [],
+    'a kind of file with two owners',
+  );
+});
+
+test('tools/ and hooks/ import each other without cycles', () => {
+  const graph = importGraph();
+  assert.ok([...graph.values()].flat().length > 100, 'the import graph has too few edges: the parser is broken');
+  assert.deepEqual(
+    findCycles(graph).map((cycle) => cycle.replaceAll(path.sep, '/')),
+    [],
+  );
+});
+
+test('the modules under Sessions take its context and never import it', () => {
+  const graph = importGraph();
+  const below = ['store', 'policy', 'trees', 'audit', 'doctor', 'transfer'].map(
+    (dir) => `tools${path.sep}${dir}${path.sep}`,
+  );
+  const offenders = [...graph]
+    .filter(([file]) => below.some((dir) => file.startsWith(dir)))
+    .filter(([, targets]) => targets.includes(path.join('tools', 'sessions.ts')))
+    .map(([file]) => file);
   assert.deepEqual(offenders, []);
 });
 

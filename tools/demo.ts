@@ -1,5 +1,6 @@
 import { Sessions } from './sessions.js';
 import { makeTempProject } from './store/project.js';
+import { cleanup } from './trees/cleanup.js';
 
 /** A walkthrough of the lifecycle in a throw-away project; `log` receives each step. */
 export async function runDemo(log: (line: string) => void): Promise<string> {
@@ -31,7 +32,7 @@ export async function runDemo(log: (line: string) => void): Promise<string> {
   const { sessions: listed } = await sessions.list();
   log(`7. list         -> ${listed.map((x) => `${x.agent_id} [${x.phase}]`).join(', ')}`);
   const tomorrow = Sessions.open({ cwd: project, env: {}, now: () => Date.now() + 25 * 3_600_000 });
-  const report = await tomorrow.cleanup();
+  const report = await cleanup(tomorrow);
   log(`8. cleanup      -> 25 h later, removed ${report.removed.length} of ${report.scanned} (default cutoff 24 h)`);
   log(
     `Done. Finished sessions past the cutoff went to the trash (${report.backups.length} entr${report.backups.length === 1 ? 'y' : 'ies'}); ${other.agent_id} never finished, so it stays until it is stuck long enough to be abandoned. The project stays at ${project}.`,

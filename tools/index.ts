@@ -1,5 +1,6 @@
 export { Sessions } from './sessions.js';
-export type { CleanupReport, CreateInput, ListResult, SessionsOptions, ShouldResumeResult } from './sessions.js';
+export type { CreateInput, SessionsOptions, ShouldResumeResult } from './sessions.js';
+export type { ListResult } from './context.js';
 export { SessionError, isSessionError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { PHASES, OUTCOMES, RESUMABLE_PHASES } from './phases.js';
@@ -22,7 +23,7 @@ export { listTrash, restoreSession } from './trees/restore.js';
 export type { RestoreResult, TrashEntry, TrashListing } from './trees/restore.js';
 export { recoverTrash } from './trees/recover.js';
 export { cleanup } from './trees/cleanup.js';
-export type { CleanupOptions } from './trees/cleanup.js';
+export type { CleanupOptions, CleanupReport } from './trees/cleanup.js';
 export { readAudit } from './audit/read.js';
 export type { AuditReadResult, ReadAuditOptions } from './audit/read.js';
 export { followAudit } from './audit/follow.js';

@@ -1,5 +1,6 @@
+import { formatEntry } from './audit/entry.js';
 import { resolveSettings, type Settings } from './config.js';
-import { appendAudit } from './audit/log.js';
+import type { Actor, ListResult, SessionContext } from './context.js';
 import { SessionError, toSessionError } from './errors.js';
 import { assertValidId, generateId } from './ids.js';
 import type { JsonObject } from './merge-patch.js';
@@ -13,12 +14,12 @@ import {
   type UpdateRequest,
 } from './policy/lifecycle.js';
 import { decideResume, type ResumeDecision, type ResumeRules } from './policy/resume.js';
-import { selectSessions, type ListFilter, type SessionSummary } from './policy/selection.js';
+import { selectSessions, type ListFilter } from './policy/selection.js';
 import type { SessionRecord } from './record.js';
+import { AuditLog } from './store/audit-log.js';
 import { configFilePath, readConfigFile, resolveStoreDir } from './store/project.js';
 import { ChildrenIndex } from './store/children-index.js';
-import type { CleanupOptions, CleanupReport } from './trees/cleanup.js';
-import { notFound, SessionStore, type StoreProblem } from './store/store.js';
+import { notFound, SessionStore } from './store/store.js';
 
 export interface SessionsOptions {
   /** The store directory; see SESSION_README.md for how it is found otherwise. */
@@ -31,8 +32,6 @@ export interface SessionsOptions {
   /** Who makes the changes, for the audit trail. */
   actor?: Actor;
 }
-
-export type Actor = 'cli' | 'hook' | 'api';
 
 export interface CreateInput {
   agentName: string;
@@ -48,18 +47,18 @@ export interface ShouldResumeResult extends ResumeDecision {
   session: SessionRecord | null;
 }
 
-export interface ListResult {
-  sessions: SessionSummary[];
-  problems: StoreProblem[];
-}
-
-export type { CleanupReport } from './trees/cleanup.js';
-
-/** The lifecycle API: every operation on sessions, over one store and one set of settings. */
-export class Sessions {
+/**
+ * One store opened with its settings: the lifecycle of single sessions (create, update, finalize,
+ * get, shouldResume, list) as methods, and the context (store, settings, actor, clock, audit trail)
+ * that the operations on trees and on the whole store take as their first argument: deleteSession,
+ * restoreSession, tree, cleanup, exportSessions, importSessions, doctor, readAudit and the others
+ * exported by tools/index.ts are functions, not methods.
+ */
+export class Sessions implements SessionContext {
   readonly store: SessionStore;
   readonly settings: Settings;
   readonly actor: Actor;
+  readonly auditLog: AuditLog;
   readonly auditErrors: SessionError[] = [];
   private readonly clock: () => number;
 
@@ -68,6 +67,8 @@ export class Sessions {
     this.settings = settings;
     this.clock = clock;
     this.actor = actor;
+    const { auditMaxBytes, auditKeep, lockTimeoutMs } = settings;
+    this.auditLog = new AuditLog(store.dir, { maxBytes: auditMaxBytes, keep: auditKeep, lockTimeoutMs });
   }
 
   static open(options: SessionsOptions = {}): Sessions {
@@ -94,7 +95,9 @@ export class Sessions {
    */
   async audit(action: string, ids: string[], details: Record<string, unknown> = {}): Promise<void> {
     try {
-      await appendAudit(this, action, ids, details);
+      await this.auditLog.append(
+        formatEntry({ time: this.clock(), action, ids, actor: this.actor, pid: process.pid, details }),
+      );
     } catch (err) {
       this.auditErrors.push(toSessionError(err, 'writing the audit trail'));
       if (this.auditErrors.length > 20) this.auditErrors.shift();
@@ -196,13 +199,6 @@ export class Sessions {
     validateFilter(filter);
     const { records, problems } = this.store.scan();
     return { sessions: selectSessions(records, filter, this.clock(), this.rules), problems };
-  }
-
-  /** Scan then purge (see trees/cleanup.ts); kept here for callers of the first release. */
-  async cleanup(options: CleanupOptions = {}): Promise<CleanupReport> {
-    // Loaded on use: the hooks open Sessions on every event; only their detached sweep cleans up.
-    const { cleanup } = await import('./trees/cleanup.js');
-    return cleanup(this, options);
   }
 }
 

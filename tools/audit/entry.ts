@@ -4,7 +4,7 @@ import { isPlainObject } from '../merge-patch.js';
 import { formatTimestamp, parseTimestamp } from '../time.js';
 
 /** Version of one audit line's layout. */
-export const AUDIT_VERSION = 1;
+const AUDIT_VERSION = 1;
 /**
  * Lines are kept under this size so that one `write` on an O_APPEND descriptor puts a whole line in
  * the file without interleaving (Linux local file systems; see SESSION_README.md, "Audit trail").

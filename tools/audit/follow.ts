@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Sessions } from '../sessions.js';
+import type { SessionContext } from '../context.js';
 import { matches, parseLine, recoverTail, sha256, type AuditEntry, type AuditProblem } from './entry.js';
-import { auditLogOf } from './log.js';
 import { AUDIT_FILE } from '../store/audit-log.js';
 import { AuditTail } from '../store/audit-tail.js';
 import { resolveSince } from './duration.js';
@@ -21,14 +20,14 @@ export interface FollowAuditOptions extends ReadAuditOptions {
  * Streams entries as they are appended, across rotations. With `since`, the matching entries
  * already in the trail come first. Polls the file: cheap, and works where file watching does not.
  */
-export async function followAudit(sessions: Sessions, options: FollowAuditOptions): Promise<void> {
+export async function followAudit(sessions: SessionContext, options: FollowAuditOptions): Promise<void> {
   const filter = {
     session: options.session,
     action: options.action,
     since: resolveSince(options.since, sessions.now()),
   };
   // A reader of what is appended from now on (the hooks, which only append, never load it).
-  const tail = new AuditTail(auditLogOf(sessions).dir, AUDIT_FILE);
+  const tail = new AuditTail(sessions.auditLog.dir, AUDIT_FILE);
   // Start at the end before reading the backlog: an entry appended in between is in both, shown once.
   tail.start(false);
   try {

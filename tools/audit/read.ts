@@ -1,4 +1,4 @@
-import type { Sessions } from '../sessions.js';
+import type { SessionContext } from '../context.js';
 import {
   matches,
   parseLine,
@@ -8,7 +8,6 @@ import {
   type AuditFilter,
   type AuditProblem,
 } from './entry.js';
-import { auditLogOf } from './log.js';
 import { resolveSince } from './duration.js';
 
 export interface ReadAuditOptions {
@@ -27,7 +26,7 @@ export interface AuditReadResult {
 }
 
 /** The trail across rotated files, oldest first, verifying every line's hash. */
-export async function readAudit(sessions: Sessions, options: ReadAuditOptions = {}): Promise<AuditReadResult> {
+export async function readAudit(sessions: SessionContext, options: ReadAuditOptions = {}): Promise<AuditReadResult> {
   const filter: AuditFilter = {
     session: options.session,
     action: options.action,
@@ -48,10 +47,10 @@ export interface AuditScan {
   bad: { problem: AuditProblem; raw: string; acknowledged: boolean }[];
 }
 
-export function scanAudit(sessions: Sessions): AuditScan {
+export function scanAudit(sessions: SessionContext): AuditScan {
   const entries: AuditEntry[] = [];
   const bad: AuditScan['bad'] = [];
-  for (const { file, text } of auditLogOf(sessions).readAll()) {
+  for (const { file, text } of sessions.auditLog.readAll()) {
     const lines = text.split('\n');
     const complete = text.endsWith('\n') || text === '';
     lines.forEach((line, index) => {

@@ -60,5 +60,4 @@ async function answerLegacy(run: HookRun, raw: unknown): Promise<LifecycleOutcom
 }
 
 export { HookRun, readStdin, writeAllSync } from './runtime.js';
-export { fileExists } from '../store/file-exists.js';
 export { claimSweepFor } from './sweep-run.js';

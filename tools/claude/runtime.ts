@@ -3,8 +3,7 @@ import { JsonTooDeepError, parseJson as parseBounded } from '../json.js';
 import { Sessions } from '../sessions.js';
 import { ClaudeIndex } from '../store/claude-index.js';
 import { appendHookLog } from '../store/hook-log.js';
-import { fileExists } from '../store/file-exists.js';
-import { toolUseMessagesSince, transcriptMark } from '../store/transcript.js';
+import { toolUseMessagesSince, transcriptExists, transcriptMark } from '../store/transcript.js';
 import { resolveStoreDir } from '../store/project.js';
 import { readStdinSync, type StdinResult } from '../store/stdin.js';
 import { formatTimestamp } from '../time.js';
@@ -89,7 +88,7 @@ export class HookRun {
       this.opened = {
         sessions,
         index,
-        transcriptExists: fileExists,
+        transcriptExists,
         transcriptMark,
         toolUseMessagesSince,
         startedAt: Date.now() - process.uptime() * 1000,

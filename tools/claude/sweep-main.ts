@@ -1,7 +1,8 @@
 // The periodic tidy-up as its own bundle (dist/hooks/bundles/sweep.cjs): subagent_stop starts it
 // detached, or runs it in the foreground with `--sweep`. It is the only hook code that cleans up, so
 // the cleanup machinery (trees, trash, plans) stays out of the bundles Claude Code waits for.
-import { HookRun, runSweep, writeAllSync } from './sweep-run.js';
+import { HookRun, writeAllSync } from './runtime.js';
+import { runSweep } from './sweep.js';
 
 async function main(): Promise<void> {
   const run = new HookRun('sweep', process.env, process.cwd());

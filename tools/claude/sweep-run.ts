@@ -1,6 +1,5 @@
-import { claimSweep, writeSweepReport } from '../store/sweep-stamp.js';
+import { claimSweep } from '../store/sweep-stamp.js';
 import type { HookRun } from './runtime.js';
-import { sweep, type SweepReport } from './sweep.js';
 
 /** Whether this hook process should start the sweep now (never throws: a failed claim is no sweep). */
 export async function claimSweepFor(run: HookRun): Promise<boolean> {
@@ -16,12 +15,3 @@ export async function claimSweepFor(run: HookRun): Promise<boolean> {
     return false;
   }
 }
-
-export async function runSweep(run: HookRun): Promise<SweepReport> {
-  const { sessions, index } = run.context();
-  const report = await sweep(sessions, index);
-  await writeSweepReport(sessions.store.dir, { finished_at: new Date(sessions.now()).toISOString(), ...report });
-  return report;
-}
-
-export { HookRun, writeAllSync } from './runtime.js';

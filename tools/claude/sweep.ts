@@ -1,9 +1,12 @@
 import { SessionError } from '../errors.js';
 import { applyFinalize } from '../policy/lifecycle.js';
 import type { SessionRecord } from '../record.js';
-import type { CleanupReport, Sessions } from '../sessions.js';
+import type { Sessions } from '../sessions.js';
 import type { ClaudeIndex } from '../store/claude-index.js';
+import { writeSweepReport } from '../store/sweep-stamp.js';
 import { parseTimestamp } from '../time.js';
+import { cleanup as cleanupStore, type CleanupReport } from '../trees/cleanup.js';
+import type { HookRun } from './runtime.js';
 
 export interface SweepReport {
   abandoned: string[];
@@ -46,7 +49,15 @@ export async function sweep(sessions: Sessions, index: ClaudeIndex): Promise<Swe
       if (!(err instanceof SessionError)) throw err;
     }
   }
-  const cleanup = await sessions.cleanup();
+  const cleanup = await cleanupStore(sessions);
   const pruned = await index.prune(now, sessions.settings.cleanupHours * 3_600_000);
   return { abandoned, cleanup, pruned_indexes: pruned };
+}
+
+/** The sweep of the store the hook run opens, its report left in the store. */
+export async function runSweep(run: HookRun): Promise<SweepReport> {
+  const { sessions, index } = run.context();
+  const report = await sweep(sessions, index);
+  await writeSweepReport(sessions.store.dir, { finished_at: new Date(sessions.now()).toISOString(), ...report });
+  return report;
 }

@@ -1,7 +1,15 @@
 import type { Settings } from '../config.js';
 import { escapeControls } from '../errors.js';
 import { Sessions } from '../sessions.js';
-import type { SignalSource } from './interrupt.js';
+
+export type StopSignal = 'SIGINT' | 'SIGTERM';
+
+/** How the CLI hears SIGINT/SIGTERM and exits at once; the bin passes `process`'s, tests a fake. */
+export interface SignalSource {
+  on(name: StopSignal, listener: () => void): void;
+  off(name: StopSignal, listener: () => void): void;
+  exit(code: number): void;
+}
 
 /** What the CLI needs from the outside world; tests pass a fake one. */
 export interface Io {

@@ -1,15 +1,6 @@
 import { PROGRAM } from '../errors.js';
-import type { Context } from './context.js';
+import type { Context, StopSignal } from './context.js';
 import { EXIT } from './exit-codes.js';
-
-export type StopSignal = 'SIGINT' | 'SIGTERM';
-
-/** How the CLI hears SIGINT/SIGTERM and exits at once; the bin passes `process`'s, tests a fake. */
-export interface SignalSource {
-  on(name: StopSignal, listener: () => void): void;
-  off(name: StopSignal, listener: () => void): void;
-  exit(code: number): void;
-}
 
 const NAMES: StopSignal[] = ['SIGINT', 'SIGTERM'];
 

@@ -1,5 +1,5 @@
 import type { SessionRecord } from '../record.js';
-import type { Sessions } from '../sessions.js';
+import type { SessionContext } from '../context.js';
 import path from 'node:path';
 import { TEMP_DIR, type StoreProblem } from '../store/store.js';
 import {
@@ -10,7 +10,7 @@ import {
   removeStray,
   tempDirProblem,
   type StrayFile,
-} from '../store/sweep.js';
+} from '../store/strays.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
 import { quarantineIfCorrupt } from '../trees/cleanup-steps.js';
 import { checkIndex as checkIndexHealth, rebuildIndex } from '../trees/index-health.js';
@@ -43,7 +43,7 @@ export interface StoreSnapshot {
   dirs: string[];
 }
 
-export function checkRecords(sessions: Sessions, snap: StoreSnapshot): Found[] {
+export function checkRecords(sessions: SessionContext, snap: StoreSnapshot): Found[] {
   const found: Found[] = snap.problems.map((p) => {
     const base = { check: 'record' as const, severity: 'error' as const, subject: p.id, message: p.message };
     if (p.code !== 'ECORRUPT') return { ...base, repair: null };
@@ -69,7 +69,7 @@ export function checkRecords(sessions: Sessions, snap: StoreSnapshot): Found[] {
   return found;
 }
 
-async function removeEmpty(sessions: Sessions, id: string): Promise<string> {
+async function removeEmpty(sessions: SessionContext, id: string): Promise<string> {
   // Under the id's lock: a create holds it from its mkdir to its rename.
   const gone = await withSessionLocks(sessions.store.dir, [id], sessions.settings.lockTimeoutMs, () =>
     removeEmptySessionDir(sessions.store.dir, id),
@@ -77,7 +77,7 @@ async function removeEmpty(sessions: Sessions, id: string): Promise<string> {
   return gone ? `removed the empty directory ${id}` : `left ${id}: it is no longer empty`;
 }
 
-async function quarantine(sessions: Sessions, id: string): Promise<string> {
+async function quarantine(sessions: SessionContext, id: string): Promise<string> {
   const where = await quarantineIfCorrupt(sessions, id, { reason: 'corrupt record', by: 'doctor' });
   return where === null ? `left ${id}: it is no longer corrupt` : `quarantined ${id} in ${where}`;
 }
@@ -126,7 +126,7 @@ export function checkParents(snap: StoreSnapshot, inTrash: Map<string, string>):
 }
 
 /** The children index against the records, which are the truth (trees/index-health.ts); one rebuild repairs all. */
-export async function checkIndex(sessions: Sessions): Promise<Found[]> {
+export async function checkIndex(sessions: SessionContext): Promise<Found[]> {
   const { missing, stale, unindexed } = await checkIndexHealth(sessions);
   const repair = 'rebuild the index from the records';
   const found: Found[] = [
@@ -159,7 +159,7 @@ export async function checkIndex(sessions: Sessions): Promise<Found[]> {
 }
 
 /** `.tmp/` unusable, strays as cleanup finds them, and the temp files earlier versions left inside session directories. */
-export function checkStrays(sessions: Sessions, snap: StoreSnapshot): Found[] {
+export function checkStrays(sessions: SessionContext, snap: StoreSnapshot): Found[] {
   const now = Date.now();
   const problem = tempDirProblem(sessions.store.dir);
   const unusable: Found[] =

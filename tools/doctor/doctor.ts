@@ -1,8 +1,7 @@
-import { auditLogOf } from '../audit/log.js';
 import { scanAudit } from '../audit/read.js';
 import { isSessionError, SessionError } from '../errors.js';
 import { throwIfInterrupted } from '../interrupt.js';
-import type { Sessions } from '../sessions.js';
+import type { SessionContext } from '../context.js';
 import { ImportStaging } from '../store/import-stage.js';
 import { Trash } from '../store/trash.js';
 import { recoverImports } from '../transfer/import.js';
@@ -39,7 +38,7 @@ export interface DoctorReport {
 }
 
 /** Checks the whole store; with `repair`, fixes what can be fixed without losing data, then checks again. */
-export async function doctor(sessions: Sessions, options: DoctorOptions = {}): Promise<DoctorReport> {
+export async function doctor(sessions: SessionContext, options: DoctorOptions = {}): Promise<DoctorReport> {
   const first = await examine(sessions);
   const findings = first.found.map(strip);
   if (!options.repair)
@@ -66,7 +65,7 @@ export async function doctor(sessions: Sessions, options: DoctorOptions = {}): P
   return { healthy: remaining.length === 0, checked: first.checked, findings, repairs, remaining };
 }
 
-async function examine(sessions: Sessions): Promise<{ found: Found[]; checked: DoctorReport['checked'] }> {
+async function examine(sessions: SessionContext): Promise<{ found: Found[]; checked: DoctorReport['checked'] }> {
   const { records, problems } = sessions.store.scan();
   const snap: StoreSnapshot = { records, problems, dirs: sessions.store.ids() };
   const dir = sessions.store.dir;
@@ -108,7 +107,7 @@ function isError(finding: DoctorFinding): boolean {
 }
 
 /** Interrupted imports (tools/store/import-stage.ts); repaired by rolling them back. */
-async function checkImports(sessions: Sessions): Promise<Found[]> {
+async function checkImports(sessions: SessionContext): Promise<Found[]> {
   const staging = new ImportStaging(sessions.store.dir);
   const found: Found[] = [];
   for (const op of await staging.ops()) {
@@ -134,7 +133,9 @@ async function checkImports(sessions: Sessions): Promise<Found[]> {
  * runs is reported too. A complete entry must hold every session. Also returns which entry holds
  * each session, for the parent check.
  */
-async function checkTrash(sessions: Sessions): Promise<{ found: Found[]; entries: number; held: Map<string, string> }> {
+async function checkTrash(
+  sessions: SessionContext,
+): Promise<{ found: Found[]; entries: number; held: Map<string, string> }> {
   const trash = new Trash(sessions.store.dir);
   const entries = await trash.entries();
   const found: Found[] = [];
@@ -201,9 +202,9 @@ async function checkTrash(sessions: Sessions): Promise<{ found: Found[]; entries
 }
 
 /** Bad audit lines; repaired by copying them to the quarantine and acknowledging them in the trail. */
-function checkAudit(sessions: Sessions): { found: Found[]; entries: number } {
+function checkAudit(sessions: SessionContext): { found: Found[]; entries: number } {
   const scan = scanAudit(sessions);
-  const log = auditLogOf(sessions);
+  const log = sessions.auditLog;
   const bad = scan.bad.filter((b) => !b.acknowledged);
   const found: Found[] = bad.map(({ problem }) => ({
     check: 'audit',

@@ -5,7 +5,7 @@ import { INDEX_DIR } from '../store/children-index.js';
 import { HOOK_LOG } from '../store/hook-log.js';
 import { BACKUPS_DIR } from '../store/import-stage.js';
 import { areaProblem, fileProblem } from '../store/regular-file.js';
-import { QUARANTINE_DIR } from '../store/sweep.js';
+import { QUARANTINE_DIR } from '../store/strays.js';
 import { REMOVING_DIR } from '../store/trash.js';
 import type { CheckName, Found } from './checks.js';
 

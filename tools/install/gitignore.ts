@@ -1,5 +1,5 @@
 /** The store's default place, as a .gitignore pattern (any depth, directories only). */
-export const STORE_PATTERN = '.claude/session/';
+const STORE_PATTERN = '.claude/session/';
 
 // Lines that already keep the store out of git: the store itself, or all of .claude/.
 const COVERING = new Set(

@@ -1,6 +1,6 @@
 import { SessionError, toSessionError } from '../errors.js';
-import { gitignorePath, readGitignore, writeGitignore } from '../store/gitignore-file.js';
-import { locateBuiltHooks } from '../store/hook-files.js';
+import { gitignorePath, readGitignore, writeGitignore } from './gitignore-file.js';
+import { locateBuiltHooks } from './hook-files.js';
 import {
   assertRewritable,
   checkReplaceable,

@@ -1,7 +1,7 @@
 /**
  * One synchronous pass over the session records for cleanup: each record read and parsed (as
  * SessionStore.scan does), and its size. No directory is listed: temp files live in `.tmp/` (found by
- * sweep.ts with one readdir), so a session directory holds state.json and nothing the store wrote.
+ * strays.ts with one readdir), so a session directory holds state.json and nothing the store wrote.
  */
 import path from 'node:path';
 import type { SessionError } from '../errors.js';

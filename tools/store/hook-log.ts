@@ -6,7 +6,7 @@ import { openAppendSync } from './regular-file.js';
 /** The hooks' failure log, in the store; a dot-name so no session id can collide with it. */
 export const HOOK_LOG = '.hooks.log';
 /** When the log passes this size it is moved to `.hooks.log.1` (replacing the older one). */
-export const HOOK_LOG_MAX_BYTES = 256 * 1024;
+const HOOK_LOG_MAX_BYTES = 256 * 1024;
 
 export function hookLogPath(storeDir: string): string {
   return path.join(path.resolve(storeDir), HOOK_LOG);

@@ -22,15 +22,14 @@ import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { parseJson } from '../json.js';
 import { writeFileAtomic } from './atomic.js';
-import { withLock } from './lock.js';
-import { areaLockIsHeld } from './lock-state.js';
+import { isLockHeld, withLock } from './lock.js';
 import { assertArea, decodeUtf8, readRegularFileSync } from './regular-file.js';
 import { STATE_FILE } from './store.js';
 import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
 import { processRuns } from './pid.js';
 
-export const IMPORTING_DIR = '.importing';
+const IMPORTING_DIR = '.importing';
 export const BACKUPS_DIR = '.backups';
 /** A manifest lists ids; one past this size was not written by an import. */
 const MANIFEST_MAX_BYTES = 16 * 1024 * 1024;
@@ -152,7 +151,7 @@ export class ImportStaging {
 
   /** Whether the import is still running: its lock is fresh and its process alive. */
   async isRunning(op: string): Promise<boolean> {
-    if (!areaLockIsHeld(this.storeDir, `import-${op}`)) return false;
+    if (!isLockHeld(areaLockPath(this.storeDir, `import-${op}`))) return false;
     const fromName = /^\d{8}-\d{6}-(\d+)-[0-9a-f]+$/.exec(op)?.[1];
     const pid = fromName === undefined ? (await this.readManifest(op))?.pid : Number(fromName);
     return typeof pid !== 'number' || processRuns(pid);

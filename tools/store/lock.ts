@@ -151,6 +151,15 @@ export function isStaleLockTime(mtimeMs: number, now: number = Date.now()): bool
   return age > LOCK_STALE_MS || age < -LOCK_STALE_MS;
 }
 
+/** Whether a lock is held by a live process (its holder keeps it fresh); false when there is none. */
+export function isLockHeld(lockPath: string, now: number = Date.now()): boolean {
+  try {
+    return !isStaleLockTime(statSync(lockPath).mtimeMs, now);
+  } catch {
+    return false;
+  }
+}
+
 function isStale(lockPath: string): boolean {
   return isStaleLockTime(statSync(lockPath).mtimeMs);
 }

@@ -17,7 +17,7 @@ const REMOVING_DIR = '.removing';
 /** Temp files of record writes, `<id>.state.json.<pid>.<n>.<hex>.tmp`: one readdir finds the strays (issue 4). */
 export const TEMP_DIR = '.tmp';
 /** A record is a few KiB; one this large is refused (read: ECORRUPT, write: EINVALID), never slowly parsed under a lock. */
-export const MAX_RECORD_BYTES = 16 * 1024 * 1024;
+const MAX_RECORD_BYTES = 16 * 1024 * 1024;
 
 export interface StoreProblem {
   id: string;

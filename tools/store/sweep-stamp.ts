@@ -6,7 +6,7 @@ import { withLock } from './lock.js';
 import { ensureAreaSync } from './regular-file.js';
 
 /** `<store>/.claude-code/last-sweep`: its modification time is when the last sweep was claimed. */
-export function sweepStampPath(storeDir: string): string {
+function sweepStampPath(storeDir: string): string {
   return path.join(path.resolve(storeDir), CLAUDE_DIR, 'last-sweep');
 }
 
@@ -37,7 +37,7 @@ async function stampTime(file: string): Promise<number | undefined> {
 }
 
 /** Where the last sweep leaves its report (`--sweep` also prints it). */
-export function sweepReportPath(storeDir: string): string {
+function sweepReportPath(storeDir: string): string {
   return path.join(path.resolve(storeDir), CLAUDE_DIR, 'last-sweep.json');
 }
 

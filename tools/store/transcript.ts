@@ -28,6 +28,15 @@ export function transcriptMark(file: string | null, toolUseId: string): number |
   return tail.size;
 }
 
+/** Whether Claude Code still has the transcript (a regular file) that SendMessage would reload. */
+export function transcriptExists(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The assistant message (`message.id`) holding each of `toolUseIds`, among the transcript's entries
  * from byte `from` on (a transcriptMark). Ids not found there are left out. 'beyond' when more than

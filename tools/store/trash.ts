@@ -22,15 +22,14 @@ import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { parseJson } from '../json.js';
 import { writeFileAtomic } from './atomic.js';
-import { withLock } from './lock.js';
-import { areaLockIsHeld } from './lock-state.js';
+import { isLockHeld, withLock } from './lock.js';
 import { assertArea, decodeUtf8, ensureAreaSync, readRegularFileSync } from './regular-file.js';
 import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
 import { faultPoint } from './fault-points.js';
 import { processRuns } from './pid.js';
 
-export const TRASH_DIR = '.trash';
+const TRASH_DIR = '.trash';
 export const REMOVING_DIR = '.removing';
 export const TRASH_FORMAT = 1;
 /** A manifest lists the sessions of one subtree; one past this size was not written by the store. */
@@ -211,7 +210,7 @@ export class Trash {
    */
   interrupted(manifest: TrashManifest): boolean {
     if (manifest.status === 'complete' || manifest.status === 'restored') return false;
-    return !areaLockIsHeld(this.storeDir, `trash-${manifest.entry}`) || !processRuns(manifest.pid);
+    return !isLockHeld(areaLockPath(this.storeDir, `trash-${manifest.entry}`)) || !processRuns(manifest.pid);
   }
 
   /** The session ids actually present in the entry. */
@@ -274,7 +273,7 @@ export async function diskBytes(dir: string): Promise<number> {
 
 // Synchronous on purpose: cleanup and delete size thousands of small session directories, and one
 // thread-pool round trip per lstat/readdir made that most of a dry run's time.
-export function diskBytesSync(file: string): number {
+function diskBytesSync(file: string): number {
   let info;
   try {
     info = lstatSync(file);

@@ -6,7 +6,7 @@ import { JsonTooDeepError, parseJson } from '../json.js';
 import { isPlainObject } from '../merge-patch.js';
 import { parseRecord, type SessionRecord } from '../record.js';
 
-export const BUNDLE_FORMAT = 'agent-session-bundle';
+const BUNDLE_FORMAT = 'agent-session-bundle';
 export const BUNDLE_VERSION = 1;
 
 export interface Bundle {

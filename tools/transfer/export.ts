@@ -3,8 +3,8 @@ import { SessionError } from '../errors.js';
 import { throwIfInterrupted } from '../interrupt.js';
 import { assertValidId } from '../ids.js';
 import type { SessionRecord } from '../record.js';
-import type { Sessions } from '../sessions.js';
-import { writeBundleFile } from '../store/bundle-file.js';
+import type { SessionContext } from '../context.js';
+import { writeBundleFile } from './bundle-file.js';
 import type { StoreProblem } from '../store/store.js';
 import { subtreeNodes } from '../trees/hierarchy.js';
 import { makeBundle, type Bundle } from './bundle.js';
@@ -30,7 +30,7 @@ export interface ExportResult {
 }
 
 /** A portable bundle of a session and its descendants (or of the store): records and their audit entries. */
-export async function exportSessions(sessions: Sessions, options: ExportOptions): Promise<ExportResult> {
+export async function exportSessions(sessions: SessionContext, options: ExportOptions): Promise<ExportResult> {
   if (Boolean(options.all) === (options.id !== undefined))
     throw new SessionError('EINVALID', 'export needs a session id or --all (not both)');
   let chosen: SessionRecord[];

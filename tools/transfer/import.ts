@@ -1,11 +1,10 @@
-import { auditLogOf } from '../audit/log.js';
 import { readAudit } from '../audit/read.js';
 import { isSessionError, SessionError, toSessionError } from '../errors.js';
 import { throwIfInterrupted } from '../interrupt.js';
 import { generateId } from '../ids.js';
 import { serializeRecord, type SessionRecord } from '../record.js';
-import type { Sessions } from '../sessions.js';
-import { readBundleFile } from '../store/bundle-file.js';
+import type { SessionContext } from '../context.js';
+import { readBundleFile } from './bundle-file.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { ImportStaging, type ImportManifest } from '../store/import-stage.js';
 import { LOCK_STALE_MS } from '../store/lock.js';
@@ -43,7 +42,7 @@ export interface ImportResult {
 
 /** Validates a bundle and imports all of its sessions, or none (see tools/store/import-stage.ts). */
 export async function importSessions(
-  sessions: Sessions,
+  sessions: SessionContext,
   source: ImportSource,
   options: ImportOptions = {},
 ): Promise<ImportResult> {
@@ -130,7 +129,7 @@ export async function importSessions(
  * names them) is the rerun of a finished import: say so, and copy the bundle's audit entries the
  * trail still lacks (an importer killed before copying them). Any other error passes unchanged.
  */
-async function refuseRepeat(sessions: Sessions, bundle: Bundle, err: unknown): Promise<never> {
+async function refuseRepeat(sessions: SessionContext, bundle: Bundle, err: unknown): Promise<never> {
   if (!isSessionError(err, 'EEXIST')) throw err;
   const colliding = (err.details.ids ?? []) as string[];
   const earlier = (await readAudit(sessions, { action: 'import' })).entries.filter(
@@ -156,7 +155,7 @@ interface ImportPlan {
 }
 
 /** Decides ids: collisions refused, renamed (links inside the bundle rewritten) or replaced. */
-export function planImport(
+function planImport(
   records: SessionRecord[],
   existing: Set<string>,
   options: ImportOptions,
@@ -245,7 +244,7 @@ async function rollBack(staging: ImportStaging, manifest: ImportManifest): Promi
  * Finishes imports whose process died: `done` ones keep their result, the others are rolled back
  * (nothing of them stays). Imports still running (their lock is held) are left alone.
  */
-export async function recoverImports(sessions: Sessions): Promise<string[]> {
+export async function recoverImports(sessions: SessionContext): Promise<string[]> {
   const staging = new ImportStaging(sessions.store.dir);
   const recovered: string[] = [];
   for (const op of await staging.ops()) {
@@ -274,7 +273,7 @@ export async function recoverImports(sessions: Sessions): Promise<string[]> {
 }
 
 /** A committed import whose importer died: its backup kept and, unless the trail has it, its `import` entry written. */
-async function finishDone(sessions: Sessions, staging: ImportStaging, manifest: ImportManifest): Promise<void> {
+async function finishDone(sessions: SessionContext, staging: ImportStaging, manifest: ImportManifest): Promise<void> {
   const backup = await staging.keepBackup(manifest.op);
   const written = (await readAudit(sessions, { action: 'import' })).entries.some((e) => e.details?.op === manifest.op);
   if (!written)
@@ -290,14 +289,14 @@ async function finishDone(sessions: Sessions, staging: ImportStaging, manifest: 
 
 /**
  * Appends the bundle's audit entries (their original lines and hashes) that this trail lacks. Like
- * any audit append, a failure does not fail the import it follows (see `Sessions.audit`).
+ * any audit append, a failure does not fail the import it follows (see `SessionContext.audit`).
  */
-async function replayAudit(sessions: Sessions, bundle: Bundle): Promise<number> {
+async function replayAudit(sessions: SessionContext, bundle: Bundle): Promise<number> {
   if (bundle.audit.length === 0) return 0;
   try {
     const have = new Set((await readAudit(sessions)).entries.map((e) => e.hash));
     const lines = bundle.audit.filter((e) => !have.has(e.hash)).map((e) => `${JSON.stringify(e)}\n`);
-    if (lines.length > 0) await auditLogOf(sessions).append(lines);
+    if (lines.length > 0) await sessions.auditLog.append(lines);
     return lines.length;
   } catch (err) {
     sessions.auditErrors.push(toSessionError(err, "copying the bundle's audit entries"));
@@ -306,7 +305,11 @@ async function replayAudit(sessions: Sessions, bundle: Bundle): Promise<number> 
 }
 
 /** A live session never has its parent in the trash: such a parent is restored first (EREFUSED). */
-async function refuseParentsInTrash(sessions: Sessions, records: SessionRecord[], parents: string[]): Promise<void> {
+async function refuseParentsInTrash(
+  sessions: SessionContext,
+  records: SessionRecord[],
+  parents: string[],
+): Promise<void> {
   const trash = new Trash(sessions.store.dir);
   for (const parent of parents) {
     if (await isLive(sessions, parent)) continue;

@@ -1,19 +1,43 @@
 import { isSessionError, SessionError } from '../errors.js';
 import { judgeSession, type CleanupRules } from '../policy/cleanup-plan.js';
 import { applyFinalize } from '../policy/lifecycle.js';
-import type { Sessions } from '../sessions.js';
+import type { SessionContext } from '../context.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
-import { findStrays, quarantineSession, removeStray } from '../store/sweep.js';
+import { findStrays, quarantineSession, removeStray } from '../store/strays.js';
 import { diskBytes, type Trash } from '../store/trash.js';
-import type { CleanupReport } from './cleanup.js';
+import type { Recovery } from './recover.js';
 
 /** Leftovers younger than this may belong to a process still at work. */
 export const STRAY_AGE_MS = 10 * 60_000;
 
 // The steps of cleanup besides purging (see cleanup.ts); each adds what it did to the report.
 
+/** What a cleanup did, or would do in a dry run. */
+export interface CleanupReport {
+  dry_run: boolean;
+  cutoff: string;
+  scanned: number;
+  /** Every purged session, its subtree root and why the root went. */
+  purged: { id: string; root: string; depth: number; reason: string }[];
+  /** The ids of `purged` (the earlier report's field). */
+  removed: string[];
+  abandoned: { id: string; reason: string }[];
+  quarantined: { id: string; reason: string; path: string | null }[];
+  skipped: { id: string; reason: string }[];
+  orphans: { id: string; parent: string; action: string }[];
+  /** Sessions left alone because they are recent. */
+  kept: number;
+  expired_trash: { entry: string; bytes: number }[];
+  swept: { path: string; kind: string }[];
+  recovered: Recovery[];
+  /** Trash entries that now hold what was purged. */
+  backups: string[];
+  bytes_freed: number;
+  bytes_to_trash: number;
+}
+
 export async function abandon(
-  sessions: Sessions,
+  sessions: SessionContext,
   id: string,
   rules: CleanupRules,
   dry: boolean,
@@ -41,7 +65,7 @@ export async function abandon(
 }
 
 export async function quarantine(
-  sessions: Sessions,
+  sessions: SessionContext,
   problem: { id: string; code: string; message: string },
   dry: boolean,
   report: CleanupReport,
@@ -63,7 +87,7 @@ export async function quarantine(
  * it is no longer corrupt there (a writer replaced it since the scan).
  */
 export async function quarantineIfCorrupt(
-  sessions: Sessions,
+  sessions: SessionContext,
   id: string,
   details: Record<string, unknown>,
 ): Promise<string | null> {
@@ -81,7 +105,7 @@ export async function quarantineIfCorrupt(
 }
 
 export async function expireTrash(
-  sessions: Sessions,
+  sessions: SessionContext,
   trash: Trash,
   dry: boolean,
   report: CleanupReport,
@@ -120,9 +144,9 @@ export async function expireTrash(
   }
 }
 
-export async function sweep(sessions: Sessions, dry: boolean, report: CleanupReport): Promise<void> {
+export async function sweep(sessions: SessionContext, dry: boolean, report: CleanupReport): Promise<void> {
   const now = Date.now();
-  // Temp files of versions before `.tmp/` (inside session directories) are doctor's: see sweep.ts.
+  // Temp files of versions before `.tmp/` (inside session directories) are doctor's: see strays.ts.
   for (const stray of findStrays(sessions.store.dir, now, STRAY_AGE_MS)) {
     const bytes = await diskBytes(stray.path);
     if (!dry && !(await removeStray(stray, now, STRAY_AGE_MS))) continue;

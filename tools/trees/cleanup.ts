@@ -3,14 +3,16 @@ import { throwIfInterrupted } from '../interrupt.js';
 import { judgeSession, planCleanup, type CleanupRules } from '../policy/cleanup-plan.js';
 import type { TreeNode } from '../policy/tree-guard.js';
 import type { SessionRecord } from '../record.js';
-import type { Sessions } from '../sessions.js';
+import type { SessionContext } from '../context.js';
 import { census } from '../store/census.js';
 import { withAreaLock } from '../store/subtree-locks.js';
 import { Trash } from '../store/trash.js';
-import { abandon, describe, expireTrash, quarantine, sweep } from './cleanup-steps.js';
+import { abandon, describe, expireTrash, quarantine, sweep, type CleanupReport } from './cleanup-steps.js';
 import { reconcileIndex, type ExtraLinks } from './hierarchy.js';
-import { recoverTrash, type Recovery } from './recover.js';
+import { recoverTrash } from './recover.js';
 import { removeSubtree, type Removal } from './remove-subtree.js';
+
+export type { CleanupReport } from './cleanup-steps.js';
 
 export interface CleanupOptions {
   /** Age cutoff in hours (default: the cleanup_hours setting, 24). */
@@ -24,34 +26,11 @@ export interface CleanupOptions {
   signal?: AbortSignal;
 }
 
-export interface CleanupReport {
-  dry_run: boolean;
-  cutoff: string;
-  scanned: number;
-  /** Every purged session, its subtree root and why the root went. */
-  purged: { id: string; root: string; depth: number; reason: string }[];
-  /** The ids of `purged` (the earlier report's field). */
-  removed: string[];
-  abandoned: { id: string; reason: string }[];
-  quarantined: { id: string; reason: string; path: string | null }[];
-  skipped: { id: string; reason: string }[];
-  orphans: { id: string; parent: string; action: string }[];
-  /** Sessions left alone because they are recent. */
-  kept: number;
-  expired_trash: { entry: string; bytes: number }[];
-  swept: { path: string; kind: string }[];
-  recovered: Recovery[];
-  /** Trash entries that now hold what was purged. */
-  backups: string[];
-  bytes_freed: number;
-  bytes_to_trash: number;
-}
-
 /** Longer than the lock staleness (2 s) so the lock of a killed cleanup is taken over. */
 const CLEANUP_LOCK_WAIT_MS = 5000;
 
 /** Scan, then purge: see SESSION_README.md, "Cleanup". One cleanup at a time per store (ELOCKED otherwise). */
-export async function cleanup(sessions: Sessions, options: CleanupOptions = {}): Promise<CleanupReport> {
+export async function cleanup(sessions: SessionContext, options: CleanupOptions = {}): Promise<CleanupReport> {
   const hours = options.olderThanHours ?? sessions.settings.cleanupHours;
   if (typeof hours !== 'number' || !Number.isFinite(hours) || hours < 0) {
     throw new SessionError('EINVALID', `hours must be a number >= 0, got ${JSON.stringify(hours)}`);
@@ -61,7 +40,7 @@ export async function cleanup(sessions: Sessions, options: CleanupOptions = {}):
   return withAreaLock(sessions.store.dir, 'cleanup', CLEANUP_LOCK_WAIT_MS, what, () => run(sessions, hours, options));
 }
 
-async function run(sessions: Sessions, hours: number, options: CleanupOptions): Promise<CleanupReport> {
+async function run(sessions: SessionContext, hours: number, options: CleanupOptions): Promise<CleanupReport> {
   const dry = Boolean(options.dryRun);
   const now = sessions.now();
   const rules = cleanupRules(sessions, hours);
@@ -149,7 +128,7 @@ function withRecordLinks(extra: ExtraLinks, records: SessionRecord[]): ExtraLink
   return links;
 }
 
-export function cleanupRules(sessions: Sessions, hours: number): CleanupRules {
+function cleanupRules(sessions: SessionContext, hours: number): CleanupRules {
   const cutoffMs = hours * 3_600_000;
   const runningMs = sessions.settings.runningMinutes * 60_000;
   return {
@@ -162,7 +141,7 @@ export function cleanupRules(sessions: Sessions, hours: number): CleanupRules {
 }
 
 async function purge(
-  sessions: Sessions,
+  sessions: SessionContext,
   root: { id: string; reason: string; ids: string[]; depths: number[] },
   rules: CleanupRules,
   dry: boolean,

@@ -1,5 +1,5 @@
 import { planDelete, type Blocker, type TreeNode } from '../policy/tree-guard.js';
-import type { Sessions } from '../sessions.js';
+import type { SessionContext } from '../context.js';
 import { SessionError } from '../errors.js';
 import { diskBytes, Trash } from '../store/trash.js';
 import { subtreeNodes } from './hierarchy.js';
@@ -49,7 +49,7 @@ export interface DeleteResult {
 
 /** Deletes a session and its descendants: guarded, atomic, backed up to the trash by default. */
 export async function deleteSession(
-  sessions: Sessions,
+  sessions: SessionContext,
   id: string,
   options: DeleteOptions = {},
 ): Promise<DeleteResult> {
@@ -104,7 +104,7 @@ export async function deleteSession(
  * A delete of this subtree that was killed part-way left a `moving` entry holding its lower levels:
  * rolled back first, so that running the delete again takes the whole subtree into one entry.
  */
-async function finishInterrupted(sessions: Sessions, id: string): Promise<string[]> {
+async function finishInterrupted(sessions: SessionContext, id: string): Promise<string[]> {
   const ids = await subtreeNodes(sessions, id).then(
     (nodes) => nodes.map((n) => n.id),
     () => [id],
@@ -117,7 +117,7 @@ async function finishInterrupted(sessions: Sessions, id: string): Promise<string
 }
 
 async function preview(
-  sessions: Sessions,
+  sessions: SessionContext,
   id: string,
   opts: { cascade: boolean; force: boolean; preserveWork: boolean },
 ): Promise<DeleteResult> {

@@ -3,7 +3,7 @@ import { assertValidId } from '../ids.js';
 import type { TreeNode } from '../policy/tree-guard.js';
 import { selectSessions, summarize, type ListFilter, type SessionSummary } from '../policy/selection.js';
 import { compareCreation, type SessionRecord } from '../record.js';
-import type { ListResult, Sessions } from '../sessions.js';
+import type { ListResult, SessionContext } from '../context.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { notFound } from '../store/store.js';
 
@@ -16,7 +16,7 @@ export type ExtraLinks = Map<string, string[]>;
  * Brings the children index up to date with the store: sessions without an index marker are read
  * and linked. `persist` writes their markers (mutating commands); read-only commands keep them in memory.
  */
-export async function reconcileIndex(sessions: Sessions, persist: boolean): Promise<ExtraLinks> {
+export async function reconcileIndex(sessions: SessionContext, persist: boolean): Promise<ExtraLinks> {
   const index = new ChildrenIndex(sessions.store.dir);
   const extra: ExtraLinks = new Map();
   for (const id of await index.unindexed(sessions.store.ids())) {
@@ -30,12 +30,7 @@ export async function reconcileIndex(sessions: Sessions, persist: boolean): Prom
 }
 
 /** The verified children of `id` (a marker whose record is gone or names another parent is ignored). */
-export async function childNodes(
-  sessions: Sessions,
-  id: string,
-  depth: number,
-  extra: ExtraLinks,
-): Promise<TreeNode[]> {
+async function childNodes(sessions: SessionContext, id: string, depth: number, extra: ExtraLinks): Promise<TreeNode[]> {
   const index = new ChildrenIndex(sessions.store.dir);
   const names = [...new Set([...(await index.childIds(id)), ...(extra.get(id) ?? [])])];
   const nodes: TreeNode[] = [];
@@ -49,7 +44,7 @@ export async function childNodes(
 }
 
 /** The session and its whole subtree, depth-first pre-order (root first, depth 0). ENOTFOUND for no root. */
-export async function subtreeNodes(sessions: Sessions, id: string, extra?: ExtraLinks): Promise<TreeNode[]> {
+export async function subtreeNodes(sessions: SessionContext, id: string, extra?: ExtraLinks): Promise<TreeNode[]> {
   assertValidId(id);
   const root = await readLenient(sessions, id);
   if (root === undefined) throw notFound(id);
@@ -73,18 +68,19 @@ export interface DescendantSummary extends SessionSummary {
 }
 
 /** Direct children of a session, oldest first. */
-export async function children(sessions: Sessions, id: string): Promise<SessionSummary[]> {
-  await sessions.get(id);
+export async function children(sessions: SessionContext, id: string): Promise<SessionSummary[]> {
+  assertValidId(id);
+  if (!(await sessions.store.read(id))) throw notFound(id);
   const nodes = await childNodes(sessions, id, 1, await reconcileIndex(sessions, false));
   return nodes.filter((n) => n.record).map((n) => summarize(n.record as SessionRecord));
 }
 
-export async function countChildren(sessions: Sessions, id: string): Promise<number> {
+export async function countChildren(sessions: SessionContext, id: string): Promise<number> {
   return (await children(sessions, id)).length;
 }
 
 /** Every session below `id`, depth-first with its depth (1 for children); unreadable records are left out. */
-export async function descendants(sessions: Sessions, id: string): Promise<DescendantSummary[]> {
+export async function descendants(sessions: SessionContext, id: string): Promise<DescendantSummary[]> {
   const nodes = (await subtreeNodes(sessions, id)).slice(1);
   return nodes.filter((n) => n.record).map((n) => ({ ...summarize(n.record as SessionRecord), depth: n.depth }));
 }
@@ -96,7 +92,7 @@ export interface TreeRow extends SessionSummary {
 }
 
 /** The tree under `id`, or the forest of the whole store (roots and orphans, newest last). */
-export async function tree(sessions: Sessions, id?: string): Promise<TreeRow[]> {
+export async function tree(sessions: SessionContext, id?: string): Promise<TreeRow[]> {
   if (id !== undefined) {
     const nodes = await subtreeNodes(sessions, id);
     const rootParent = nodes[0]?.parent ?? null;
@@ -110,7 +106,7 @@ export async function tree(sessions: Sessions, id?: string): Promise<TreeRow[]> 
 }
 
 /** Pure: rows of every tree in `records`, pre-order. `present` are the ids in the store (readable or not). */
-export function forest(records: SessionRecord[], present: Set<string>): TreeRow[] {
+function forest(records: SessionRecord[], present: Set<string>): TreeRow[] {
   const kids = new Map<string, SessionRecord[]>();
   const byId = new Map(records.map((r) => [r.agent_id, r]));
   for (const r of records) {
@@ -142,7 +138,7 @@ export function forest(records: SessionRecord[], present: Set<string>): TreeRow[
 }
 
 /** Sessions whose parent no longer exists, as `list` shows them. */
-export async function listOrphans(sessions: Sessions, filter: ListFilter = {}): Promise<ListResult> {
+export async function listOrphans(sessions: SessionContext, filter: ListFilter = {}): Promise<ListResult> {
   const { records, problems } = sessions.store.scan();
   const present = new Set(sessions.store.ids());
   const orphans = records.filter((r) => r.parent_session_id !== null && !present.has(r.parent_session_id));
@@ -150,7 +146,7 @@ export async function listOrphans(sessions: Sessions, filter: ListFilter = {}): 
 }
 
 /** The record, null when it exists but cannot be read (corrupt, newer format), undefined when absent. */
-async function readLenient(sessions: Sessions, id: string): Promise<SessionRecord | null | undefined> {
+async function readLenient(sessions: SessionContext, id: string): Promise<SessionRecord | null | undefined> {
   try {
     return await sessions.store.read(id);
   } catch (err) {

@@ -1,4 +1,4 @@
-import type { Sessions } from '../sessions.js';
+import type { SessionContext } from '../context.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { reconcileIndex } from './hierarchy.js';
 
@@ -12,7 +12,7 @@ export interface IndexCheck {
 }
 
 /** Compares the children index with the records (for doctor). Reads every record once. */
-export async function checkIndex(sessions: Sessions): Promise<IndexCheck> {
+export async function checkIndex(sessions: SessionContext): Promise<IndexCheck> {
   const index = new ChildrenIndex(sessions.store.dir);
   const { records } = sessions.store.scan();
   const links = new Set((await index.allLinks()).map(([p, c]) => `${p}/${c}`));
@@ -27,7 +27,7 @@ export async function checkIndex(sessions: Sessions): Promise<IndexCheck> {
 }
 
 /** Drops the children index and writes it again from the records (doctor --repair). */
-export async function rebuildIndex(sessions: Sessions): Promise<{ indexed: number }> {
+export async function rebuildIndex(sessions: SessionContext): Promise<{ indexed: number }> {
   await new ChildrenIndex(sessions.store.dir).clear();
   await reconcileIndex(sessions, true);
   return { indexed: (await new ChildrenIndex(sessions.store.dir).indexedIds()).length };

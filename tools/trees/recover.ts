@@ -1,5 +1,5 @@
 import { isSessionError, SessionError } from '../errors.js';
-import type { Sessions } from '../sessions.js';
+import type { SessionContext } from '../context.js';
 import { faultPoint } from '../store/fault-points.js';
 import { Trash, type TrashManifest } from '../store/trash.js';
 import { putBack } from './restore.js';
@@ -26,7 +26,7 @@ export interface RecoverOptions {
  * marked complete, so they remain restorable) when one of them exists in the store again, or when
  * putting them back would leave a live session whose parent is in the trash.
  */
-export async function recoverTrash(sessions: Sessions, options: RecoverOptions = {}): Promise<Recovery[]> {
+export async function recoverTrash(sessions: SessionContext, options: RecoverOptions = {}): Promise<Recovery[]> {
   const trash = new Trash(sessions.store.dir);
   const done: Recovery[] = [];
   for (const entry of await trash.entries()) {
@@ -54,7 +54,7 @@ export async function recoverTrash(sessions: Sessions, options: RecoverOptions =
   return done;
 }
 
-async function recoverEntry(sessions: Sessions, trash: Trash, entry: string): Promise<Recovery | undefined> {
+async function recoverEntry(sessions: SessionContext, trash: Trash, entry: string): Promise<Recovery | undefined> {
   await faultPoint('recover-entry');
   try {
     // A short wait: a live owner refreshes its lock; a dead one's is stale after 2 s and taken over.
@@ -81,7 +81,7 @@ async function recoverEntry(sessions: Sessions, trash: Trash, entry: string): Pr
 
 /** Under the entry's lock; each outcome is audited as it takes effect (putBack audits its own). */
 async function rollBack(
-  sessions: Sessions,
+  sessions: SessionContext,
   trash: Trash,
   manifest: TrashManifest,
   ids: string[],

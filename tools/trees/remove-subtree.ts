@@ -1,7 +1,7 @@
 import { SessionError, toSessionError } from '../errors.js';
 import { throwIfInterrupted } from '../interrupt.js';
 import { planDelete, type Blocker, type DeletePlan, type TreeNode } from '../policy/tree-guard.js';
-import type { Sessions } from '../sessions.js';
+import type { SessionContext } from '../context.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { withSessionLocks, type SessionLocksCheck } from '../store/subtree-locks.js';
 import {
@@ -51,7 +51,11 @@ const ATTEMPTS = 3;
  * Moves a session and its subtree to the trash as one atomic step (see store/trash.ts for the
  * invariant), then destroys the entry when `backup` is false. Throws EREFUSED with `details.blocked`.
  */
-export async function removeSubtree(sessions: Sessions, rootId: string, options: RemoveOptions): Promise<Removal> {
+export async function removeSubtree(
+  sessions: SessionContext,
+  rootId: string,
+  options: RemoveOptions,
+): Promise<Removal> {
   const links = options.links ?? (await reconcileIndex(sessions, true));
   for (let attempt = 1; ; attempt++) {
     const planned = await subtreeNodes(sessions, rootId, links);
@@ -103,7 +107,7 @@ async function checkWork(nodes: TreeNode[], options: RemoveOptions): Promise<Uns
   return options.preserveWork ? unsaved : [];
 }
 
-export function refuseIfBlocked(id: string, blocked: Blocker[]): void {
+function refuseIfBlocked(id: string, blocked: Blocker[]): void {
   if (blocked.length === 0) return;
   const list = blocked.map((b) => `${b.id} ${b.reason}`).join('; ');
   throw new SessionError('EREFUSED', `refusing to delete ${id}: ${list} (see --force, --preserve-work)`, {
@@ -112,7 +116,7 @@ export function refuseIfBlocked(id: string, blocked: Blocker[]): void {
 }
 
 async function moveToTrash(
-  sessions: Sessions,
+  sessions: SessionContext,
   nodes: TreeNode[],
   plan: DeletePlan,
   unsaved: UnsavedWork[],

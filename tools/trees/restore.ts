@@ -1,7 +1,7 @@
 import { isSessionError, SessionError } from '../errors.js';
 import { isValidId } from '../ids.js';
 import { throwIfInterrupted } from '../interrupt.js';
-import type { Sessions } from '../sessions.js';
+import type { SessionContext } from '../context.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
 import { diskBytes, Trash, type PreservedWork, type TrashManifest } from '../store/trash.js';
@@ -29,7 +29,7 @@ export interface TrashListing {
 }
 
 /** What the trash holds, oldest first. */
-export async function listTrash(sessions: Sessions): Promise<TrashListing> {
+export async function listTrash(sessions: SessionContext): Promise<TrashListing> {
   const trash = new Trash(sessions.store.dir);
   const listing: TrashListing = { entries: [], problems: [] };
   const retentionMs = sessions.settings.trashRetentionDays * 86_400_000;
@@ -70,7 +70,7 @@ export interface RestoreResult {
 
 /** Puts a deleted subtree back exactly as it was. `target` is a trash entry (name or path) or a session id. */
 export async function restoreSession(
-  sessions: Sessions,
+  sessions: SessionContext,
   target: string,
   options: { signal?: AbortSignal } = {},
 ): Promise<RestoreResult> {
@@ -101,7 +101,7 @@ export async function restoreSession(
  * session never has its parent in the trash: restore the parent first).
  */
 export async function putBack(
-  sessions: Sessions,
+  sessions: SessionContext,
   trash: Trash,
   manifest: TrashManifest,
   why: 'restore' | 'recover',
@@ -179,7 +179,7 @@ export async function putBack(
 }
 
 /** Whether a session is in the store (a corrupt record counts: it is there). */
-export async function isLive(sessions: Sessions, id: string): Promise<boolean> {
+export async function isLive(sessions: SessionContext, id: string): Promise<boolean> {
   return (await sessions.store.read(id).catch(() => null)) !== undefined;
 }
 

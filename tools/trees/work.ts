@@ -3,7 +3,7 @@ import type { TreeNode } from '../policy/tree-guard.js';
 import type { SessionRecord } from '../record.js';
 
 /** Where a session's agent worked: `metadata.cwd`, else `metadata.working_directory`, else `claude.cwd`. */
-export function workDir(record: SessionRecord): string | null {
+function workDir(record: SessionRecord): string | null {
   for (const value of [record.metadata.cwd, record.metadata.working_directory, record.claude?.cwd]) {
     if (typeof value === 'string' && value.startsWith('/')) return value;
   }

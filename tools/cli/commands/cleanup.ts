@@ -1,5 +1,5 @@
 import type { Argv as Yargs } from 'yargs';
-import type { CleanupReport } from '../../trees/cleanup.js';
+import { cleanup, type CleanupReport } from '../../trees/cleanup.js';
 import type { Argv } from '../context.js';
 import { interruptible } from '../interrupt.js';
 import { checkHours } from '../parse.js';
@@ -40,7 +40,7 @@ export async function handler(argv: Argv<Args>) {
   };
   let report: CleanupReport;
   try {
-    report = await interruptible(ctx, (signal) => sessions.cleanup({ ...options, signal }), bar?.clear);
+    report = await interruptible(ctx, (signal) => cleanup(sessions, { ...options, signal }), bar?.clear);
   } catch (err) {
     // The error's line (an interrupt's "interrupted after N of M") replaces the bar, not after half of it.
     bar?.clear();

@@ -2,8 +2,8 @@ import { lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
-import { TEMP_SUFFIX, writeFileAtomic } from './atomic.js';
-import { processRuns } from './pid.js';
+import { TEMP_SUFFIX, writeFileAtomic } from '../store/atomic.js';
+import { processRuns } from '../store/pid.js';
 
 /** A temp file whose writer is gone is removed after this long; one untouched for STALE_MS whatever its pid. */
 const DEAD_WRITER_MS = 60_000;
@@ -33,7 +33,7 @@ export async function readBundleFile(file: string): Promise<string> {
  * Removes `<bundle>.<pid>.<n>.<hex>.tmp` files (writeFileAtomic's names for this bundle) of writers
  * that died, or untouched for an hour. Only regular files of exactly that name; best effort.
  */
-export function removeStaleTemps(target: string, now: number): string[] {
+function removeStaleTemps(target: string, now: number): string[] {
   const base = path.basename(target);
   const removed: string[] = [];
   let names: string[];

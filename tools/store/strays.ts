@@ -1,5 +1,5 @@
 /**
- * What cleanup sweeps besides sessions, and the quarantine. On disk, inside the store:
+ * Strays (what cleanup removes besides sessions) and the quarantine. On disk, inside the store:
  *   .tmp/<id>.state.json.<pid>.<n>.<hex>.tmp   a record write interrupted by a crash (store.ts, atomic.ts)
  *   .locks/<name>.lock[.takeover]         a lock directory (or a takeover's guard); stale when not refreshed for a while
  *   .removing/<name>                      something already being destroyed

@@ -5,7 +5,7 @@ import { SessionError } from '../errors.js';
 
 /**
  * Absolute paths of the built hooks (`<dist>/hooks/<name>.js`), found from this code's own file:
- * dist/bin/agent-session.js in the CLI bundle, dist/tools/store/hook-files.js in the library.
+ * dist/bin/agent-session.js in the CLI bundle, dist/tools/install/hook-files.js in the library.
  */
 export function locateBuiltHooks<Name extends string>(
   names: readonly Name[],

@@ -1,0 +1,36 @@
+import type { Settings } from './config.js';
+import type { SessionError } from './errors.js';
+import type { ResumeRules } from './policy/resume.js';
+import type { SessionSummary } from './policy/selection.js';
+import type { AuditLog } from './store/audit-log.js';
+import type { SessionStore, StoreProblem } from './store/store.js';
+
+/** Who makes the changes, for the audit trail. */
+export type Actor = 'cli' | 'hook' | 'api';
+
+/**
+ * What the operations on trees, transfers, the audit trail and the doctor run in: one store, its
+ * settings, who acts, the clock, and the audit trail. `Sessions` implements it; the operations take
+ * it as their first argument and never reach for anything above it.
+ */
+export interface SessionContext {
+  readonly store: SessionStore;
+  readonly settings: Settings;
+  /** The resume settings, as the resume rule takes them. */
+  readonly rules: ResumeRules;
+  readonly actor: Actor;
+  /** The clock, in epoch milliseconds. */
+  now(): number;
+  /** The store's audit trail file (`audit.jsonl` and its rotations), with the settings' limits. */
+  readonly auditLog: AuditLog;
+  /** Appends one entry to the audit trail; never throws (a failure lands in `auditErrors`). */
+  audit(action: string, ids: string[], details?: Record<string, unknown>): Promise<void>;
+  /** The latest failures to write the audit trail. */
+  readonly auditErrors: SessionError[];
+}
+
+/** A listing of the store: the sessions selected, and the records that could not be read. */
+export interface ListResult {
+  sessions: SessionSummary[];
+  problems: StoreProblem[];
+}
