@@ -75,7 +75,7 @@ test('the hook bundles leave the cleanup machinery to the sweep bundle', () => {
       'tools/trees/cleanup.ts',
       'tools/store/trash.ts',
       'tools/trees/remove-subtree.ts',
-      'tools/git/work.ts',
+      'tools/git/work-tree.ts',
     ]) {
       assert.doesNotMatch(
         bundle(name),
