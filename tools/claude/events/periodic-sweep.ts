@@ -1,0 +1,52 @@
+// The periodic sweep that subagent_stop starts (at most once per interval, detached): abandon the
+// sessions whose agent was lost, run cleanup, prune old conversation indexes.
+import { SessionError } from '../../errors.js';
+import { isAbandoned } from '../../policy/abandonment.js';
+import { applyFinalize } from '../../policy/lifecycle.js';
+import type { CleanupReport } from '../../sessions.js';
+import { claimSweep, writeSweepReport } from '../../store/sweep-stamp.js';
+import type { HookContext } from './hook-context.js';
+
+export interface SweepReport {
+  abandoned: string[];
+  cleanup: CleanupReport;
+  pruned_indexes: string[];
+}
+
+/** Whether this hook process should start the sweep now (a failed claim throws: the caller logs it). */
+export async function claimSweepFor({ sessions }: HookContext): Promise<boolean> {
+  const minutes = sessions.settings.sweepIntervalMinutes;
+  if (minutes <= 0) return false;
+  return claimSweep(sessions.store.dir, sessions.now(), minutes * 60_000);
+}
+
+/** Sweeps, and leaves the report in the store for whoever wants to know what the last sweep did. */
+export async function runSweep({ sessions, index }: HookContext): Promise<SweepReport> {
+  const now = sessions.now();
+  const staleMs = sessions.settings.abandonAfterHours * 3_600_000;
+  const abandoned: string[] = [];
+  for (const record of sessions.store.scan().records) {
+    if (!isAbandoned(record, now, staleMs)) continue;
+    const id = record.agent_id;
+    const summary = `no SubagentStop within ${sessions.settings.abandonAfterHours} h of the last activity`;
+    try {
+      // Judged again under the lock: a stop that landed since the scan keeps the session.
+      const next = await sessions.store.update(id, (current) =>
+        isAbandoned(current, sessions.now(), staleMs)
+          ? applyFinalize(current, 'abandoned', summary, sessions.now()).record
+          : current,
+      );
+      if (next.phase === 'abandoned') {
+        abandoned.push(id);
+        await sessions.audit('sweep.abandon', [id], { summary });
+      }
+    } catch (err) {
+      if (!(err instanceof SessionError)) throw err;
+    }
+  }
+  const cleanup = await sessions.cleanup();
+  const pruned = await index.prune(now, sessions.settings.cleanupHours * 3_600_000);
+  const report = { abandoned, cleanup, pruned_indexes: pruned };
+  await writeSweepReport(sessions.store.dir, { finished_at: new Date(sessions.now()).toISOString(), ...report });
+  return report;
+}
