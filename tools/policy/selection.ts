@@ -59,16 +59,3 @@ export function summarize(r: SessionRecord): SessionSummary {
     outcome: r.outcome ?? null,
   };
 }
-
-export interface ExpiryDecision {
-  expired: boolean;
-  reason: string;
-}
-
-/** The basic cleanup rule: a session whose last update is older than the cutoff. */
-export function decideExpiry(record: SessionRecord, now: number, olderThanMs: number): ExpiryDecision {
-  const at = parseTimestamp(record.last_updated) ?? 0;
-  const age = now - at;
-  if (age > olderThanMs) return { expired: true, reason: `last updated ${Math.round(age / 3_600_000)} h ago` };
-  return { expired: false, reason: 'recent' };
-}
