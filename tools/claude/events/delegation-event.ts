@@ -6,6 +6,7 @@ import {
   candidateIds,
   continueReason,
   decideDelegation,
+  type DelegationFacts,
   type DelegationPlan,
   type TranscriptView,
 } from '../../policy/delegation.js';
@@ -47,28 +48,15 @@ async function decideAndApply(
   d: Delegation,
   data: ClaudeIndexData,
 ): Promise<{ data: ClaudeIndexData; result: DelegationResult }> {
-  const now = ctx.sessions.now();
-  const records = await readAll(ctx, candidateIds(d, data).ids);
-  const transcript = callerTranscript(d.transcriptPath, d.caller);
-  const views = new Map<string, TranscriptView>(
-    callsToPlace(d, data, records, now).map((call) => [
-      call.toolUseId,
-      toolUseMessagesSince(transcript, call.transcriptOffset!, [call.toolUseId, d.toolUseId]),
-    ]),
-  );
-  const transcripts = new Set(
-    records.map(agentTranscript).filter((file): file is string => file !== null && transcriptExists(file)),
-  );
-  const { settings, rules } = ctx.sessions;
-  const facts = { request: d, data, records, views, transcripts, now, startedAt: ctx.startedAt, rules };
-  const decided = decideDelegation({ ...facts, policy: settings.resumePolicy });
+  const decided = decideDelegation(await gatherFacts(ctx, d, data));
   if (decided) {
     const { candidate, plan } = decided;
     const session = candidate.agent_id;
     // Where this call's message starts in the transcript (or its end, the message not written yet):
     // what is there from that point on tells a later call of this message from a retry. Only a deny
     // or a brief spawn is ever compared with.
-    const transcriptOffset = plan.action === 'record' ? undefined : transcriptMark(transcript, d.toolUseId);
+    const transcriptOffset =
+      plan.action === 'record' ? undefined : transcriptMark(callerTranscript(d.transcriptPath, d.caller), d.toolUseId);
     await record(ctx, session, d, plan, transcriptOffset);
     if (plan.action === 'continue') {
       return {
@@ -95,6 +83,34 @@ async function decideAndApply(
   return {
     data: withSpawn(data, d, session, ctx.sessions.now()),
     result: { kind: 'created', session, input: footed(ctx, d, session) } as const,
+  };
+}
+
+/** What the decision needs from the disk: the candidates' records and what the transcripts say. */
+async function gatherFacts(ctx: HookContext, d: Delegation, data: ClaudeIndexData): Promise<DelegationFacts> {
+  const now = ctx.sessions.now();
+  const records = await readAll(ctx, candidateIds(d, data).ids);
+  const transcript = callerTranscript(d.transcriptPath, d.caller);
+  const views = new Map<string, TranscriptView>(
+    callsToPlace(d, data, records, now).map((call) => [
+      call.toolUseId,
+      toolUseMessagesSince(transcript, call.transcriptOffset!, [call.toolUseId, d.toolUseId]),
+    ]),
+  );
+  const transcripts = new Set(
+    records.map(agentTranscript).filter((file): file is string => file !== null && transcriptExists(file)),
+  );
+  const { settings, rules } = ctx.sessions;
+  return {
+    request: d,
+    data,
+    records,
+    views,
+    transcripts,
+    now,
+    startedAt: ctx.startedAt,
+    rules,
+    policy: settings.resumePolicy,
   };
 }
 
