@@ -61,7 +61,7 @@ const executables = [
   })),
   // subagent_stop's periodic sweep (detached, or `--sweep`): a bundle without a launcher of its own.
   {
-    entry: 'tools/claude/sweep-main.ts',
+    entry: 'tools/claude/run/sweep-main.ts',
     dir: 'hooks',
     name: 'sweep',
     plugins: [lazyStringWidth, lazyBuiltins, sharedPath, syncFsPromises],

@@ -42,7 +42,7 @@ function run() {
   }
   compiled.wrapper.call(module.exports, module.exports, require, module, bundle, path.dirname(bundle));
   // A hook's cache only after a run that did its real work (the bundle marks it: markRunWorthCaching
-  // in tools/claude/runtime.ts), so that it holds the functions that work needs.
+  // in tools/claude/run/run-hook.ts), so that it holds the functions that work needs.
   if (compiled.stale) {
     process.once('exit', () => {
       if (!HOOK || globalThis[Symbol.for('agent-session.run-worth-caching')] === true)

@@ -82,13 +82,16 @@ const DISK_OWNERS = {
   'tools/store/atomic.ts': ['atomic replacement of any owned file (unique temp, fsync, rename)'],
   'tools/store/regular-file.ts': ['opening owned files and areas (regular files and directories, never a link)'],
   'tools/store/fault-points.ts': ["the race and crash tests' fault-point files (AGENT_SESSION_TEST_FAULTS_DIR)"],
-  'tools/store/settings-file.ts': ["Claude Code's settings files (.claude/settings.json, ~/.claude/settings.json)"],
-  'tools/store/transcript.ts': ["Claude Code's transcripts (read only)"],
-  'tools/store/stdin.ts': ["a hook's stdin, stdout and stderr (fd 0, 1 and 2)"],
+  'tools/install/settings-file.ts': ["Claude Code's settings files (.claude/settings.json, ~/.claude/settings.json)"],
+  'tools/install/replace-file.ts': ['in-place edits of a file the user owns (settings, .gitignore), with a backup'],
+  'tools/claude/transcript.ts': ["Claude Code's transcripts (read only)"],
+  'tools/claude/run/hook-io.ts': ["a hook's stdin, stdout and stderr (fd 0, 1 and 2)"],
   'tools/install/gitignore-file.ts': ["the project's .gitignore"],
   'tools/install/hook-files.ts': ['the built hooks, found for install (dist/hooks/<name>.js)'],
   'tools/transfer/bundle-file.ts': ['export bundles (files the user names) and their temps'],
-  'hooks/subagent_stop.ts': ['the sweep bundle it starts (dist/hooks/bundles/sweep.cjs), only checked to exist'],
+  'tools/claude/run/sweep-process.ts': [
+    'the sweep bundle it starts (dist/hooks/bundles/sweep.cjs), only checked to exist',
+  ],
 };
 
 test('each kind of file has one owning module: only the owners import the file system or the lock library', () => {
@@ -172,7 +175,7 @@ test('the hook bundles leave the cleanup machinery to the sweep bundle', () => {
       'tools/trees/cleanup.ts',
       'tools/store/trash.ts',
       'tools/trees/remove-subtree.ts',
-      'tools/git/work.ts',
+      'tools/git/work-tree.ts',
     ]) {
       assert.doesNotMatch(
         bundle(name),

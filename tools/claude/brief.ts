@@ -1,8 +1,8 @@
 import type { SessionRecord } from '../record.js';
-import { truncate } from './status-line.js';
+import { truncate } from '../policy/status-line.js';
 
 /** Upper bounds that keep the brief (and so the rewritten prompt) small whatever the session holds. */
-export const BRIEF_LIMITS = { purpose: 1000, metadata: 1500, history: 8, message: 2000, errors: 300, total: 5000 };
+const BRIEF_LIMITS = { purpose: 1000, metadata: 1500, history: 8, message: 2000, errors: 300, total: 5000 };
 
 /**
  * A deterministic summary of a paused session, put before the new instructions when the earlier
@@ -11,7 +11,8 @@ export const BRIEF_LIMITS = { purpose: 1000, metadata: 1500, history: 8, message
 export function buildResumeBrief(record: SessionRecord): string {
   const claude = record.claude ?? {};
   const lines = [
-    `[agent-session] You are resuming session ${record.agent_id}: earlier work by a ${record.agent_name} agent stopped before it was done.`,
+    `[agent-session] You are resuming session ${record.agent_id}: ` +
+      `earlier work by a ${record.agent_name} agent stopped before it was done.`,
     `Purpose: ${record.purpose === null ? '(none recorded)' : truncate(record.purpose, BRIEF_LIMITS.purpose)}`,
     `Phase when it stopped: ${record.phase}`,
   ];

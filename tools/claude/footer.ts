@@ -1,4 +1,4 @@
-import { STATUS_KEY } from './status-line.js';
+import { STATUS_KEY } from '../policy/status-line.js';
 
 /** The short note appended to a delegated prompt: the session id and how to report a phase. */
 export function buildFooter(sessionId: string): string {

@@ -1,6 +1,9 @@
+// Hook stdin, parsed once into what the handlers work with: a Claude Code event (checked field by
+// field; ids become file names in the store) or the legacy format.
 import { SessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { isPlainObject, type JsonObject } from '../merge-patch.js';
+import type { DelegationRequest } from '../policy/delegation.js';
 
 /** What every Claude Code event tells us about where it happened. */
 export interface Origin {
@@ -10,15 +13,10 @@ export interface Origin {
 }
 
 /** PreToolUse of the subagent tool: a delegation about to spawn an agent. */
-export interface Delegation extends Origin {
+export interface Delegation extends DelegationRequest {
   kind: 'delegate';
-  toolUseId: string;
+  /** The tool's input as given, the base of a rewritten one. */
   input: JsonObject;
-  agentType: string;
-  description: string;
-  prompt: string;
-  /** The delegating subagent's agent id; null when the main agent delegates. */
-  caller: string | null;
 }
 
 /** PostToolUse of the subagent tool: the exact join of a spawn (tool_use_id) to its agent id. */
@@ -47,7 +45,10 @@ export interface Ignored {
   why: string;
 }
 
-/** The earlier tool's format, used by orchestrators calling the hooks directly. */
+/**
+ * The legacy stdin format: that of the earlier tool, gaia-ops v3.5.1's `agent_session.py`, used by
+ * orchestrators calling the hooks directly. It has no `hook_event_name`.
+ */
 export interface LegacyDelegate {
   kind: 'legacy-delegate';
   agentName: string;
@@ -65,19 +66,22 @@ export interface LegacyStop {
 }
 
 export type PreDelegateInput = Delegation | Ignored | LegacyDelegate;
-export type LifecycleInput = Spawned | AgentStart | AgentStop | Ignored | LegacyStop;
+export type AgentEventInput = Spawned | AgentStart | AgentStop | Ignored | LegacyStop;
+
+/** Why a legacy caller gets no real answer: its stdin is not a JSON object, or handling it failed. */
+export type LegacyFailureReason = 'invalid_json' | 'error';
 
 /** The subagent tool is `Agent` since Claude Code 2.1.63 and was `Task` before. */
-export const SUBAGENT_TOOLS = ['Agent', 'Task'];
+const SUBAGENT_TOOLS = ['Agent', 'Task'];
 const DEFAULT_AGENT_TYPE = 'general-purpose';
 
+/** A payload in the legacy format (see LegacyDelegate). */
 export function isLegacy(raw: JsonObject): boolean {
   return !('hook_event_name' in raw);
 }
 
-/** Parses what `pre_delegate` reads: PreToolUse of the subagent tool, or the earlier tool's format. */
-export function parsePreDelegate(raw: unknown): PreDelegateInput {
-  const obj = object(raw, 'the payload');
+/** Parses what `pre_delegate` reads: PreToolUse of the subagent tool, or the legacy format. */
+export function parsePreDelegate(obj: JsonObject): PreDelegateInput {
   if (isLegacy(obj)) return parseLegacyDelegate(obj);
   const event = str(obj, 'hook_event_name');
   if (event !== 'PreToolUse') return { kind: 'ignored', why: `event ${event} is not handled by pre_delegate` };
@@ -98,9 +102,8 @@ export function parsePreDelegate(raw: unknown): PreDelegateInput {
   };
 }
 
-/** Parses what `subagent_stop` reads: SubagentStart, SubagentStop, PostToolUse(Agent), or the earlier format. */
-export function parseLifecycle(raw: unknown): LifecycleInput {
-  const obj = object(raw, 'the payload');
+/** Parses what `subagent_stop` reads: SubagentStart, SubagentStop, PostToolUse(Agent), or the legacy format. */
+export function parseAgentEvent(obj: JsonObject): AgentEventInput {
   if (isLegacy(obj)) return parseLegacyStop(obj);
   const event = str(obj, 'hook_event_name');
   switch (event) {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { unlink } from 'node:fs/promises';
 import { toSessionError } from '../errors.js';
-import { readOptional, replaceTextFile, writeTarget } from '../store/settings-file.js';
+import { readOptional, replaceTextFile, writeTarget } from './replace-file.js';
 
 export function gitignorePath(projectDir: string): string {
   return path.join(projectDir, '.gitignore');

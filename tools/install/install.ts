@@ -1,10 +1,8 @@
 import { SessionError, toSessionError } from '../errors.js';
 import { gitignorePath, readGitignore, writeGitignore } from './gitignore-file.js';
 import { locateBuiltHooks } from './hook-files.js';
+import { checkReplaceable } from './replace-file.js';
 import {
-  assertRewritable,
-  checkReplaceable,
-  formatSettings,
   homeDir,
   installProjectDir,
   isDirectory,
@@ -13,7 +11,8 @@ import {
   sameDirectory,
   userSettingsPath,
   writeSettingsFile,
-} from '../store/settings-file.js';
+} from './settings-file.js';
+import { assertRewritable, formatSettings } from './settings-text.js';
 import { planGitignore } from './gitignore.js';
 import { planInstall, planUninstall, type HookEntry, type SettingsPlan } from './plan.js';
 import { HOOK_NAMES, HOOK_TIMEOUT_SECONDS, nodeCommand, type HookName } from './registrations.js';

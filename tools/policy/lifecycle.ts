@@ -129,7 +129,7 @@ export function applyFinalize(
   return { record: next, changed: true };
 }
 
-export function assertNotFinal(record: SessionRecord): void {
+function assertNotFinal(record: SessionRecord): void {
   if (isFinalPhase(record.phase) || record.finalized_at) throw finalError(record, 'it cannot be updated');
 }
 

@@ -1,4 +1,4 @@
-import { capturePatch, hasUnsavedWork, inspectWork, type WorkState } from '../git/work.js';
+import { capturePatch, hasUnsavedWork, inspectWork, type WorkState } from '../git/work-tree.js';
 import type { TreeNode } from '../policy/tree-guard.js';
 import type { SessionRecord } from '../record.js';
 

@@ -1,13 +1,34 @@
+// A hook process's stdin and stdout: Claude Code's payload in, the protocol answer out.
 import { readSync, writeSync } from 'node:fs';
 
 export type StdinResult = { ok: true; text: string } | { ok: false; bytes: number };
+
+/** Hook payloads are a few KiB; anything over 1 MiB is not one of them and is not parsed. */
+export const STDIN_MAX_BYTES = 1024 * 1024;
+
+/** Reads stdin to its end, giving up (without buffering more) once it passes STDIN_MAX_BYTES. */
+export async function readStdin(): Promise<StdinResult> {
+  const max = STDIN_MAX_BYTES;
+  // `process.stdin` is only touched (and Node's stream machinery loaded) when plain reads cannot be used.
+  const direct = readStdinSync(max);
+  if (direct) return direct;
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer | string>) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    bytes += buffer.length;
+    if (bytes > max) return { ok: false, bytes };
+    chunks.push(buffer);
+  }
+  return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
+}
 
 /**
  * Reads fd 0 to its end with plain reads, giving up once past `max` bytes. Cheaper at start-up than
  * `process.stdin`, which loads Node's stream machinery. Undefined when stdin is non-blocking (EAGAIN):
  * the caller then reads the stream instead.
  */
-export function readStdinSync(max: number): StdinResult | undefined {
+function readStdinSync(max: number): StdinResult | undefined {
   const chunks: Buffer[] = [];
   let bytes = 0;
   for (;;) {

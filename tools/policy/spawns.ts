@@ -1,3 +1,5 @@
+// Spawns of a conversation (tools/store/claude-index.ts) waiting for their agent: which one a
+// SubagentStart belongs to, and which sessions they hold.
 import type { ClaudeIndexData, SpawnEntry } from '../store/claude-index.js';
 import { parseTimestamp } from '../time.js';
 
@@ -23,7 +25,23 @@ export function pendingSpawns(data: ClaudeIndexData, now: number): [string, Spaw
  */
 export const PARALLEL_START_MS = 1000;
 
+/**
+ * The one spawn of this type still waiting for its agent, refused ones (waiting over 10 minutes)
+ * aside; when none is that fresh, the one spawn of this type never bound at all (a permission prompt
+ * answered late). None when several wait: a guess could apply the agent's events to another
+ * session, while waiting for PostToolUse's exact join loses nothing.
+ */
+export function soleWaitingSpawn(
+  data: ClaudeIndexData,
+  agentType: string,
+  now: number,
+): [string, SpawnEntry] | undefined {
+  const fresh = pendingSpawns(data, now).filter(([, s]) => s.agent_type === agentType);
+  const waiting = fresh.length > 0 ? fresh : unboundSpawns(data, agentType);
+  return waiting.length === 1 ? waiting[0] : undefined;
+}
+
 /** Spawns of this type never bound to an agent, however old. */
-export function unboundSpawns(data: ClaudeIndexData, agentType: string): [string, SpawnEntry][] {
+function unboundSpawns(data: ClaudeIndexData, agentType: string): [string, SpawnEntry][] {
   return Object.entries(data.spawns).filter(([, s]) => !s.agent_id && s.agent_type === agentType);
 }

@@ -1,13 +1,15 @@
-import { SessionError } from '../errors.js';
-import type { JsonObject } from '../merge-patch.js';
-import type { HistoryEntry } from '../record.js';
-import type { Sessions } from '../sessions.js';
-import type { LegacyDelegate, LegacyStop } from './payload.js';
+// Orchestrators that call the hooks directly with the legacy stdin format (that of the earlier tool,
+// gaia-ops v3.5.1's `agent_session.py`), and get its answers, key for key.
+import { SessionError } from '../../errors.js';
+import type { JsonObject } from '../../merge-patch.js';
+import type { HistoryEntry } from '../../record.js';
+import type { Sessions } from '../../sessions.js';
+import type { LegacyDelegate, LegacyFailureReason, LegacyStop } from '../payload.js';
 
-/** The earlier tool's answer to an orchestrator, kept key for key. */
+/** The answer to a legacy delegation. */
 export interface LegacyAnswer {
   should_resume: boolean;
-  reason: 'no_existing_session' | 'session_resumable' | 'session_not_resumable' | 'invalid_json' | 'error';
+  reason: 'no_existing_session' | 'session_resumable' | 'session_not_resumable' | LegacyFailureReason;
   agent_id: string | null;
   resume_metadata: {
     previous_phase: string;
@@ -25,7 +27,7 @@ export interface LegacyStopAnswer {
   agent_id: string | null;
   finalized: boolean;
   outcome: string | null;
-  reason: 'finalized' | 'already_final' | 'not_found' | 'invalid_json' | 'error';
+  reason: 'finalized' | 'already_final' | 'not_found' | LegacyFailureReason;
   detail?: string;
 }
 
@@ -72,7 +74,7 @@ export async function legacyDelegate(sessions: Sessions, input: LegacyDelegate):
   };
 }
 
-export function legacyFailure(reason: 'invalid_json' | 'error', detail: string): LegacyAnswer {
+export function legacyFailure(reason: LegacyFailureReason, detail: string): LegacyAnswer {
   return { should_resume: false, reason, agent_id: null, resume_metadata: null, original_context: null, detail };
 }
 
@@ -97,6 +99,6 @@ export async function legacyStop(sessions: Sessions, input: LegacyStop): Promise
   }
 }
 
-export function legacyStopFailure(reason: 'invalid_json' | 'error', detail: string): LegacyStopAnswer {
+export function legacyStopFailure(reason: LegacyFailureReason, detail: string): LegacyStopAnswer {
   return { agent_id: null, finalized: false, outcome: null, reason, detail };
 }

@@ -1,20 +1,12 @@
-import { SessionError } from '../errors.js';
-import type { SessionRecord } from '../record.js';
-import type { Sessions } from '../sessions.js';
-import type { ClaudeIndex } from '../store/claude-index.js';
+import { SessionError } from '../../errors.js';
+import type { SessionRecord } from '../../record.js';
+import type { Sessions } from '../../sessions.js';
+import type { ClaudeIndex } from '../../store/claude-index.js';
 
-/** What the hook handlers work with; tests and the hooks build it with `openHookContext`. */
+/** What the event handlers work with; HookRun opens it on first use. */
 export interface HookContext {
   sessions: Sessions;
   index: ClaudeIndex;
-  transcriptExists: (file: string) => boolean;
-  /** Where a call's message starts in a transcript, and the messages of calls from there on (tools/store/transcript.ts). */
-  transcriptMark: (transcript: string | null, toolUseId: string) => number | undefined;
-  toolUseMessagesSince: (
-    transcript: string | null,
-    from: number,
-    toolUseIds: string[],
-  ) => Map<string, string> | 'beyond' | undefined;
   /**
    * When this hook's process started (ms since the epoch): without the transcript's word, a
    * delegation whose hook started about when another one's deny was decided is a parallel one.

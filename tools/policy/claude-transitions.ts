@@ -1,19 +1,21 @@
+// What each Claude Code event does to a session record: a spawn joins it, an agent starts or stops,
+// a resume decision is remembered. Pure: record and time in, the next record out.
+import { parseStatusLine, truncate, withoutStatusLine } from './status-line.js';
 import type { Json, JsonObject } from '../merge-patch.js';
 import { isFinalPhase, isResumablePhase } from '../phases.js';
-import { applyFinalize, applyUpdate } from '../policy/lifecycle.js';
 import type { SessionRecord } from '../record.js';
 import { formatTimestamp, parseTimestamp } from '../time.js';
-import type { Delegation } from './payload.js';
-import { parseStatusLine, truncate, withoutStatusLine } from './status-line.js';
+import type { DelegationRequest } from './delegation.js';
+import { applyFinalize, applyUpdate } from './lifecycle.js';
 
 /** Longest summary or last message kept from a subagent's final message. */
-export const MESSAGE_LIMIT = 2000;
+const MESSAGE_LIMIT = 2000;
 
 export type StartChange = 'started' | 'resumed' | 'already_executing' | 'superseded' | 'final';
 export type StopChange = 'paused' | 'kept_paused' | 'completed' | 'failed' | 'final';
 
 /** The `claude` object of a session created for a delegation. */
-export function claudeForDelegation(d: Delegation): JsonObject {
+export function claudeForDelegation(d: DelegationRequest): JsonObject {
   const claude: JsonObject = {
     session_id: d.claudeSession,
     tool_use_id: d.toolUseId,
@@ -33,7 +35,7 @@ export function claudeForDelegation(d: Delegation): JsonObject {
  * the earlier agent and its transcript stay in `agent_ids` only: SendMessage cannot reach them from
  * here, so no later delegation may be told to continue them.
  */
-export function attachSpawn(record: SessionRecord, d: Delegation): SessionRecord {
+export function attachSpawn(record: SessionRecord, d: DelegationRequest): SessionRecord {
   const claude = record.claude ?? {};
   const spawns = Array.isArray(claude.tool_use_ids) ? claude.tool_use_ids : [];
   const moved: Record<string, Json> =
@@ -137,36 +139,6 @@ export function recordDecision(record: SessionRecord, decision: DecisionEntry, n
     ...decision,
   };
   return { ...record, history: [...record.history, entry] };
-}
-
-/** True when the latest history entry is a deny: the same candidate is never denied twice in a row. */
-export function lastDecisionWasDeny(record: SessionRecord): boolean {
-  const last = record.history[record.history.length - 1];
-  return last?.event === 'resume_decision' && last.decision === 'deny';
-}
-
-/** An earlier tool call of a conversation: a denied delegation, or a spawn. */
-export interface EarlierCall {
-  toolUseId: string;
-  /** When it was decided (ms). */
-  at: number;
-  conversation: string;
-  caller: string | null;
-  /** Where its message starts in the transcript, or the transcript's end when it was decided (undefined: not known). */
-  transcriptOffset: number | undefined;
-}
-
-/** The latest history entry when it is a deny, as the call it answered; else undefined. */
-export function lastDeny(record: SessionRecord): EarlierCall | undefined {
-  const last = record.history[record.history.length - 1];
-  if (!lastDecisionWasDeny(record) || typeof last?.tool_use_id !== 'string') return undefined;
-  return {
-    toolUseId: last.tool_use_id,
-    at: parseTimestamp(last.timestamp) ?? 0,
-    conversation: typeof last.claude_session_id === 'string' ? last.claude_session_id : '',
-    caller: typeof last.caller_agent_id === 'string' ? last.caller_agent_id : null,
-    transcriptOffset: typeof last.transcript_offset === 'number' ? last.transcript_offset : undefined,
-  };
 }
 
 function phaseChangedSince(record: SessionRecord, time: number): boolean {

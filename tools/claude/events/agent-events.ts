@@ -1,12 +1,18 @@
-import type { AgentEntry, BufferedEvent, ClaudeIndexData, SpawnEntry } from '../store/claude-index.js';
-import { formatTimestamp, parseTimestamp } from '../time.js';
-import { changeSession, type HookContext } from './context.js';
-import { pendingSpawns, unboundSpawns } from './pending.js';
-import type { AgentStart, AgentStop, Spawned } from './payload.js';
-import { attachAgent, recordStart, recordStop, type StartChange, type StopChange } from './transitions.js';
+import {
+  attachAgent,
+  recordStart,
+  recordStop,
+  type StartChange,
+  type StopChange,
+} from '../../policy/claude-transitions.js';
+import { soleWaitingSpawn } from '../../policy/spawns.js';
+import type { AgentEntry, BufferedEvent, ClaudeIndexData } from '../../store/claude-index.js';
+import { formatTimestamp, parseTimestamp } from '../../time.js';
+import type { AgentStart, AgentStop, Spawned } from '../payload.js';
+import { changeSession, type HookContext } from './hook-context.js';
 
 /** What subagent_stop did with one lifecycle event (for the debug output and the tests). */
-export type LifecycleResult =
+export type AgentEventResult =
   | { kind: 'applied'; session: string; changes: (StartChange | StopChange)[] }
   | { kind: 'buffered'; why: string }
   | { kind: 'ignored'; why: string };
@@ -18,11 +24,11 @@ const MAX_BUFFERED = 8;
  * PostToolUse(Agent): the exact join of spawn and agent. Events of the agent that arrived before it
  * (a foreground agent starts and stops before PostToolUse fires) are replayed on its session now.
  */
-export async function handleSpawned(ctx: HookContext, e: Spawned): Promise<LifecycleResult> {
+export async function onSpawned(ctx: HookContext, e: Spawned): Promise<AgentEventResult> {
   // Lock-free first look: a spawn we never recorded costs one read and writes nothing.
   if (!(await ctx.index.read(e.claudeSession)).spawns[e.toolUseId])
     return { kind: 'ignored', why: `no delegation ${e.toolUseId} was recorded` };
-  return ctx.index.update<LifecycleResult>(e.claudeSession, async (data) => {
+  return ctx.index.update<AgentEventResult>(e.claudeSession, async (data) => {
     const spawn = data.spawns[e.toolUseId];
     if (!spawn) return { data, result: { kind: 'ignored', why: `no delegation ${e.toolUseId} was recorded` } as const };
     const agent = data.agents[e.agentId];
@@ -46,12 +52,12 @@ export async function handleSpawned(ctx: HookContext, e: Spawned): Promise<Lifec
 }
 
 /** SubagentStart: bind the agent if it is not yet (the only waiting spawn of its type), then executing. */
-export async function handleStart(ctx: HookContext, e: AgentStart): Promise<LifecycleResult> {
+export async function onAgentStart(ctx: HookContext, e: AgentStart): Promise<AgentEventResult> {
   // A conversation with no recorded delegation: the agent was not spawned through pre_delegate.
   const peek = await ctx.index.read(e.claudeSession);
   if (Object.keys(peek.spawns).length === 0)
     return { kind: 'ignored', why: 'no delegation was recorded in this Claude Code session' };
-  return ctx.index.update<LifecycleResult>(e.claudeSession, async (data) => {
+  return ctx.index.update<AgentEventResult>(e.claudeSession, async (data) => {
     const event: BufferedEvent = { kind: 'start', at: formatTimestamp(ctx.sessions.now()) };
     const known = data.agents[e.agentId];
     if (known?.session) {
@@ -73,11 +79,11 @@ export async function handleStart(ctx: HookContext, e: AgentStart): Promise<Life
 }
 
 /** SubagentStop: a stop right after a stop of the same agent is a repeat and changes nothing. */
-export async function handleStop(ctx: HookContext, e: AgentStop): Promise<LifecycleResult> {
+export async function onAgentStop(ctx: HookContext, e: AgentStop): Promise<AgentEventResult> {
   // Lock-free first look: a stop of an agent we never saw (internal, or not delegated through us) costs one read.
   const peek = await ctx.index.read(e.claudeSession);
   if (!peek.agents[e.agentId]) return { kind: 'ignored', why: `no start or spawn is known for agent ${e.agentId}` };
-  return ctx.index.update<LifecycleResult>(e.claudeSession, async (data) => {
+  return ctx.index.update<AgentEventResult>(e.claudeSession, async (data) => {
     const known = data.agents[e.agentId];
     if (!known)
       return { data, result: { kind: 'ignored', why: `no start or spawn is known for agent ${e.agentId}` } as const };
@@ -98,24 +104,12 @@ export async function handleStop(ctx: HookContext, e: AgentStop): Promise<Lifecy
   });
 }
 
-/**
- * The one spawn of this type still waiting for its agent, refused ones (waiting over 10 minutes)
- * aside; when none is that fresh, the one spawn of this type never bound at all (a permission prompt
- * answered late). None when several wait: a guess could apply the agent's events to another
- * session, while waiting for PostToolUse's exact join loses nothing.
- */
-function soleWaitingSpawn(data: ClaudeIndexData, agentType: string, now: number): [string, SpawnEntry] | undefined {
-  const fresh = pendingSpawns(data, now).filter(([, s]) => s.agent_type === agentType);
-  const waiting = fresh.length > 0 ? fresh : unboundSpawns(data, agentType);
-  return waiting.length === 1 ? waiting[0] : undefined;
-}
-
 function buffer(
   data: ClaudeIndexData,
   agentId: string,
   agentType: string,
   event: BufferedEvent,
-): { data: ClaudeIndexData; result: LifecycleResult } {
+): { data: ClaudeIndexData; result: AgentEventResult } {
   const known = data.agents[agentId];
   const buffered = [...(known?.buffered ?? []), event].slice(-MAX_BUFFERED);
   const entry: AgentEntry = { agent_type: agentType, buffered, last: event.kind };

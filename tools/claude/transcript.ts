@@ -1,13 +1,38 @@
+// Claude Code's transcripts (JSONL files outside the store, only ever read): whether one is still
+// there, and which assistant message holds a tool call.
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+/** Whether Claude Code still has a transcript (SendMessage reloads an agent from it). */
+export function transcriptExists(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The transcript holding a tool call: the conversation's, or for a call made by a subagent (`caller`)
+ * that subagent's own, `<conversation>/subagents/agent-<id>.jsonl` beside it.
+ */
+export function callerTranscript(transcriptPath: string | null, caller: string | null): string | null {
+  if (transcriptPath === null || caller === null) return transcriptPath;
+  return path.join(
+    path.dirname(transcriptPath),
+    path.basename(transcriptPath, '.jsonl'),
+    'subagents',
+    `agent-${caller}.jsonl`,
+  );
+}
 
 /** The most of a transcript read at once; more written after a given point means a later turn. */
 const MAX_READ = 1024 * 1024;
 
 /**
- * Where in a Claude Code transcript (outside the store, only read) to look for what comes with or
- * after the tool call `toolUseId`: the start of the message holding it when that message is already
- * written (within the last MAX_READ bytes), else the transcript's end. Undefined when the transcript is
- * not a readable file.
+ * Where in a transcript to look for what comes with or after the tool call `toolUseId`: the start of
+ * the message holding it when that message is already written (within the last MAX_READ bytes), else
+ * the transcript's end. Undefined when the transcript is not a readable file.
  */
 export function transcriptMark(file: string | null, toolUseId: string): number | undefined {
   const tail = readRange(file);
@@ -26,15 +51,6 @@ export function transcriptMark(file: string | null, toolUseId: string): number |
       return lines.find((l) => l.line.includes(message) && parseMessage(l.line)?.id === message)?.at ?? at;
   }
   return tail.size;
-}
-
-/** Whether Claude Code still has the transcript (a regular file) that SendMessage would reload. */
-export function transcriptExists(file: string): boolean {
-  try {
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -1,0 +1,46 @@
+// The periodic sweep that subagent_stop starts (at most once per interval, detached): abandon the
+// sessions whose agent was lost, run cleanup, prune old conversation indexes. Only the sweep bundle
+// loads it: the cleanup machinery stays out of the bundles Claude Code waits for (sweep-claim.ts).
+import { SessionError } from '../../errors.js';
+import { isAbandoned } from '../../policy/abandonment.js';
+import { applyFinalize } from '../../policy/lifecycle.js';
+import { writeSweepReport } from '../../store/sweep-stamp.js';
+import { cleanup, type CleanupReport } from '../../trees/cleanup.js';
+import type { HookContext } from './hook-context.js';
+
+export interface SweepReport {
+  abandoned: string[];
+  cleanup: CleanupReport;
+  pruned_indexes: string[];
+}
+
+/** Sweeps, and leaves the report in the store for whoever wants to know what the last sweep did. */
+export async function runSweep({ sessions, index }: HookContext): Promise<SweepReport> {
+  const now = sessions.now();
+  const staleMs = sessions.settings.abandonAfterHours * 3_600_000;
+  const abandoned: string[] = [];
+  for (const record of sessions.store.scan().records) {
+    if (!isAbandoned(record, now, staleMs)) continue;
+    const id = record.agent_id;
+    const summary = `no SubagentStop within ${sessions.settings.abandonAfterHours} h of the last activity`;
+    try {
+      // Judged again under the lock: a stop that landed since the scan keeps the session.
+      const next = await sessions.store.update(id, (current) =>
+        isAbandoned(current, sessions.now(), staleMs)
+          ? applyFinalize(current, 'abandoned', summary, sessions.now()).record
+          : current,
+      );
+      if (next.phase === 'abandoned') {
+        abandoned.push(id);
+        await sessions.audit('sweep.abandon', [id], { summary });
+      }
+    } catch (err) {
+      if (!(err instanceof SessionError)) throw err;
+    }
+  }
+  const cleanupReport = await cleanup(sessions);
+  const pruned = await index.prune(now, sessions.settings.cleanupHours * 3_600_000);
+  const report = { abandoned, cleanup: cleanupReport, pruned_indexes: pruned };
+  await writeSweepReport(sessions.store.dir, { finished_at: new Date(sessions.now()).toISOString(), ...report });
+  return report;
+}

@@ -1,0 +1,57 @@
+import { SessionError } from '../../errors.js';
+import { Sessions } from '../../sessions.js';
+import { ClaudeIndex } from '../../store/claude-index.js';
+import { appendHookLog } from '../../store/hook-log.js';
+import { resolveStoreDir } from '../../store/project.js';
+import { formatTimestamp } from '../../time.js';
+import type { HookContext } from '../events/hook-context.js';
+
+/** One hook process: where its store is, what it logs, and (lazily) the sessions it works on. */
+export class HookRun {
+  readonly name: string;
+  readonly debug: boolean;
+  /** Claude Code sets CLAUDECODE=1 for hook processes; orchestrators calling us directly usually do not. */
+  readonly underClaude: boolean;
+  readonly diagnostics: string[] = [];
+  event = '-';
+  private readonly env: Record<string, string | undefined>;
+  private readonly cwd: string;
+  private opened: HookContext | undefined;
+
+  constructor(name: string, env: Record<string, string | undefined>, cwd: string) {
+    this.name = name;
+    this.env = env;
+    this.cwd = cwd;
+    this.debug = env.AGENT_SESSION_DEBUG === '1';
+    this.underClaude = env.CLAUDECODE === '1';
+  }
+
+  /** Opens the store and settings on first use (a bad config file throws here, and the hook fails open). */
+  context(): HookContext {
+    if (!this.opened) {
+      const sessions = Sessions.open({ cwd: this.cwd, env: this.env, actor: 'hook' });
+      const index = new ClaudeIndex(sessions.store.dir, { lockTimeoutMs: sessions.settings.lockTimeoutMs });
+      // process.uptime() counts from the start of the process, before Claude Code's payload was read.
+      this.opened = { sessions, index, startedAt: Date.now() - process.uptime() * 1000 };
+    }
+    return this.opened;
+  }
+
+  note(line: string): void {
+    if (this.debug) this.diagnostics.push(`agent-session ${this.name}: ${line}`);
+  }
+
+  /** Records a problem the hook is failing open on: one line in the store's hook log. */
+  async problem(err: unknown): Promise<void> {
+    const code = err instanceof SessionError ? err.code : 'EINTERNAL';
+    const message = err instanceof Error ? err.message : String(err);
+    const line = `${formatTimestamp(Date.now())} ${this.name} ${this.event} pid=${process.pid} ${code}: ${message}`;
+    const logged = await appendHookLog(this.storeDir(), line.slice(0, 2000));
+    this.note(`failing open: ${code}: ${message}${logged ? '' : ' (the hook log could not be written)'}`);
+    if (this.debug && err instanceof Error && err.stack) this.diagnostics.push(err.stack);
+  }
+
+  private storeDir(): string {
+    return this.opened?.sessions.store.dir ?? resolveStoreDir({ cwd: this.cwd, env: this.env });
+  }
+}

@@ -1,0 +1,224 @@
+// What a delegation (PreToolUse of the subagent tool) does: start a new session, or resume a paused
+// one by denying the spawn in favour of SendMessage or by briefing the new agent. Pure: the records,
+// the transcript lookups and the clock are facts the caller gathers first.
+import type { Settings } from '../config.js';
+import type { SessionRecord } from '../record.js';
+import type { ClaudeIndexData, SpawnEntry } from '../store/claude-index.js';
+import { parseTimestamp } from '../time.js';
+import { decideResume, type ResumeRules } from './resume.js';
+import { PARALLEL_START_MS, pendingSpawns, SPAWN_PENDING_MS } from './spawns.js';
+
+/** The delegation as the payload gives it. */
+export interface DelegationRequest {
+  claudeSession: string;
+  transcriptPath: string | null;
+  cwd: string | null;
+  toolUseId: string;
+  agentType: string;
+  description: string;
+  prompt: string;
+  /** The delegating subagent's agent id; null when the main agent delegates. */
+  caller: string | null;
+}
+
+/** An earlier tool call of a conversation: a denied delegation, or a spawn. */
+export interface EarlierCall {
+  toolUseId: string;
+  /** When it was decided (ms). */
+  at: number;
+  conversation: string;
+  caller: string | null;
+  /** Where its message starts in the transcript, or the transcript's end when it was decided (undefined: not known). */
+  transcriptOffset: number | undefined;
+}
+
+/**
+ * The assistant message holding each of two tool calls, read from the delegation's transcript from an
+ * earlier call's mark on (tools/claude/transcript.ts): 'beyond' when over a MiB was written since,
+ * undefined when it cannot be read.
+ */
+export type TranscriptView = Map<string, string> | 'beyond' | undefined;
+
+export type DelegationPlan =
+  | { action: 'continue'; agentId: string; reason: string }
+  | { action: 'brief'; reason: string }
+  | { action: 'record'; reason: string };
+
+export interface DelegationFacts {
+  request: DelegationRequest;
+  data: ClaudeIndexData;
+  /** The records of candidateIds() that could be read. */
+  records: SessionRecord[];
+  /** For each call of callsToPlace(), by tool_use_id. */
+  views: ReadonlyMap<string, TranscriptView>;
+  /** The agent transcripts of `records` that still exist. */
+  transcripts: ReadonlySet<string>;
+  now: number;
+  /** When this hook's process started (ms). */
+  startedAt: number;
+  rules: ResumeRules;
+  policy: Settings['resumePolicy'];
+}
+
+/** Session ids this tool generates, as they appear in a prompt that names one explicitly. */
+const GENERATED_ID = /\bagent-\d{8}-\d{6}-[0-9a-f]{8}\b/g;
+
+/**
+ * The sessions a delegation may resume: those its prompt names explicitly, otherwise this
+ * conversation's sessions of the same agent type.
+ */
+export function candidateIds(request: DelegationRequest, data: ClaudeIndexData): { ids: string[]; named: boolean } {
+  const named = [...new Set([request.description, request.prompt].flatMap((text) => text.match(GENERATED_ID) ?? []))];
+  if (named.length > 0) return { ids: named, named: true };
+  const ids = Object.values(data.spawns)
+    .filter((s) => s.agent_type === request.agentType)
+    .map((s) => s.session);
+  return { ids: [...new Set(ids)], named: false };
+}
+
+/** The earlier calls whose place in the transcript decides whether they hold a candidate. */
+export function callsToPlace(
+  request: DelegationRequest,
+  data: ClaudeIndexData,
+  records: SessionRecord[],
+  now: number,
+): EarlierCall[] {
+  const { ids, named } = candidateIds(request, data);
+  const spawns = named ? waitingSpawns(data, ids, now).map(([id, s]) => spawnCall(id, s, request)) : [];
+  const denies = records.map(lastDeny).filter((call): call is EarlierCall => call !== undefined);
+  return [...spawns, ...denies].filter(
+    (call) => sameConversation(request, call) && call.transcriptOffset !== undefined,
+  );
+}
+
+/**
+ * The paused session to resume, and how; undefined when the delegation starts a new session. Only
+ * candidates nothing else holds count. Held: handed to a spawn whose agent has not started yet (for a
+ * named session: a spawn of this same assistant message; the model asked for the session), or denied
+ * in favour of SendMessage to a call of this same assistant message. So each parallel subagent gets
+ * its own session, and a delegation made after the model read a deny still gets the brief (never
+ * denied twice in a row).
+ */
+export function decideDelegation(
+  facts: DelegationFacts,
+): { candidate: SessionRecord; plan: DelegationPlan } | undefined {
+  const { request, data, now } = facts;
+  const { ids, named } = candidateIds(request, data);
+  const held = new Set(
+    waitingSpawns(data, ids, now)
+      .filter(([id, s]) => !named || sameMessage(facts, spawnCall(id, s, request)))
+      .map(([, s]) => s.session),
+  );
+  const free = facts.records.filter((r) => {
+    const deny = lastDeny(r);
+    return !held.has(r.agent_id) && !(deny && sameMessage(facts, deny));
+  });
+  const candidate = pickCandidate(free, now, facts.rules);
+  return candidate && { candidate, plan: planDelegation(facts, candidate) };
+}
+
+/** What the model reads when a spawn is denied in favour of SendMessage. */
+export function continueReason(candidate: SessionRecord, agentId: string): string {
+  return (
+    `agent-session: session ${candidate.agent_id} (agent ${agentId}, phase ${candidate.phase}) ` +
+    'already holds this work and is paused. ' +
+    `Do not start a new agent: continue the earlier one with the SendMessage tool, to: "${agentId}", ` +
+    'its message carrying your new instructions.'
+  );
+}
+
+/** The agent transcript a session's `claude` object names, if any. */
+export function agentTranscript(record: SessionRecord): string | null {
+  const transcript = record.claude?.agent_transcript_path;
+  return typeof transcript === 'string' ? transcript : null;
+}
+
+/** The newest record (by last update) that passes the resume rules, if any. */
+function pickCandidate(records: SessionRecord[], now: number, rules: ResumeRules): SessionRecord | undefined {
+  return records
+    .filter((record) => decideResume(record, now, rules).resume)
+    .sort((a, b) => (parseTimestamp(b.last_updated) ?? 0) - (parseTimestamp(a.last_updated) ?? 0))[0];
+}
+
+/**
+ * What to do with a resumable candidate. `continue` needs the earlier agent to be reachable by
+ * SendMessage: same Claude Code session, transcript still on disk, and not denied just before.
+ */
+function planDelegation({ policy, request, transcripts }: DelegationFacts, candidate: SessionRecord): DelegationPlan {
+  if (policy === 'off') return { action: 'record', reason: 'policy off: the decision is only recorded' };
+  if (policy === 'brief') return { action: 'brief', reason: 'policy brief' };
+  const claude = candidate.claude ?? {};
+  const agentId = typeof claude.agent_id === 'string' ? claude.agent_id : null;
+  const transcript = agentTranscript(candidate);
+  if (claude.session_id !== request.claudeSession)
+    return { action: 'brief', reason: 'the earlier agent belongs to another Claude Code session' };
+  if (!agentId) return { action: 'brief', reason: 'no agent id is known for the session' };
+  if (!transcript || !transcripts.has(transcript))
+    return { action: 'brief', reason: "the earlier agent's transcript is gone" };
+  if (lastDecisionWasDeny(candidate))
+    return { action: 'brief', reason: 'the previous delegation was already told to continue the agent' };
+  return { action: 'continue', agentId, reason: `policy ${policy}: the earlier agent can be continued` };
+}
+
+/** Spawns of candidate sessions still waiting for their agent. */
+function waitingSpawns(data: ClaudeIndexData, ids: string[], now: number): [string, SpawnEntry][] {
+  return pendingSpawns(data, now).filter(([, s]) => ids.includes(s.session));
+}
+
+/**
+ * Whether an earlier tool call belongs to the same assistant message as the delegation: then the
+ * delegation cannot be a reaction to its answer. Claude Code runs a call's hook as soon as the call is
+ * streamed, so calls of one message can come seconds apart, and it writes a message to the transcript
+ * once the message is complete. So, among the transcript's entries from the earlier call's mark on
+ * (the start of its message if that was written when it was decided, else the transcript's end then):
+ * - the earlier call not there (decided in the last 10 minutes): its message is still being
+ *   streamed, with this call;
+ * - both calls there: the same message or not;
+ * - over a MiB written since: a later turn.
+ * Otherwise (no transcript, or this call not written yet) the hooks' timing decides: the earlier call
+ * decided at most PARALLEL_START_MS before this hook started. A call of another conversation or of
+ * another caller (a subagent's transcript) is never of the same message.
+ */
+function sameMessage({ request, views, now, startedAt }: DelegationFacts, earlier: EarlierCall): boolean {
+  if (!sameConversation(request, earlier)) return false;
+  const since = earlier.transcriptOffset === undefined ? undefined : views.get(earlier.toolUseId);
+  if (since === 'beyond') return false;
+  const theirs = since?.get(earlier.toolUseId);
+  if (since && theirs === undefined && now - earlier.at <= SPAWN_PENDING_MS) return true;
+  const own = since?.get(request.toolUseId);
+  if (theirs !== undefined && own !== undefined) return theirs === own;
+  return earlier.at > startedAt - PARALLEL_START_MS;
+}
+
+function sameConversation(request: DelegationRequest, earlier: EarlierCall): boolean {
+  return earlier.conversation === request.claudeSession && earlier.caller === request.caller;
+}
+
+function spawnCall(toolUseId: string, spawn: SpawnEntry, request: DelegationRequest): EarlierCall {
+  return {
+    toolUseId,
+    at: parseTimestamp(spawn.at) ?? 0,
+    conversation: request.claudeSession,
+    caller: spawn.caller ?? null,
+    transcriptOffset: spawn.transcript_offset,
+  };
+}
+
+/** True when the latest history entry is a deny: the same candidate is never denied twice in a row. */
+function lastDecisionWasDeny(record: SessionRecord): boolean {
+  const last = record.history[record.history.length - 1];
+  return last?.event === 'resume_decision' && last.decision === 'deny';
+}
+
+/** The latest history entry when it is a deny, as the call it answered; else undefined. */
+function lastDeny(record: SessionRecord): EarlierCall | undefined {
+  const last = record.history[record.history.length - 1];
+  if (!lastDecisionWasDeny(record) || typeof last?.tool_use_id !== 'string') return undefined;
+  return {
+    toolUseId: last.tool_use_id,
+    at: parseTimestamp(last.timestamp) ?? 0,
+    conversation: typeof last.claude_session_id === 'string' ? last.claude_session_id : '',
+    caller: typeof last.caller_agent_id === 'string' ? last.caller_agent_id : null,
+    transcriptOffset: typeof last.transcript_offset === 'number' ? last.transcript_offset : undefined,
+  };
+}
