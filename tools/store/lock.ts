@@ -30,15 +30,6 @@ const TRUST_MS = LOCK_STALE_MS - 300;
 const MANY_TOUCH_AFTER_MS = LOCK_STALE_MS / 4;
 
 /**
- * Set at build time (scripts/build.mjs) for the two hook bundles, which do their I/O synchronously and
- * hold each lock for milliseconds: a refresh timer could not fire while they hold one, and setting up
- * Node's timers costs a third of a millisecond of every hook run. There, a held lock is refreshed by
- * every `check` and while this process waits for another lock. Everywhere else, by a timer too.
- */
-declare const __AGENT_SESSION_SHORT_HOLDS__: boolean | undefined;
-const REFRESH_TIMERS = typeof __AGENT_SESSION_SHORT_HOLDS__ === 'undefined' || !__AGENT_SESSION_SHORT_HOLDS__;
-
-/**
  * Why an ELOCKED error was thrown, in its `details.reason`: the lock stayed busy past the timeout, or
  * a held lock stopped being ours (its holder stalled past the trusted time, another process took it
  * over or removed it, or its directory could not be looked at or touched).
@@ -141,7 +132,7 @@ async function acquire(lockPath: string, options: LockOptions): Promise<HeldLock
         { details: { reason: 'timeout' satisfies LockedReason } },
       );
     }
-    // Locks this process already holds stay fresh while it waits (without timers, nothing else touches them).
+    // Locks this process already holds stay fresh while it waits (one held as one of many has no timer of its own).
     for (const held of heldLocks) held.refresh(!held.oneOfMany);
     await new Promise((resolve) => setTimeout(resolve, delay * (1 + Math.random())));
     delay = Math.min(delay * 2, 50);
@@ -239,7 +230,7 @@ class HeldLock {
     this.coarse = this.mtimeMs % 1000 === 0;
     // On whole seconds, the time mkdir stored is up to a second early: move it to the next second.
     if (this.coarse) this.touch(this.touched);
-    if (REFRESH_TIMERS && timer) {
+    if (timer) {
       this.timer = setInterval(() => this.refresh(), LOCK_STALE_MS / 4);
       this.timer.unref();
     }
