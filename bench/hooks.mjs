@@ -149,7 +149,8 @@ export async function run({ dist, tmp, quick, env, root, variants = [] }) {
     ],
     notes: [
       `store: ${STORE_SIZE} sessions; each pre_delegate run is the first delegation of its Claude Code session;`,
-      'floor: bench/lib/hook-floor.cjs (fs calls only: two locks, two fsynced atomic writes, one audit append), the least any durable hook does;',
+      'floor: bench/lib/hook-floor.cjs (fs calls only: two locks, two fsynced atomic writes, one audit append),',
+      'the least any durable hook does;',
       `each subagent_stop run follows its own delegation and SubagentStart (untimed), in its own Claude Code session (${flows} flows)`,
       ...hooks.slice(1).map(({ name, dist: other }) => `variant ${name}: ${path.relative(root, other)}`),
     ],

@@ -129,9 +129,10 @@ function deadLock(lockPath) {
  */
 async function stallUntilTakenOver(lockPath) {
   const marker = `${lockPath}.taken`;
+  const retries = { retries: 100, minTimeout: 50, maxTimeout: 50 };
   const code = `
     const lockfile = require(${JSON.stringify(lockfilePath)});
-    lockfile.lock('taker', ${JSON.stringify(options(lockPath, { retries: { retries: 100, minTimeout: 50, maxTimeout: 50 } }))})
+    lockfile.lock('taker', ${JSON.stringify(options(lockPath, { retries }))})
       .then((release) => {
         require('node:fs').writeFileSync(${JSON.stringify(marker)}, '');
         process.stdin.resume();
