@@ -1,10 +1,20 @@
 // Issue 3: the two hooks as whole processes, on real payloads, with a store of 10,000 sessions,
-// against `node -e ''`: median wall time and peak memory, hook and baseline runs interleaved.
+// against `node -e ''` and against the floor (lib/hook-floor.cjs): median wall time and peak memory,
+// hook and baseline runs interleaved. With --variant, other builds' hooks run in the same rounds.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadSerializer, writeStore } from './lib/fixtures.mjs';
-import { interleave, peakRss, round, rssMethod, runProcess, target } from './lib/measure.mjs';
+import {
+  interleave,
+  interleaveSamples,
+  median,
+  peakRss,
+  round,
+  rssMethod,
+  runProcess,
+  target,
+} from './lib/measure.mjs';
 
 export const name = 'hooks';
 export const title = 'Issue 3: hooks as whole processes (store of 10,000 sessions)';
@@ -13,10 +23,12 @@ const FIXTURES = '/work/shared/claude-code/fixtures';
 const FLOOR = new URL('./lib/hook-floor.cjs', import.meta.url).pathname;
 const STORE_SIZE = 10_000;
 
-export async function run({ dist, tmp, quick, env, root }) {
-  const preDelegate = path.join(dist, 'hooks', 'pre_delegate.js');
-  const subagentStop = path.join(dist, 'hooks', 'subagent_stop.js');
-  const missing = [preDelegate, subagentStop].filter((f) => !existsSync(f)).map((f) => path.relative(root, f));
+export async function run({ dist, tmp, quick, env, root, variants = [] }) {
+  const builds = [{ name: '', dist }, ...variants];
+  const missing = builds
+    .flatMap((build) => [hookFile(build.dist, 'pre_delegate'), hookFile(build.dist, 'subagent_stop')])
+    .filter((f) => !existsSync(f))
+    .map((f) => path.relative(root, f));
   if (missing.length) return { skipped: `no ${missing.join(', ')} in the build` };
   const payloads = loadPayloads(root);
   if (!payloads)
@@ -38,30 +50,39 @@ export async function run({ dist, tmp, quick, env, root }) {
   });
   const fill = (payload, fields) => ({ ...payload, cwd: project, transcript_path: transcript, ...fields });
 
-  // pre_delegate: each run is a new delegation (its own tool_use_id). Each in its own Claude Code
-  // session: delegations piling up in one session would make later runs read more candidates.
+  // Every build's hooks work on the same store, each run on its own sessions.
   let delegations = 0;
-  const pre = () => {
-    const n = ++delegations;
-    return hook(preDelegate, fill(payloads.pre, { session_id: `bench-pre-${n}`, tool_use_id: `toolu_bench_pre_${n}` }));
-  };
-  // subagent_stop: each run stops an agent whose delegation and start went through the hooks first (untimed).
   let flows = 0;
-  const stop = () => {
-    const n = ++flows;
-    const agentId = `a${n.toString(16).padStart(16, '0')}`;
-    const sessionId = `bench-stop-${n}`;
-    const spawn = hook(
-      preDelegate,
-      fill(payloads.pre, { session_id: sessionId, tool_use_id: `toolu_bench_stop_${n}` }),
-    );
-    runProcess(spawn.args, spawn.options);
-    const start = hook(subagentStop, fill(payloads.start, { session_id: sessionId, agent_id: agentId }));
-    runProcess(start.args, start.options);
-    return hook(subagentStop, fill(payloads.stop, { session_id: sessionId, agent_id: agentId }));
+  const hooksOf = (build) => {
+    const preDelegate = hookFile(build.dist, 'pre_delegate');
+    const subagentStop = hookFile(build.dist, 'subagent_stop');
+    // pre_delegate: each run is a new delegation (its own tool_use_id). Each in its own Claude Code
+    // session: delegations piling up in one session would make later runs read more candidates.
+    const pre = () => {
+      const n = ++delegations;
+      return hook(
+        preDelegate,
+        fill(payloads.pre, { session_id: `bench-pre-${n}`, tool_use_id: `toolu_bench_pre_${n}` }),
+      );
+    };
+    // subagent_stop: each run stops an agent whose delegation and start went through the hooks first (untimed).
+    const stop = () => {
+      const n = ++flows;
+      const agentId = `a${n.toString(16).padStart(16, '0')}`;
+      const sessionId = `bench-stop-${n}`;
+      const spawn = hook(
+        preDelegate,
+        fill(payloads.pre, { session_id: sessionId, tool_use_id: `toolu_bench_stop_${n}` }),
+      );
+      runProcess(spawn.args, spawn.options);
+      const start = hook(subagentStop, fill(payloads.start, { session_id: sessionId, agent_id: agentId }));
+      runProcess(start.args, start.options);
+      return hook(subagentStop, fill(payloads.stop, { session_id: sessionId, agent_id: agentId }));
+    };
+    return { pre, stop };
   };
   const bare = () => ({ args: ['-e', ''], options: { env, cwd: project, input: JSON.stringify(payloads.pre) } });
-  // Reference, not a target: a minimal script making pre_delegate's durable file changes (lib/hook-floor.cjs).
+  // The floor: a minimal script making pre_delegate's durable file changes (lib/hook-floor.cjs).
   const floorStore = path.join(tmp, 'floor-store');
   const floor = () => ({
     args: [FLOOR, floorStore],
@@ -76,7 +97,8 @@ export async function run({ dist, tmp, quick, env, root }) {
       ),
     },
   });
-  verify({ pre, stop, hookEnv, project, dist });
+  const hooks = builds.map((build) => ({ ...build, ...hooksOf(build) }));
+  for (const build of hooks) verify({ ...build, hookEnv, project });
 
   // 41 rounds: on a shared machine a median of 21 still moved by ±10 % from run to run.
   const runs = quick ? 7 : 41;
@@ -84,16 +106,20 @@ export async function run({ dist, tmp, quick, env, root }) {
     const { args, options } = make(round);
     return runProcess(args, options).ms;
   };
-  const time = await interleave(
-    { pre: timed(pre), stop: timed(stop), bare: timed(bare), floor: timed(floor) },
-    { runs, warmup: 2 },
-  );
+  const jobs = { bare: timed(bare), floor: timed(floor) };
+  for (const { name, pre, stop } of hooks) {
+    jobs[`pre${name && `@${name}`}`] = timed(pre);
+    jobs[`stop${name && `@${name}`}`] = timed(stop);
+  }
+  const samples = await interleaveSamples(jobs, { runs, warmup: 2 });
+  const time = Object.fromEntries(Object.entries(samples).map(([job, values]) => [job, median(values)]));
+  const [main] = hooks;
   const measured = (make) => (round) => {
     const { args, options } = make(round);
     return peakRss(args, options);
   };
   const rss = await interleave(
-    { pre: measured(pre), stop: measured(stop), bare: measured(bare) },
+    { pre: measured(main.pre), stop: measured(main.stop), bare: measured(bare) },
     { runs: quick ? 5 : 11 },
   );
 
@@ -103,12 +129,12 @@ export async function run({ dist, tmp, quick, env, root }) {
       { label: 'pre_delegate, PreToolUse(Agent) creating a session (median)', value: round(time.pre, 1), unit: 'ms' },
       { label: 'subagent_stop, SubagentStop finalizing a session (median)', value: round(time.stop, 1), unit: 'ms' },
       {
-        label: 'reference: minimal script making the same durable changes as pre_delegate (median)',
+        label: 'floor: minimal script making the same durable changes as pre_delegate (median)',
         value: round(time.floor, 1),
         unit: 'ms',
       },
-      { label: "reference / node -e ''", value: round(time.floor / time.bare, 3), unit: '×' },
-      { label: 'pre_delegate / reference', value: round(time.pre / time.floor, 3), unit: '×' },
+      { label: "floor / node -e ''", value: round(time.floor / time.bare, 3), unit: '×' },
+      ...variantFigures(hooks.slice(1), samples),
       { label: `node -e '' peak RSS (median, ${rssMethod()})`, value: rss.bare, unit: 'KiB' },
       { label: 'pre_delegate peak RSS (median)', value: rss.pre, unit: 'KiB' },
       { label: 'subagent_stop peak RSS (median)', value: rss.stop, unit: 'KiB' },
@@ -116,15 +142,45 @@ export async function run({ dist, tmp, quick, env, root }) {
     targets: [
       target("pre_delegate time / node -e ''", time.pre / time.bare, 1.15),
       target("subagent_stop time / node -e ''", time.stop / time.bare, 1.15),
+      target('pre_delegate time / floor', time.pre / time.floor, 1.08),
+      target('subagent_stop time / floor', time.stop / time.floor, 1.08),
       target("pre_delegate peak RSS / node -e ''", rss.pre / rss.bare, 1.25),
       target("subagent_stop peak RSS / node -e ''", rss.stop / rss.bare, 1.25),
     ],
     notes: [
       `store: ${STORE_SIZE} sessions; each pre_delegate run is the first delegation of its Claude Code session;`,
-      'reference: bench/lib/hook-floor.cjs (fs calls only: two locks, two fsynced atomic writes, one audit append), the floor under any durable hook;',
+      'floor: bench/lib/hook-floor.cjs (fs calls only: two locks, two fsynced atomic writes, one audit append),',
+      'the least any durable hook does;',
       `each subagent_stop run follows its own delegation and SubagentStart (untimed), in its own Claude Code session (${flows} flows)`,
+      ...hooks.slice(1).map(({ name, dist: other }) => `variant ${name}: ${path.relative(root, other)}`),
     ],
   };
+}
+
+function hookFile(dist, name) {
+  return path.join(dist, 'hooks', `${name}.js`);
+}
+
+/**
+ * Each variant's medians, and what it costs against this build: the median over rounds of the
+ * difference within a round (both measured moments apart), positive when the variant is slower.
+ */
+function variantFigures(variants, samples) {
+  return variants.flatMap(({ name }) =>
+    ['pre', 'stop'].flatMap((hook) => {
+      const label = hook === 'pre' ? 'pre_delegate' : 'subagent_stop';
+      const ours = samples[hook];
+      const theirs = samples[`${hook}@${name}`];
+      return [
+        { label: `${label}, variant ${name} (median)`, value: round(median(theirs), 1), unit: 'ms' },
+        {
+          label: `${label}, variant ${name} minus this build (median of paired differences)`,
+          value: round(median(theirs.map((v, i) => v - ours[i])), 2),
+          unit: 'ms',
+        },
+      ];
+    }),
+  );
 }
 
 /** Flushes every dirty page to disk (sync(1)); without it, the first rounds time the write-back. */

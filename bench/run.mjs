@@ -1,10 +1,13 @@
 // `npm run bench`: runs each issue's benchmark module against the build at AGENT_SESSION_DIST
 // (default dist/), prints a report and writes the figures as JSON.
 // Usage: node bench/run.mjs [--only store,list,hooks,cleanup] [--out FILE] [--quick] [--check] [--tmp DIR]
+//                          [--variant NAME=DIR ...]
 //   --out    where the JSON goes (default bench/results.json)
 //   --quick  fewer repetitions (a smoke run; figures are noisier)
 //   --check  exit 1 when a target fails
 //   --tmp    where the temporary stores go (default: the OS temp dir)
+//   --variant  another build (node scripts/build.mjs --out DIR) whose hooks the hooks module times in
+//              the same rounds as this build's, interleaved; repeatable
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,10 +24,19 @@ const { values: opts } = parseArgs({
     quick: { type: 'boolean', default: false },
     check: { type: 'boolean', default: false },
     tmp: { type: 'string', default: tmpdir() },
+    variant: { type: 'string', multiple: true, default: [] },
   },
 });
 const dist = path.resolve(root, process.env.AGENT_SESSION_DIST ?? 'dist');
 const selected = opts.only ? opts.only.split(',') : MODULES;
+const variants = opts.variant.map((spec) => {
+  const at = spec.indexOf('=');
+  if (at <= 0) {
+    console.error(`bench: --variant wants NAME=DIR, got ${spec}`);
+    process.exit(2);
+  }
+  return { name: spec.slice(0, at), dist: path.resolve(root, spec.slice(at + 1)) };
+});
 const unknown = selected.filter((m) => !MODULES.includes(m));
 if (unknown.length) {
   console.error(`bench: unknown module(s) ${unknown.join(', ')}; known: ${MODULES.join(', ')}`);
@@ -61,6 +73,7 @@ for (const name of selected) {
       quick: opts.quick,
       env: cleanEnv(),
       root,
+      variants,
     });
   } catch (err) {
     result = { error: err.stack ?? String(err) };

@@ -7,8 +7,8 @@ import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { lazyStringWidth } from './lazy-string-width.mjs';
-import { lazyBuiltins, lazyStaticBuiltins, sharedPath, syncFsPromises, withoutCleanup } from './bundling/plugins.mjs';
+import { lazyStringWidth } from './bundling/lazy-string-width.mjs';
+import { lazyBuiltins, syncFsPromises } from './bundling/plugins.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
@@ -36,40 +36,19 @@ await build({
 // launcher (<dir>/<name>.js, from scripts/launcher.cjs) that gives it V8's code cache. CommonJS also
 // loads built-in modules only when the code needing them first runs (the hooks' kill switch is
 // checked before any is loaded), where an ES module bundle hoists them all to start-up.
+// Every bundle is built the same way; the one difference, synchronous file calls in the two hooks, is
+// there because it saves each hook run milliseconds (bench/README.md, "What the hook bundles do
+// differently").
+const plugins = [lazyBuiltins, lazyStringWidth];
 const hooks = sources('hooks').map((f) => path.basename(f, '.ts'));
 const executables = [
-  {
-    entry: 'tools/cli/main.ts',
-    dir: 'bin',
-    name: 'agent-session',
-    plugins: [lazyStringWidth, lazyBuiltins, sharedPath],
-  },
-  // The hooks hold locks for milliseconds, synchronously: no refresh timers (tools/store/lock.ts).
-  ...hooks.map((name) => ({
-    entry: `hooks/${name}.ts`,
-    dir: 'hooks',
-    name,
-    plugins: [
-      lazyStringWidth,
-      lazyBuiltins,
-      sharedPath,
-      lazyStaticBuiltins(['node:os']),
-      syncFsPromises,
-      withoutCleanup,
-    ],
-    define: { __AGENT_SESSION_SHORT_HOLDS__: 'true' },
-  })),
+  { entry: 'tools/cli/main.ts', dir: 'bin', name: 'agent-session', plugins },
+  ...hooks.map((name) => ({ entry: `hooks/${name}.ts`, dir: 'hooks', name, plugins: [...plugins, syncFsPromises] })),
   // subagent_stop's periodic sweep (detached, or `--sweep`): a bundle without a launcher of its own.
-  {
-    entry: 'tools/claude/run/sweep-main.ts',
-    dir: 'hooks',
-    name: 'sweep',
-    plugins: [lazyStringWidth, lazyBuiltins, sharedPath, syncFsPromises],
-    bundleOnly: true,
-  },
+  { entry: 'tools/claude/run/sweep-main.ts', dir: 'hooks', name: 'sweep', plugins, bundleOnly: true },
 ];
 const launcher = readFileSync(path.join(root, 'scripts', 'launcher.cjs'), 'utf8');
-for (const { entry, dir, name, plugins, bundleOnly, define = {} } of executables) {
+for (const { entry, dir, name, plugins, bundleOnly } of executables) {
   await build({
     absWorkingDir: root,
     entryPoints: [entry],
@@ -80,7 +59,7 @@ for (const { entry, dir, name, plugins, bundleOnly, define = {} } of executables
     target: 'node20',
     // The library finds the built hooks from its own file (tools/install/hook-files.ts).
     // Computed on use: pathToFileURL at start-up costs a hook a third of a millisecond.
-    define: { 'import.meta.url': '__bundle.url', ...define },
+    define: { 'import.meta.url': '__bundle.url' },
     banner: { js: 'var __bundle = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
     plugins,
     logLevel: 'warning',

@@ -1,7 +1,8 @@
 // Hook bundles only: the parts of node:fs/promises the library uses, done with synchronous calls.
 // A hook touches a handful of small files; loading fs/promises and a thread-pool round trip per call
-// cost more than the I/O itself. Long runs (the detached sweep) yield to the event loop every 50 ms,
-// so timers (the lock refresh in tools/store/lock.ts) keep firing. The CLI and the library use the real module.
+// cost more than the I/O itself. A long run (a hook on a slow disk) yields to the event loop every
+// 50 ms, so timers (the lock refresh in tools/store/lock.ts) keep firing. The CLI, the periodic sweep
+// and the library use the real module.
 // Named imports: a namespace import would copy every property of node:fs at start-up (esbuild's __toESM).
 import {
   appendFileSync,

@@ -6,8 +6,9 @@ import { SessionError, toSessionError } from '../errors.js';
  * proper-lockfile's on-disk protocol, which this module speaks (so a proper-lockfile holder and this
  * one exclude each other): the lock is a directory made with mkdir; its holder touches its mtime every
  * second; a lock whose mtime is older than LOCK_STALE_MS belongs to a process that died (killed
- * hooks, SIGKILL) and is taken over. Written here rather than loaded: proper-lockfile and its
- * dependencies cost a hook several milliseconds to load, and a thread-pool round trip per step.
+ * hooks, SIGKILL) and is taken over. Not proper-lockfile itself: it lets two processes take over one
+ * dead lock together, its release removes a lock another process took over, and it never takes over
+ * a lock dated in the future (each a guarantee of SESSION_README.md; bench/proper-lockfile-cases.mjs).
  */
 export const LOCK_STALE_MS = 2000;
 /**
@@ -29,13 +30,18 @@ const TRUST_MS = LOCK_STALE_MS - 300;
 const MANY_TOUCH_AFTER_MS = LOCK_STALE_MS / 4;
 
 /**
- * Set at build time (scripts/build.mjs) for the two hook bundles, which do their I/O synchronously and
- * hold each lock for milliseconds: a refresh timer could not fire while they hold one, and setting up
- * Node's timers costs a third of a millisecond of every hook run. There, a held lock is refreshed by
- * every `check` and while this process waits for another lock. Everywhere else, by a timer too.
+ * Why an ELOCKED error was thrown, in its `details.reason`: the lock stayed busy past the timeout, or
+ * a held lock stopped being ours (its holder stalled past the trusted time, another process took it
+ * over or removed it, or its directory could not be looked at or touched).
  */
-declare const __AGENT_SESSION_SHORT_HOLDS__: boolean | undefined;
-const REFRESH_TIMERS = typeof __AGENT_SESSION_SHORT_HOLDS__ === 'undefined' || !__AGENT_SESSION_SHORT_HOLDS__;
+export type LockedReason = 'timeout' | LostReason;
+type LostReason = 'stale' | 'taken-over' | 'removed' | 'io-error';
+
+/** Why a held lock is no longer ours: `message` goes into the error's text. */
+interface Lost {
+  reason: LostReason;
+  message: string;
+}
 
 export interface LockOptions {
   /** Give up with ELOCKED after this long; longer than LOCK_STALE_MS so a dead holder's lock is recovered. */
@@ -65,7 +71,7 @@ export interface Lock {
    * The directory is looked at (and touched) only once the lock is MANY_TOUCH_AFTER_MS old; until
    * it is stale, nobody following the protocol can have taken it.
    */
-  refresh: () => string | undefined;
+  refresh: () => LockedReason | undefined;
   release: () => void;
 }
 
@@ -91,7 +97,7 @@ export async function takeLock(lockPath: string, options: LockOptions): Promise<
   const lock = await acquire(lockPath, options);
   const refresh = () => {
     lock.refresh(false);
-    return lock.lost;
+    return lock.lost?.reason;
   };
   return { check: checkOf(lock, options.what), refresh, release: () => lock.release() };
 }
@@ -99,7 +105,10 @@ export async function takeLock(lockPath: string, options: LockOptions): Promise<
 function checkOf(lock: HeldLock, what: string): LockCheck {
   return () => {
     lock.refresh();
-    if (lock.lost) throw new SessionError('ELOCKED', `lost the lock on ${what} (${lock.lost})`);
+    if (lock.lost)
+      throw new SessionError('ELOCKED', `lost the lock on ${what} (${lock.lost.message})`, {
+        details: { reason: lock.lost.reason },
+      });
   };
 }
 
@@ -120,9 +129,10 @@ async function acquire(lockPath: string, options: LockOptions): Promise<HeldLock
       throw new SessionError(
         'ELOCKED',
         `${options.what} is locked by another process; gave up after ${options.timeoutMs} ms`,
+        { details: { reason: 'timeout' satisfies LockedReason } },
       );
     }
-    // Locks this process already holds stay fresh while it waits (without timers, nothing else touches them).
+    // Locks this process already holds stay fresh while it waits (one held as one of many has no timer of its own).
     for (const held of heldLocks) held.refresh(!held.oneOfMany);
     await new Promise((resolve) => setTimeout(resolve, delay * (1 + Math.random())));
     delay = Math.min(delay * 2, 50);
@@ -213,7 +223,7 @@ let exitHandler = false;
 class HeldLock {
   readonly path: string;
   /** Why the lock is no longer ours, once it is not. */
-  lost: string | undefined;
+  lost: Lost | undefined;
   private mtimeMs: number;
   private touched = Date.now();
   /** The file system keeps whole seconds: touch with the next whole second, as proper-lockfile does. */
@@ -229,7 +239,7 @@ class HeldLock {
     this.coarse = this.mtimeMs % 1000 === 0;
     // On whole seconds, the time mkdir stored is up to a second early: move it to the next second.
     if (this.coarse) this.touch(this.touched);
-    if (REFRESH_TIMERS && timer) {
+    if (timer) {
       this.timer = setInterval(() => this.refresh(), LOCK_STALE_MS / 4);
       this.timer.unref();
     }
@@ -258,7 +268,7 @@ class HeldLock {
     try {
       this.touch(now);
     } catch (err) {
-      this.lost = `cannot touch it: ${(err as NodeJS.ErrnoException).code ?? err}`;
+      this.lost = { reason: 'io-error', message: `cannot touch it: ${(err as NodeJS.ErrnoException).code ?? err}` };
     }
   }
 
@@ -287,13 +297,15 @@ class HeldLock {
     }
   }
 
-  private stalled(now: number): string | undefined {
-    if (now - this.touched > TRUST_MS)
-      return `not refreshed for ${now - this.touched} ms, so another process may have taken it over`;
+  private stalled(now: number): Lost | undefined {
+    if (now - this.touched > TRUST_MS) {
+      const message = `not refreshed for ${now - this.touched} ms, so another process may have taken it over`;
+      return { reason: 'stale', message };
+    }
     return undefined;
   }
 
-  private whyNotOurs(now: number): string | undefined {
+  private whyNotOurs(now: number): Lost | undefined {
     const stalled = this.stalled(now);
     if (stalled) return stalled;
     let mtimeMs: number;
@@ -301,10 +313,10 @@ class HeldLock {
       mtimeMs = statSync(this.path).mtimeMs;
     } catch (err) {
       return (err as NodeJS.ErrnoException).code === 'ENOENT'
-        ? 'another process removed it'
-        : `cannot check it: ${(err as NodeJS.ErrnoException).code ?? err}`;
+        ? { reason: 'removed', message: 'another process removed it' }
+        : { reason: 'io-error', message: `cannot check it: ${(err as NodeJS.ErrnoException).code ?? err}` };
     }
-    return mtimeMs === this.mtimeMs ? undefined : 'another process took it over';
+    return mtimeMs === this.mtimeMs ? undefined : { reason: 'taken-over', message: 'another process took it over' };
   }
 
   private touch(now: number): void {

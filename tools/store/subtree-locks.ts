@@ -3,7 +3,7 @@ import { SessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { faultPoint } from './fault-points.js';
 import { ensureAreaSync } from './regular-file.js';
-import { takeLock, TOUCH_AFTER_MS, withLock, type Lock } from './lock.js';
+import { takeLock, TOUCH_AFTER_MS, withLock, type Lock, type LockedReason } from './lock.js';
 
 /** Lock directories live where SessionStore puts them, so these locks exclude its updates. */
 export function sessionLockPath(storeDir: string, id: string): string {
@@ -72,7 +72,7 @@ export async function withSessionLocks<T>(
       const remaining = deadline - Date.now();
       if (remaining <= 0)
         throw new SessionError('ELOCKED', `could not lock ${sorted.length} sessions within ${timeoutMs} ms`, {
-          details: { id },
+          details: { id, reason: 'timeout' satisfies LockedReason },
         });
       keepFreshOrThrow();
       held.set(
