@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadLibrary, runCli } from './run.mjs';
+import { loadLibrary } from './run.mjs';
 
 export const HOUR = 3_600_000;
 
@@ -64,19 +64,6 @@ export function treeSpec(root, depth, fanout, extra = {}) {
     level = next;
   }
   return spec;
-}
-
-/** Runs the CLI on a store; resolves {code, stdout, stderr, json} (json when stdout parses). */
-export async function cli(dir, args, options = {}) {
-  // Run from the store's parent: no project config of this repository applies.
-  const result = await runCli(['--dir', dir, ...args], { cwd: path.dirname(dir), ...options });
-  let json;
-  try {
-    json = JSON.parse(result.stdout);
-  } catch {
-    json = undefined;
-  }
-  return { ...result, json };
 }
 
 /** Ids of the sessions live in the store (directories with a state.json). */
