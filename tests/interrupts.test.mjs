@@ -1,14 +1,16 @@
 // Commands cut short: killed with SIGKILL at several points, or stopped with SIGINT/SIGTERM. What took
 // effect is in the audit trail; an interrupt stops at a safe point, releases its locks and says so.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { faults } from './helpers/faults.mjs';
-import { cleanEnv, CLI, DIST, tempDir } from './helpers/run.mjs';
-import { build, cli, liveIds, treeSpec } from './helpers/trees.mjs';
+import { killWhen } from './helpers/kill.mjs';
+import { until } from './helpers/poll.mjs';
+import { cli, DIST, tempDir } from './helpers/run.mjs';
+import { build, liveIds, treeSpec } from './helpers/trees.mjs';
 
 /** Every entry of the store's trail (`audit.jsonl` read directly), parsed. */
 function auditEntries(dir) {
@@ -54,43 +56,31 @@ function locksLeft(dir) {
   return existsSync(locks) ? readdirSync(locks).filter((n) => n.endsWith('.lock') || n.endsWith('.takeover')) : [];
 }
 
-/**
- * Starts the CLI and sends `signal` as soon as `ready()` holds (polled every few ms, bounded). Resolves
- * {code, signal, stdout, stderr, sent}: `sent` says whether the signal went before the CLI ended.
- */
-function runUntil(args, ready, signal, { timeoutMs = 60_000 } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let sent = false;
-    let ended = false;
-    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-    const deadline = Date.now() + timeoutMs;
-    const poll = () => {
-      if (ended) return;
-      if (ready()) {
-        sent = true;
-        child.kill(signal);
-      } else if (Date.now() < deadline) setImmediate(poll);
-    };
-    child.on('spawn', poll);
-    child.on('error', reject);
-    child.on('close', (code, sig) => {
-      ended = true;
-      resolve({ code, signal: sig, stdout, stderr, sent });
-    });
-  });
-}
+const templates = mkdtempSync(path.join(tmpdir(), 'agent-session-interrupts-'));
+after(() => rmSync(templates, { recursive: true, force: true }));
+const oldTreesTemplates = new Map();
 
-/** `count` old finished trees of 3 sessions (a root and two children), in a template store. */
+/**
+ * A copy at `dir` of a store of `count` old finished trees of 3 sessions (a root and two children);
+ * resolves their ids. Each size is built once for the whole file, from a copy of a smaller one if any.
+ */
 async function oldTrees(dir, count) {
-  const spec = [];
-  for (let i = 0; i < count; i++)
-    spec.push(...treeSpec(`r${String(i).padStart(4, '0')}`, 2, 2, { outcome: 'completed', hoursAgo: 48 }));
-  await build(dir, spec);
-  return spec.map((s) => s.id);
+  if (!oldTreesTemplates.has(count)) {
+    const smaller = Math.max(0, ...[...oldTreesTemplates.keys()].filter((n) => n < count));
+    const building = (async () => {
+      const template = path.join(templates, `old-trees-${count}`);
+      const spec = [];
+      for (let i = 0; i < count; i++)
+        spec.push(...treeSpec(`r${String(i).padStart(4, '0')}`, 2, 2, { outcome: 'completed', hoursAgo: 48 }));
+      if (smaller > 0) cpSync((await oldTreesTemplates.get(smaller)).template, template, { recursive: true });
+      await build(template, spec.slice(smaller * 3));
+      return { template, ids: spec.map((s) => s.id) };
+    })();
+    oldTreesTemplates.set(count, building);
+  }
+  const { template, ids } = await oldTreesTemplates.get(count);
+  cpSync(template, dir, { recursive: true });
+  return ids;
 }
 
 /** Sessions held by complete trash entries that no audit line of `action` names. */
@@ -107,12 +97,11 @@ test(
   { timeout: 240_000 },
   async (t) => {
     const base = tempDir(t);
-    const template = path.join(base, 'template');
-    const ids = await oldTrees(template, 250);
     for (const after of [1, 3, 10, 40]) {
       const dir = path.join(base, `kill-${after}`);
-      cpSync(template, dir, { recursive: true });
-      const run = await runUntil(
+      // Enough trees for the last kill (after 40 purges) to land mid-run.
+      const ids = await oldTrees(dir, 80);
+      const run = await killWhen(
         ['--dir', dir, 'cleanup', '--hours', '1', '--json'],
         () => trashCount(dir) > after,
         'SIGKILL',
@@ -150,7 +139,8 @@ test(
   async (t) => {
     const base = tempDir(t);
     const template = path.join(base, 'template');
-    const spec = treeSpec('big', 4, 8, { outcome: 'completed', hoursAgo: 48 });
+    // 259 sessions: a delete long enough for a kill at each of its points.
+    const spec = treeSpec('big', 4, 6, { outcome: 'completed', hoursAgo: 48 });
     await build(template, spec);
     const ids = spec.map((s) => s.id);
     const entryState = (dir) => {
@@ -176,16 +166,21 @@ test(
           return false; // a manifest being renamed into place
         }
       };
-      const run = await runUntil(['--dir', dir, 'delete', 'big', '--json'], ready, 'SIGKILL');
+      const run = await killWhen(['--dir', dir, 'delete', 'big', '--json'], ready, 'SIGKILL');
       assert.equal(run.signal, 'SIGKILL', `${name}: the delete ended by itself (${run.code}) ${run.stderr}`);
       assert.ok(trashCount(dir) === 1, `${name}: the kill did not land during the delete`);
 
       // Doctor leaves an entry whose lock is still fresh (stale 2 s after the kill): repair until none is left.
-      const deadline = Date.now() + 30_000;
-      while (trashEntries(dir).some((e) => e.manifest.status !== 'complete') && Date.now() < deadline) {
-        const repair = await cli(dir, ['doctor', '--repair', '--json']);
-        assert.ok(repair.json, repair.stderr);
-      }
+      await until(
+        async () => {
+          if (!trashEntries(dir).some((e) => e.manifest.status !== 'complete')) return true;
+          const repair = await cli(dir, ['doctor', '--repair', '--json']);
+          assert.ok(repair.json, repair.stderr);
+          return false;
+        },
+        `${name}: a repaired trash entry`,
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
       assert.equal(
         (await cli(dir, ['doctor', '--json'])).code,
         0,
@@ -240,7 +235,7 @@ test(
     let landed = 0;
     for (const [name, when] of points) {
       const dir = path.join(base, name.replace(/[^a-z0-9]+/g, '-'));
-      const run = await runUntil(['--dir', dir, 'import', file, '--json'], () => when(importState(dir)), 'SIGKILL');
+      const run = await killWhen(['--dir', dir, 'import', file, '--json'], () => when(importState(dir)), 'SIGKILL');
       if (run.signal !== 'SIGKILL') {
         assert.equal(run.code, 0, run.stderr);
         continue;
@@ -263,31 +258,15 @@ test(
   },
 );
 
-/** A store of `count` old finished sessions and a fake io around the built CLI's `runCli`. */
-async function interruptedCleanup(t, count) {
-  const dir = path.join(tempDir(t), 'store');
-  await build(
-    dir,
-    Array.from({ length: count }, (_, i) => ({
-      id: `s${String(i).padStart(4, '0')}`,
-      outcome: 'completed',
-      hoursAgo: 48,
-    })),
-  );
-  return dir;
-}
-
 test(
   'Ctrl-C behaves like SIGKILL: SIGINT and SIGTERM stop a bulk command at a safe point, release its locks, say so and exit 130',
   { timeout: 240_000 },
   async (t) => {
     const base = tempDir(t);
-    const template = path.join(base, 'template');
-    const ids = await oldTrees(template, 250);
     for (const signal of ['SIGINT', 'SIGTERM']) {
       const dir = path.join(base, signal);
-      cpSync(template, dir, { recursive: true });
-      const run = await runUntil(
+      const ids = await oldTrees(dir, 80);
+      const run = await killWhen(
         ['--dir', dir, 'cleanup', '--hours', '1', '--json'],
         () => trashCount(dir) >= 3,
         signal,
@@ -325,7 +304,9 @@ test(
   'Ctrl-C behaves like SIGKILL: on a terminal the progress line is cleared before the message, not cut mid-bar',
   { timeout: 120_000 },
   async (t) => {
-    const dir = await interruptedCleanup(t, 600);
+    // Enough sessions for the progress bar (500 scanned); it counts the trees to purge.
+    const dir = path.join(tempDir(t), 'store');
+    const trees = (await oldTrees(dir, 170)).filter((id) => !id.includes('-')).length;
     const { runCli } = await import(pathToFileURL(path.join(DIST, 'tools', 'cli', 'run.js')).href);
     const listeners = [];
     let stderr = '';
@@ -354,7 +335,9 @@ test(
     assert.equal(code, 130, stderr);
     assert.match(
       stderr,
-      /^\r\[#*\.*\] \d+\/600\r\u001b\[2Kagent-session: interrupted after \d+ of 600; run it again to finish\n$/,
+      new RegExp(
+        `^\\r\\[#*\\.*\\] \\d+/${trees}\\r\\u001b\\[2Kagent-session: interrupted after \\d+ of ${trees}; run it again to finish\\n$`,
+      ),
     );
     assert.deepEqual(listeners, [], 'the handlers stay installed after the command');
     assert.ok(liveIds(dir).length > 0);
