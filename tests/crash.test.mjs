@@ -130,8 +130,10 @@ test(
         readdirSync(path.join(dir, id)).sort(),
         id === ids[1] ? ['state.json', 'state.json.99998.1.abcdef.tmp'] : ['state.json'],
       );
+    const updates = [...seen.values()].reduce((a, b) => a + b);
     t.diagnostic(
-      `${kills} kills; ${committing} landed between a commit and its report; ${leftByKills.length} temp files left; ${[...seen.values()].reduce((a, b) => a + b)} updates`,
+      `${kills} kills; ${committing} landed between a commit and its report; ` +
+        `${leftByKills.length} temp files left; ${updates} updates`,
     );
     assert.ok(kills >= SESSIONS * ROUNDS * 0.9, `only ${kills} workers were killed`);
   },

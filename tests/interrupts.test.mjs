@@ -336,7 +336,8 @@ test(
     assert.match(
       stderr,
       new RegExp(
-        `^\\r\\[#*\\.*\\] \\d+/${trees}\\r\\u001b\\[2Kagent-session: interrupted after \\d+ of ${trees}; run it again to finish\\n$`,
+        `^\\r\\[#*\\.*\\] \\d+/${trees}\\r\\u001b\\[2K` +
+          `agent-session: interrupted after \\d+ of ${trees}; run it again to finish\\n$`,
       ),
     );
     assert.deepEqual(listeners, [], 'the handlers stay installed after the command');

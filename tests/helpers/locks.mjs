@@ -5,10 +5,12 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cleanEnv, DIST, ROOT } from './run.mjs';
 
+const LOCK_MODULE = pathToFileURL(path.join(DIST, 'tools', 'store', 'lock.js')).href;
+
 const TAKE = {
   // The store's own lock, kept fresh by its holder for as long as it holds it.
   store: (lockPath) => `
-    const { withLock } = await import(${JSON.stringify(pathToFileURL(path.join(DIST, 'tools', 'store', 'lock.js')).href)});
+    const { withLock } = await import(${JSON.stringify(LOCK_MODULE)});
     await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 5000, what: 'test' }, () => new Promise((resolve) => {
       process.stdout.write('held\\n');
       process.stdin.once('data', resolve);

@@ -26,11 +26,16 @@ export function tempDir(t, prefix = 'agent-session-test-') {
   return dir;
 }
 
-/** Environment for child processes: no inherited agent-session or Claude variables unless given. */
+/**
+ * Environment for child processes: no inherited agent-session or Claude variables unless given. Nor
+ * NODE_EXTRA_CA_CERTS: nothing the tests start makes a TLS connection, and reading a system's
+ * certificate bundle at every Node start costs about 50 ms of CPU, several times a bare start.
+ */
 export function cleanEnv(extra = {}) {
   const env = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('AGENT_SESSION_') && !key.startsWith('CLAUDE')) env[key] = value;
+    if (!key.startsWith('AGENT_SESSION_') && !key.startsWith('CLAUDE') && key !== 'NODE_EXTRA_CA_CERTS')
+      env[key] = value;
   }
   return { ...env, ...extra };
 }
@@ -62,8 +67,9 @@ export function runCli(args, options = {}) {
 /**
  * Runs the built CLI on the store `dir` from the store's parent directory, which is also HOME (no
  * project config or user settings of this machine apply). `env` adds variables to cleanEnv()'s;
- * `timeoutMs` kills a run still going then and fails as hung. Resolves {code, signal, stdout, stderr, json}: `json` is
- * stdout parsed; with `--json` among the arguments, stdout that is not one JSON document throws.
+ * `timeoutMs` kills a run still going then and fails as hung. Resolves {code, signal, stdout, stderr,
+ * json}: `json` is stdout parsed; with `--json` among the arguments, stdout that is not one JSON
+ * document throws.
  */
 export async function cli(dir, args, { env = {}, cwd = path.dirname(dir), input, timeoutMs } = {}) {
   const result = await runCli(['--dir', dir, ...args], {
