@@ -3,6 +3,7 @@
 // Other arguments filter by substring of the path: node scripts/test.mjs cli hooks
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,7 +22,10 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], {
+// Most files spend much of their time waiting (for a lock to go stale, a child to reach a point, the
+// disk), so twice as many files as cores run at once.
+const concurrency = 2 * availableParallelism();
+const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...files], {
   cwd: root,
   stdio: 'inherit',
 });
