@@ -20,6 +20,16 @@ async function seed(dir) {
   return { sessions, ids: [root.agent_id, child.agent_id, grandchild.agent_id], other: other.agent_id };
 }
 
+/** The seeded tree exported from the store `from` to `file`, and an empty store `to` beside it. */
+async function exportedTree(t) {
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  const seeded = await seed(from);
+  const file = path.join(tmp, 'bundle.json');
+  assert.equal((await cli(from, ['export', seeded.ids[0], '-o', file])).code, 0);
+  return { ...seeded, tmp, from, to: path.join(tmp, 'to'), file };
+}
+
 function state(dir, id) {
   return readFileSync(path.join(dir, id, 'state.json'), 'utf8');
 }
@@ -111,12 +121,7 @@ test('export refuses a subtree holding a record it cannot read, and writes no fi
 
 test('a tampered bundle and a newer format are refused, and nothing is imported', async (t) => {
   const { Sessions, importSessions } = await loadLibrary();
-  const tmp = tempDir(t);
-  const from = path.join(tmp, 'from');
-  const to = path.join(tmp, 'to');
-  const { ids } = await seed(from);
-  const file = path.join(tmp, 'bundle.json');
-  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  const { tmp, to, file } = await exportedTree(t);
   const text = readFileSync(file, 'utf8');
 
   const tampered = path.join(tmp, 'tampered.json');
@@ -139,11 +144,7 @@ test('a tampered bundle and a newer format are refused, and nothing is imported'
 });
 
 test('collisions are refused; --rename gives new ids and rewrites parent links; --overwrite backs up', async (t) => {
-  const tmp = tempDir(t);
-  const from = path.join(tmp, 'from');
-  const { sessions, ids } = await seed(from);
-  const file = path.join(tmp, 'bundle.json');
-  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  const { from, sessions, ids, file } = await exportedTree(t);
   // The store changes after the export: --overwrite must keep this version in its backup.
   await sessions.update(ids[2], { metadata: { n: 2 } });
   const changed = state(from, ids[2]);
@@ -172,12 +173,7 @@ test('collisions are refused; --rename gives new ids and rewrites parent links; 
 });
 
 test('a bundle with one bad record imports nothing', async (t) => {
-  const tmp = tempDir(t);
-  const from = path.join(tmp, 'from');
-  const to = path.join(tmp, 'to');
-  const { ids } = await seed(from);
-  const file = path.join(tmp, 'bundle.json');
-  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  const { tmp, to, file } = await exportedTree(t);
   const bundle = JSON.parse(readFileSync(file, 'utf8'));
   bundle.sessions[2].phase = 'dancing';
   const bad = path.join(tmp, 'bad.json');
@@ -188,12 +184,7 @@ test('a bundle with one bad record imports nothing', async (t) => {
 });
 
 test('a failure in the middle of the commit rolls every session back', async (t) => {
-  const tmp = tempDir(t);
-  const from = path.join(tmp, 'from');
-  const to = path.join(tmp, 'to');
-  const { ids } = await seed(from);
-  const file = path.join(tmp, 'bundle.json');
-  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  const { to, ids, file } = await exportedTree(t);
   // A plain file where the children index (tools/store/children-index.ts) keeps the child's list:
   // indexing the grandchild fails after the root and the child were placed.
   mkdirSync(path.join(to, '.index', 'children'), { recursive: true });
@@ -208,12 +199,7 @@ test('a failure in the middle of the commit rolls every session back', async (t)
 
 test('an import interrupted mid-commit is rolled back by the next import', async (t) => {
   const { Sessions, importSessions } = await loadLibrary();
-  const tmp = tempDir(t);
-  const from = path.join(tmp, 'from');
-  const to = path.join(tmp, 'to');
-  const { ids, other } = await seed(from);
-  const file = path.join(tmp, 'bundle.json');
-  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  const { tmp, from, to, ids, other, file } = await exportedTree(t);
   // What a process killed after placing the first session leaves behind.
   const op = '20261122-000000-deadbeef';
   const opDir = path.join(to, '.importing', op);

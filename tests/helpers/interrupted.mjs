@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
-import { build, treeSpec } from './trees.mjs';
+import { build, trashEntries, treeSpec } from './trees.mjs';
 
 /** Every entry of the store's trail (`audit.jsonl` read directly), parsed. */
 function auditEntries(dir) {
@@ -25,19 +25,8 @@ export function audited(dir, action) {
   );
 }
 
-/** The trash entries that have a manifest (a kill can land between creating an entry and writing it). */
-export function trashEntriesWithManifest(dir) {
-  const trash = path.join(dir, '.trash');
-  if (!existsSync(trash)) return [];
-  return readdirSync(trash)
-    .sort()
-    .filter((entry) => existsSync(path.join(trash, entry, 'manifest.json')))
-    .map((entry) => {
-      const manifest = JSON.parse(readFileSync(path.join(trash, entry, 'manifest.json'), 'utf8'));
-      const sessions = path.join(trash, entry, 'sessions');
-      return { entry, manifest, held: existsSync(sessions) ? readdirSync(sessions).sort() : [] };
-    });
-}
+/** The trash entries whose manifest is written (a kill can land between creating an entry and writing it). */
+export const trashEntriesWithManifest = (dir) => trashEntries(dir, { written: true });
 
 export function trashCount(dir) {
   const trash = path.join(dir, '.trash');

@@ -74,18 +74,20 @@ export function liveIds(dir) {
     .sort();
 }
 
-/** The trash entries with their manifest and the ids they hold. */
-export function trashEntries(dir) {
+/**
+ * The trash entries with their manifest and the ids they hold. With `written`, only the entries whose
+ * manifest is written (a kill can land between creating an entry and writing it); else such an entry throws.
+ */
+export function trashEntries(dir, { written = false } = {}) {
   const trash = path.join(dir, '.trash');
   if (!existsSync(trash)) return [];
   return readdirSync(trash)
     .sort()
+    .filter((entry) => !written || existsSync(path.join(trash, entry, 'manifest.json')))
     .map((entry) => {
       const manifest = JSON.parse(readFileSync(path.join(trash, entry, 'manifest.json'), 'utf8'));
-      const held = existsSync(path.join(trash, entry, 'sessions'))
-        ? readdirSync(path.join(trash, entry, 'sessions')).sort()
-        : [];
-      return { entry, manifest, held };
+      const sessions = path.join(trash, entry, 'sessions');
+      return { entry, manifest, held: existsSync(sessions) ? readdirSync(sessions).sort() : [] };
     });
 }
 
