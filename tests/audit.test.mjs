@@ -7,17 +7,12 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { CLI, DIST, cleanEnv, loadLibrary, runCli, runNode, tempDir } from './helpers/run.mjs';
+import { CLI, DIST, cleanEnv, cli, loadLibrary, runNode, tempDir } from './helpers/run.mjs';
 
 const LIB = pathToFileURL(path.join(DIST, 'tools', 'index.js')).href;
 
-async function cli(dir, args, env = {}) {
-  const result = await runCli(['--dir', dir, ...args], { env: cleanEnv(env) });
-  return result;
-}
-
 async function cliJson(dir, args, env) {
-  const result = await cli(dir, [...args, '--json'], env);
+  const result = await cli(dir, [...args, '--json'], { env });
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout);
 }

@@ -5,8 +5,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { CLI, cleanEnv, loadLibrary, tempDir } from './helpers/run.mjs';
-import { build, cli, HOUR, liveIds, record, snapshot, trashEntries, treeSpec } from './helpers/trees.mjs';
+import { CLI, cleanEnv, loadLibrary, tempDir, cli } from './helpers/run.mjs';
+import { build, HOUR, liveIds, record, snapshot, trashEntries, treeSpec } from './helpers/trees.mjs';
 
 const DONE = { outcome: 'completed', hoursAgo: 48 };
 

@@ -14,7 +14,8 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { CLI, cleanEnv, loadLibrary, ROOT, runCli, tempDir } from './helpers/run.mjs';
+import { holdLock } from './helpers/locks.mjs';
+import { CLI, cleanEnv, cli, loadLibrary, runCli, tempDir } from './helpers/run.mjs';
 
 const MIN = 60_000;
 const { Sessions } = await loadLibrary();
@@ -23,15 +24,6 @@ const { Sessions } = await loadLibrary();
 function setup(t) {
   const root = tempDir(t);
   return { root, store: path.join(root, 'store') };
-}
-
-/** Runs the CLI against `store` from its parent directory: {code, stdout, stderr, json}. */
-async function cli(store, args, { env = {}, cwd } = {}) {
-  const root = path.dirname(store);
-  const result = await runCli([...args, '--dir', store], { cwd: cwd ?? root, env: cleanEnv({ HOME: root, ...env }) });
-  let json;
-  if (args.includes('--json') && result.stdout !== '') json = JSON.parse(result.stdout);
-  return { ...result, json };
 }
 
 /** The run succeeded with exactly one JSON document on stdout and nothing on stderr. */
@@ -658,32 +650,6 @@ test('a corrupt record and a newer schema_version are store problems (exit 4), n
   assert.equal(readState(store, 'torn'), before.torn);
 });
 
-const HOLDER = `
-import { createRequire } from 'node:module';
-const require = createRequire(${JSON.stringify(path.join(ROOT, 'package.json'))});
-const lockfile = require('proper-lockfile');
-const lockPath = process.argv[2];
-await lockfile.lock(lockPath, { lockfilePath: lockPath, realpath: false, stale: 2000 });
-process.stdout.write('locked\\n');
-setInterval(() => {}, 1000);
-`;
-
-/** A child process holding `<store>/.locks/<id>.lock` until killed. */
-async function holdLock(t, store, id) {
-  const script = path.join(path.dirname(store), 'holder.mjs');
-  writeFileSync(script, HOLDER);
-  mkdirSync(path.join(store, '.locks'), { recursive: true });
-  const child = spawn(process.execPath, [script, path.join(store, '.locks', `${id}.lock`)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  t.after(() => child.kill('SIGKILL'));
-  await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => String(d).includes('locked') && resolve());
-    child.on('exit', (code) => reject(new Error(`lock holder exited ${code}`)));
-  });
-  return child;
-}
-
 test(
   'a lock held by another process: writers give up with exit 4 (ELOCKED), readers still work',
   { timeout: 30_000 },
@@ -691,7 +657,7 @@ test(
     const { store } = setup(t);
     await seed(store, [{ id: 'held', phase: 'approval' }]);
     const before = readState(store, 'held');
-    const holder = await holdLock(t, store, 'held');
+    const holder = await holdLock(t, path.join(store, '.locks', 'held.lock'), { by: 'proper-lockfile' });
     const env = { AGENT_SESSION_LOCK_TIMEOUT_MS: '300' };
     const [update, finalize, get, resume] = await Promise.all([
       cli(store, ['update', 'held', '--error', 'x', '--json'], { env }),
@@ -704,8 +670,7 @@ test(
     assert.equal(ok(get).agent_id, 'held');
     assert.equal(ok(resume).reason, 'resumable');
     assert.equal(readState(store, 'held'), before);
-    holder.kill('SIGKILL');
-    await new Promise((resolve) => holder.once('exit', resolve));
+    await holder.kill();
     // The holder is gone: its lock goes stale and the next writer takes it over (default timeout).
     const after = ok(await cli(store, ['update', 'held', '--error', 'x', '--json']));
     assert.equal(after.error_count, 1);

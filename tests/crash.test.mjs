@@ -3,12 +3,12 @@
 // produced (the one it last reported, or the one it was committing), never older; readers ignore the
 // temp files the kills leave (in the store's .tmp/, never in a session directory).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { cleanEnv, DIST, loadLibrary, tempDir } from './helpers/run.mjs';
+import { runAndKill } from './helpers/kill.mjs';
+import { DIST, loadLibrary, tempDir } from './helpers/run.mjs';
 
 const SESSIONS = 6;
 const ROUNDS = 8;
@@ -56,32 +56,14 @@ function checkVersion(text, id) {
   return n;
 }
 
-/** Runs a worker and kills it `delayMs` after it is ready; resolves the last n it reported. */
-function runAndKill(script, dir, id, delayMs) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, dir, id, String(MAX_UPDATES)], {
-      env: cleanEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    let timer;
-    child.stderr.on('data', (d) => (err += d));
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (!timer && out.startsWith('ready\n')) timer = setTimeout(() => child.kill('SIGKILL'), delayMs);
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (signal !== 'SIGKILL' && code !== 0) return reject(new Error(`worker for ${id} failed (${code}): ${err}`));
-      const reported = out
-        .split('\n')
-        .filter((line) => /^\d+$/.test(line))
-        .map(Number);
-      resolve({ acked: reported.at(-1) ?? null, killed: signal === 'SIGKILL' });
-    });
-  });
+/** Runs a worker and kills it `delayMs` after it is ready; resolves its pid and the last n it reported. */
+async function updateAndKill(script, dir, id, delayMs) {
+  const { pid, stdout, killed } = await runAndKill(script, [dir, id, String(MAX_UPDATES)], delayMs);
+  const reported = stdout
+    .split('\n')
+    .filter((line) => /^\d+$/.test(line))
+    .map(Number);
+  return { pid, acked: reported.at(-1) ?? null, killed };
 }
 
 test(
@@ -109,12 +91,16 @@ test(
 
     const seen = new Map(ids.map((id) => [id, 0]));
     let kills = 0;
+    const killedWorkers = new Set();
     let committing = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      const runs = await Promise.all(ids.map((id) => runAndKill(script, dir, id, Math.floor(Math.random() * 60))));
+      const runs = await Promise.all(ids.map((id) => updateAndKill(script, dir, id, Math.floor(Math.random() * 60))));
       for (const [i, id] of ids.entries()) {
-        const { acked, killed } = runs[i];
-        if (killed) kills++;
+        const { pid, acked, killed } = runs[i];
+        if (killed) {
+          kills++;
+          killedWorkers.add(`${pid} ${id}`);
+        }
         const n = checkVersion(readFileSync(path.join(dir, id, 'state.json'), 'utf8'), id);
         assert.ok(acked !== null, `${id}: the worker committed before it was killed`);
         // The last reported version, or the next one if the kill fell between the rename and the report.
@@ -131,15 +117,23 @@ test(
     }
     // Every temp file a kill left is in .tmp/, named for its session; session directories hold only their record.
     const temps = readdirSync(path.join(dir, '.tmp'));
-    assert.ok(temps.length >= 1);
     for (const name of temps) assert.match(name, /^crash-\d\.state\.json\.\d+\.\d+\.[0-9a-f]+\.tmp$/);
+    // Besides the one put there above, each was left by a killed worker, for the session it was updating.
+    const leftByKills = temps.filter((name) => name !== `${ids[0]}.state.json.99999.1.abcdef.tmp`);
+    assert.ok(leftByKills.length >= 1, 'no kill landed while a record was being written');
+    for (const name of leftByKills) {
+      const [, id, pid] = /^(.+)\.state\.json\.(\d+)\./.exec(name);
+      assert.ok(killedWorkers.has(`${pid} ${id}`), `${name}: not the temp file of a killed worker`);
+    }
     for (const id of ids)
       assert.deepEqual(
         readdirSync(path.join(dir, id)).sort(),
         id === ids[1] ? ['state.json', 'state.json.99998.1.abcdef.tmp'] : ['state.json'],
       );
+    const updates = [...seen.values()].reduce((a, b) => a + b);
     t.diagnostic(
-      `${kills} kills; ${committing} landed between a commit and its report; ${temps.length} temp files left; ${[...seen.values()].reduce((a, b) => a + b)} updates`,
+      `${kills} kills; ${committing} landed between a commit and its report; ` +
+        `${leftByKills.length} temp files left; ${updates} updates`,
     );
     assert.ok(kills >= SESSIONS * ROUNDS * 0.9, `only ${kills} workers were killed`);
   },

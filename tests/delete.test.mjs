@@ -4,8 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { loadLibrary, tempDir } from './helpers/run.mjs';
-import { build, cli, liveIds, sessionFiles, snapshot, trashEntries, treeSpec } from './helpers/trees.mjs';
+import { loadLibrary, tempDir, cli } from './helpers/run.mjs';
+import { build, liveIds, sessionFiles, snapshot, trashEntries, treeSpec } from './helpers/trees.mjs';
 
 const OLD = { outcome: 'completed', hoursAgo: 2 };
 

@@ -13,13 +13,9 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { cleanEnv, loadLibrary, runCli, tempDir } from './helpers/run.mjs';
+import { cli, loadLibrary, tempDir } from './helpers/run.mjs';
 
 const HOUR_AGO = new Date(Date.now() - 3_600_000);
-
-async function cli(dir, args) {
-  return runCli(['--dir', dir, ...args], { env: cleanEnv() });
-}
 
 async function doctor(dir, repair = false) {
   const result = await cli(dir, ['doctor', '--json', ...(repair ? ['--repair'] : [])]);

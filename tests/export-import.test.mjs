@@ -1,16 +1,12 @@
 // export / import: checksummed bundles, refusals (tampered, newer, collisions), --rename, --overwrite,
 // and all-or-nothing imports (validation failures and a failure in the middle of the commit).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { CLI, cleanEnv, loadLibrary, runCli, tempDir } from './helpers/run.mjs';
-
-async function cli(dir, args) {
-  return runCli(['--dir', dir, ...args], { env: cleanEnv() });
-}
+import { killWhen } from './helpers/kill.mjs';
+import { cli, loadLibrary, tempDir } from './helpers/run.mjs';
 
 /** A store with a tree root → child → grandchild, plus an unrelated session. */
 async function seed(dir) {
@@ -22,6 +18,16 @@ async function seed(dir) {
   await sessions.update(grandchild.agent_id, { phase: 'approval' });
   const other = await sessions.create({ agentName: 'other' });
   return { sessions, ids: [root.agent_id, child.agent_id, grandchild.agent_id], other: other.agent_id };
+}
+
+/** The seeded tree exported from the store `from` to `file`, and an empty store `to` beside it. */
+async function exportedTree(t) {
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  const seeded = await seed(from);
+  const file = path.join(tmp, 'bundle.json');
+  assert.equal((await cli(from, ['export', seeded.ids[0], '-o', file])).code, 0);
+  return { ...seeded, tmp, from, to: path.join(tmp, 'to'), file };
 }
 
 function state(dir, id) {
@@ -115,12 +121,7 @@ test('export refuses a subtree holding a record it cannot read, and writes no fi
 
 test('a tampered bundle and a newer format are refused, and nothing is imported', async (t) => {
   const { Sessions, importSessions } = await loadLibrary();
-  const tmp = tempDir(t);
-  const from = path.join(tmp, 'from');
-  const to = path.join(tmp, 'to');
-  const { ids } = await seed(from);
-  const file = path.join(tmp, 'bundle.json');
-  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  const { tmp, to, file } = await exportedTree(t);
   const text = readFileSync(file, 'utf8');
 
   const tampered = path.join(tmp, 'tampered.json');
@@ -143,11 +144,7 @@ test('a tampered bundle and a newer format are refused, and nothing is imported'
 });
 
 test('collisions are refused; --rename gives new ids and rewrites parent links; --overwrite backs up', async (t) => {
-  const tmp = tempDir(t);
-  const from = path.join(tmp, 'from');
-  const { sessions, ids } = await seed(from);
-  const file = path.join(tmp, 'bundle.json');
-  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  const { from, sessions, ids, file } = await exportedTree(t);
   // The store changes after the export: --overwrite must keep this version in its backup.
   await sessions.update(ids[2], { metadata: { n: 2 } });
   const changed = state(from, ids[2]);
@@ -176,12 +173,7 @@ test('collisions are refused; --rename gives new ids and rewrites parent links; 
 });
 
 test('a bundle with one bad record imports nothing', async (t) => {
-  const tmp = tempDir(t);
-  const from = path.join(tmp, 'from');
-  const to = path.join(tmp, 'to');
-  const { ids } = await seed(from);
-  const file = path.join(tmp, 'bundle.json');
-  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  const { tmp, to, file } = await exportedTree(t);
   const bundle = JSON.parse(readFileSync(file, 'utf8'));
   bundle.sessions[2].phase = 'dancing';
   const bad = path.join(tmp, 'bad.json');
@@ -192,12 +184,7 @@ test('a bundle with one bad record imports nothing', async (t) => {
 });
 
 test('a failure in the middle of the commit rolls every session back', async (t) => {
-  const tmp = tempDir(t);
-  const from = path.join(tmp, 'from');
-  const to = path.join(tmp, 'to');
-  const { ids } = await seed(from);
-  const file = path.join(tmp, 'bundle.json');
-  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  const { to, ids, file } = await exportedTree(t);
   // A plain file where the children index (tools/store/children-index.ts) keeps the child's list:
   // indexing the grandchild fails after the root and the child were placed.
   mkdirSync(path.join(to, '.index', 'children'), { recursive: true });
@@ -212,12 +199,7 @@ test('a failure in the middle of the commit rolls every session back', async (t)
 
 test('an import interrupted mid-commit is rolled back by the next import', async (t) => {
   const { Sessions, importSessions } = await loadLibrary();
-  const tmp = tempDir(t);
-  const from = path.join(tmp, 'from');
-  const to = path.join(tmp, 'to');
-  const { ids, other } = await seed(from);
-  const file = path.join(tmp, 'bundle.json');
-  assert.equal((await cli(from, ['export', ids[0], '-o', file])).code, 0);
+  const { tmp, from, to, ids, other, file } = await exportedTree(t);
   // What a process killed after placing the first session leaves behind.
   const op = '20261122-000000-deadbeef';
   const opDir = path.join(to, '.importing', op);
@@ -238,16 +220,17 @@ test('an import interrupted mid-commit is rolled back by the next import', async
   assert.ok(!existsSync(opDir));
 });
 
-/** Runs the CLI and kills it with SIGKILL after `ms` (the crash); resolves whether it finished first. */
-function runAndKill(args, ms) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(), stdio: 'ignore' });
-    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve(code === 0);
-    });
-  });
+/** The import under way in `dir`: its op, the status in its manifest and how many sessions are staged. */
+function importUnderWay(dir) {
+  try {
+    const [op] = readdirSync(path.join(dir, '.importing'));
+    if (!op) return undefined;
+    const status = JSON.parse(readFileSync(path.join(dir, '.importing', op, 'manifest.json'), 'utf8')).status;
+    const staged = path.join(dir, '.importing', op, 'sessions');
+    return { op, status, staged: existsSync(staged) ? readdirSync(staged).length : 0 };
+  } catch {
+    return undefined; // not started, finished, or a file being renamed into place
+  }
 }
 
 test(
@@ -267,14 +250,34 @@ test(
     const file = path.join(tmp, 'bundle.json');
     assert.equal((await cli(from, ['export', root.agent_id, '-o', file])).code, 0);
     const original = snapshotAll(from, ids);
-    for (let i = 0; i < 4; i++) {
+    // How far an import has got: sessions staged, then sessions placed, then done; a kill is aimed at a
+    // random point of staging, of placing, of either, and at the end.
+    const n = ids.length;
+    const progress = (s) => ({ staged: s.staged, committing: 2 * n - s.staged, done: 2 * n + 1 })[s.status] ?? 0;
+    const between = (low, high) => low + Math.floor(Math.random() * (high - low));
+    const targets = [between(1, n), between(n + 1, 2 * n), between(1, 2 * n), 2 * n + 1];
+    for (const [i, target] of targets.entries()) {
       const to = path.join(tmp, `run${i}`);
-      await runAndKill(['--dir', to, 'import', file], 100 + Math.floor(Math.random() * 1000));
+      const what = `run ${i} (killed at ${target} of ${2 * n + 1})`;
+      const run = await killWhen(
+        ['--dir', to, 'import', file],
+        () => {
+          const state = importUnderWay(to);
+          return state && progress(state) >= target && state;
+        },
+        'SIGKILL',
+      );
+      assert.equal(run.signal, 'SIGKILL', `${what}: the import ended by itself (${run.code}) ${run.stderr}`);
+      // The kill landed during the import: its staging is still there, as far as it was seen or further.
+      const left = importUnderWay(to);
+      assert.equal(left?.op, run.seen.op, `${what}: no import was under way when it was killed`);
+      assert.ok(progress(left) >= progress(run.seen), `${what}: went back from ${progress(run.seen)}`);
       const report = await doctor(Sessions.open({ dir: to }), { repair: true });
       assert.equal(report.healthy, true, JSON.stringify(report.remaining));
       const present = sessionDirs(to);
-      if (present.length > 0)
-        assert.deepEqual(snapshotAll(to, present), original, `run ${i}: a partial import survived`);
+      // A `done` import is finished by the recovery; an earlier one is undone.
+      if (left.status === 'done') assert.deepEqual(snapshotAll(to, present), original, `${what}: not all of it`);
+      else assert.deepEqual(present, [], `${what}: a partial import survived`);
       assert.deepEqual(existsSync(path.join(to, '.importing')) ? readdirSync(path.join(to, '.importing')) : [], []);
     }
   },

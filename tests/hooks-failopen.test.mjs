@@ -1,12 +1,13 @@
 // The hooks fail open: whatever goes wrong, exit 0 with nothing on stdout (Claude Code proceeds as if
 // the hook were absent) and one line in <store>/.hooks.log. SubagentStop never blocks (exit 2).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { fixture, flow, hookLog, life, onlySession, pre, project, sessionIds } from './helpers/hooks.mjs';
+import { holdLock } from './helpers/locks.mjs';
+import { until } from './helpers/poll.mjs';
 import { DIST, tempDir } from './helpers/run.mjs';
 
 const HOOKS = { pre, life };
@@ -108,35 +109,16 @@ test('a store that is a file, a broken config file, a corrupt index or record: f
   assert.match(hookLog(proj.store), /ECORRUPT: .*sess-1\.json is not valid JSON/);
 });
 
-/** Holds the lock of a Claude Code session's index from another process until released. */
-async function holdIndexLock(store, claudeSession) {
-  return holdLock(path.join(store, '.claude-code', '.locks', `${claudeSession}.lock`));
-}
-
-/** Holds a lock (the store's protocol, refreshed) from another process until released. */
-async function holdLock(lockPath) {
-  mkdirSync(path.dirname(lockPath), { recursive: true });
-  const lockModule = pathToFileURL(path.join(DIST, 'tools', 'store', 'lock.js')).href;
-  const code = `const { withLock } = await import(${JSON.stringify(lockModule)});
-    await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 5000, what: 'test' }, () => new Promise((resolve) => {
-      process.stdout.write('held\\n'); process.stdin.once('data', resolve);
-    }));`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
-  await new Promise((resolve, reject) => {
-    child.stdout.once('data', resolve);
-    child.once('exit', () => reject(new Error('the lock holder exited')));
-  });
-  return async () => {
-    child.stdin.end('release\n');
-    await new Promise((resolve) => child.once('exit', resolve));
-  };
+/** Holds the lock of a Claude Code session's index from another process. */
+function holdIndexLock(t, store, claudeSession) {
+  return holdLock(t, path.join(store, '.claude-code', '.locks', `${claudeSession}.lock`));
 }
 
 test('lock contention: a hook that cannot get the lock in time fails open with ELOCKED', async (t) => {
   const proj = project(t);
   const f = flow();
   await pre(proj, f.pre);
-  const release = await holdIndexLock(proj.store, 'sess-1');
+  const { release } = await holdIndexLock(t, proj.store, 'sess-1');
   try {
     const env = { AGENT_SESSION_LOCK_TIMEOUT_MS: '200' };
     assertSilent(await pre(proj, flow({ toolUseId: 'toolu_2' }).pre, env), 'locked pre_delegate');
@@ -154,7 +136,7 @@ test('a hook waiting for a session lock keeps the conversation lock it holds fre
   const f = flow();
   await pre(proj, f.pre);
   const id = onlySession(proj.store).agent_id;
-  const release = await holdLock(path.join(proj.store, '.locks', `${id}.lock`));
+  const { release } = await holdLock(t, path.join(proj.store, '.locks', `${id}.lock`));
   let released = false;
   try {
     // SubagentStart takes the conversation's lock, then waits for the session's.
@@ -177,17 +159,6 @@ test('a hook waiting for a session lock keeps the conversation lock it holds fre
   assert.equal(hookLog(proj.store), '');
   assert.equal(onlySession(proj.store).phase, 'executing');
 });
-
-/** Polls `condition` (every 20 ms) until it returns a truthy value, which it returns; fails after 10 s. */
-async function until(condition, what) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = condition();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 test('AGENT_SESSION_DISABLE=1 exits at once; AGENT_SESSION_DEBUG=1 explains on stderr only', async (t) => {
   const proj = project(t);
@@ -235,8 +206,7 @@ test('the sweep marks long-silent hook sessions abandoned and runs detached at m
   assert.ok(Date.now() - statSync(stamp).mtimeMs < 60_000, 'the stamp was renewed');
   // The detached sweep writes its report when it is done; wait for that (bounded) before looking.
   const report = path.join(proj.store, '.claude-code', 'last-sweep.json');
-  const deadline = Date.now() + 20_000;
-  while (!existsSync(report) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  await until(() => existsSync(report), "the sweep's report", { timeoutMs: 20_000, intervalMs: 100 });
   assert.deepEqual(JSON.parse(readFileSync(report, 'utf8')).abandoned, [stale.agent_id]);
   const phaseOf = (id) => JSON.parse(readFileSync(path.join(proj.store, id, 'state.json'), 'utf8')).phase;
   assert.equal(phaseOf(stale.agent_id), 'abandoned');

@@ -18,7 +18,7 @@ import {
 import path from 'node:path';
 import { test } from 'node:test';
 import { fixture } from './helpers/hooks.mjs';
-import { cleanEnv, CLI, PRE_DELEGATE, runNode, SUBAGENT_STOP, tempDir } from './helpers/run.mjs';
+import { cleanEnv, cli, PRE_DELEGATE, runNode, SUBAGENT_STOP, tempDir } from './helpers/run.mjs';
 
 /** Long enough for a slow machine, short enough that a hang fails the test instead of stalling it. */
 const TIMEOUT_MS = 20_000;
@@ -28,11 +28,8 @@ function run(script, args, { cwd, env = cleanEnv(), input = '' } = {}) {
   return runNode(script, args, { cwd, env, input, timeoutMs: TIMEOUT_MS });
 }
 
-async function cli(store, args) {
-  const result = await run(CLI, ['--dir', store, ...args], { cwd: path.dirname(store) });
-  assert.equal(result.signal, null, `agent-session ${args.join(' ')} hung (killed after ${TIMEOUT_MS} ms)`);
-  return result;
-}
+/** The CLI on `store`: hostile files must never make it hang. */
+const cliInTime = (store, args) => cli(store, args, { timeoutMs: TIMEOUT_MS });
 
 function jsonOf(result) {
   return JSON.parse(result.stdout);
@@ -43,7 +40,7 @@ async function storeWith(t, ids) {
   const project = tempDir(t, 'agent-session-hostile-');
   mkdirSync(path.join(project, '.claude'));
   const store = path.join(project, '.claude', 'session');
-  for (const id of ids) assert.equal((await cli(store, ['create', '--id', id, '--agent', 'worker'])).code, 0);
+  for (const id of ids) assert.equal((await cliInTime(store, ['create', '--id', id, '--agent', 'worker'])).code, 0);
   return { project, store, outside: mkdirOutside(project) };
 }
 
@@ -79,12 +76,12 @@ test('hostile files: a FIFO named state.json never hangs get, update, list, doct
     ['get', 'piped'],
     ['update', 'piped', '--phase', 'investigating'],
   ]) {
-    const result = await cli(store, args);
+    const result = await cliInTime(store, args);
     assert.equal(result.code, 4, `${args[0]}: ${result.stderr}`);
     assert.match(result.stderr, /is a FIFO, not a regular file/);
     assert.ok(result.stderr.includes(fifo), `${args[0]} names the path: ${result.stderr}`);
   }
-  const list = await cli(store, ['list', '--json']);
+  const list = await cliInTime(store, ['list', '--json']);
   assert.equal(list.code, 0, list.stderr);
   assert.deepEqual(
     jsonOf(list).sessions.map((r) => r.agent_id),
@@ -95,7 +92,7 @@ test('hostile files: a FIFO named state.json never hangs get, update, list, doct
     list.stdout,
   );
 
-  const doctor = await cli(store, ['doctor', '--json']);
+  const doctor = await cliInTime(store, ['doctor', '--json']);
   assert.equal(doctor.code, 1, doctor.stderr);
   const finding = jsonOf(doctor).findings.find((f) => f.subject === 'piped');
   assert.ok(
@@ -103,7 +100,7 @@ test('hostile files: a FIFO named state.json never hangs get, update, list, doct
     JSON.stringify(jsonOf(doctor).findings),
   );
 
-  const exported = await cli(store, ['export', '--all']);
+  const exported = await cliInTime(store, ['export', '--all']);
   assert.equal(exported.code, 0, exported.stderr);
   assert.deepEqual(
     jsonOf(exported).sessions.map((s) => s.agent_id),
@@ -111,7 +108,7 @@ test('hostile files: a FIFO named state.json never hangs get, update, list, doct
   );
   assert.match(exported.stderr, /piped.*FIFO/);
 
-  const cleanup = await cli(store, ['cleanup', '--json']);
+  const cleanup = await cliInTime(store, ['cleanup', '--json']);
   assert.equal(cleanup.code, 0, cleanup.stderr);
   assert.deepEqual(
     jsonOf(cleanup).quarantined.map((q) => q.id),
@@ -120,31 +117,31 @@ test('hostile files: a FIFO named state.json never hangs get, update, list, doct
   const [moved] = quarantined(store, 'piped');
   assert.ok(moved, 'the FIFO record is in the quarantine');
   assert.ok(lstatSync(path.join(store, '.quarantine', moved, 'state.json')).isFIFO(), 'moved unchanged');
-  assert.equal((await cli(store, ['get', 'good'])).code, 0);
+  assert.equal((await cliInTime(store, ['get', 'good'])).code, 0);
 });
 
 test('hostile files: store file names are not valid session ids, and a directory with one is never a session', async (t) => {
   const { store } = await storeWith(t, []);
   for (const id of ['audit.jsonl', 'audit.1.jsonl', 'Audit.2.JSONL']) {
-    const created = await cli(store, ['create', '--id', id, '--agent', 'worker']);
+    const created = await cliInTime(store, ['create', '--id', id, '--agent', 'worker']);
     assert.equal(created.code, 2, `${id}: ${created.stderr}`);
     assert.match(created.stderr, /reserved/);
   }
-  assert.equal((await cli(store, ['create', '--id', 'real', '--agent', 'worker'])).code, 0);
-  const audit = await cli(store, ['audit', '--json']);
+  assert.equal((await cliInTime(store, ['create', '--id', 'real', '--agent', 'worker'])).code, 0);
+  const audit = await cliInTime(store, ['audit', '--json']);
   assert.equal(audit.code, 0, audit.stderr);
   assert.ok(readFileSync(path.join(store, 'audit.jsonl'), 'utf8').includes('"real"'), 'the audit trail still works');
 
   // A store from before the rule: a session directory named like a rotated audit file.
   mkdirSync(path.join(store, 'audit.3.jsonl'));
   writeFileSync(path.join(store, 'audit.3.jsonl', 'state.json'), recordText('audit.3.jsonl'));
-  const list = await cli(store, ['list', '--json']);
+  const list = await cliInTime(store, ['list', '--json']);
   assert.deepEqual(
     jsonOf(list).sessions.map((r) => r.agent_id),
     ['real'],
   );
   assert.deepEqual(jsonOf(list).problems, []);
-  const cleanup = await cli(store, ['cleanup', '--json']);
+  const cleanup = await cliInTime(store, ['cleanup', '--json']);
   assert.equal(cleanup.code, 0, cleanup.stderr);
   assert.deepEqual(jsonOf(cleanup).quarantined, []);
   assert.ok(existsSync(path.join(store, 'audit.3.jsonl', 'state.json')), 'left where it is');
@@ -157,9 +154,9 @@ test('writes outside the store through symlinks: none, no write goes outside the
 
   unlinkSync(path.join(store, 'audit.jsonl'));
   symlinkSync(target, path.join(store, 'audit.jsonl'));
-  assert.equal((await cli(store, ['update', 'kept', '--phase', 'investigating'])).code, 0);
+  assert.equal((await cliInTime(store, ['update', 'kept', '--phase', 'investigating'])).code, 0);
   assert.equal(readFileSync(target, 'utf8'), 'mine\n', 'the audit append did not follow the link');
-  const audit = await cli(store, ['audit']);
+  const audit = await cliInTime(store, ['audit']);
   assert.equal(audit.code, 4, audit.stderr);
   assert.ok(audit.stderr.includes(path.join(store, 'audit.jsonl')) && /symbolic link/.test(audit.stderr), audit.stderr);
   assert.ok(!audit.stderr.includes('mine'), 'nothing of the target is quoted');
@@ -176,8 +173,8 @@ test('writes outside the store through symlinks: none, no write goes outside the
   assert.equal(readFileSync(target, 'utf8'), 'mine\n', 'the hook log did not follow the link');
 
   symlinkSync(outside, path.join(store, '.trash'));
-  assert.equal((await cli(store, ['finalize', 'doomed', 'completed'])).code, 0);
-  const deleted = await cli(store, ['delete', 'doomed']);
+  assert.equal((await cliInTime(store, ['finalize', 'doomed', 'completed'])).code, 0);
+  const deleted = await cliInTime(store, ['delete', 'doomed']);
   assert.equal(deleted.code, 4, deleted.stderr);
   assert.ok(
     deleted.stderr.includes(path.join(store, '.trash')) && /symbolic link/.test(deleted.stderr),
@@ -186,7 +183,7 @@ test('writes outside the store through symlinks: none, no write goes outside the
   assert.ok(existsSync(path.join(store, 'doomed', 'state.json')), 'the session stays in the store');
   assert.deepEqual(readdirSync(outside), ['notes.txt'], 'nothing moved outside the store');
 
-  const doctor = await cli(store, ['doctor', '--json']);
+  const doctor = await cliInTime(store, ['doctor', '--json']);
   assert.equal(doctor.code, 1, doctor.stderr);
   const subjects = jsonOf(doctor)
     .findings.filter((f) => f.severity === 'error')
@@ -205,20 +202,20 @@ test('hostile files: deeply nested JSON is ECORRUPT in records and refused in ho
     ['update', 'deep', '--phase', 'investigating'],
     ['export', 'deep'],
   ]) {
-    const result = await cli(store, args);
+    const result = await cliInTime(store, args);
     assert.equal(result.code, 4, `${args[0]}: ${result.stderr}`);
     assert.match(result.stderr, /session deep is corrupt: it is nested deeper than \d+ levels/);
   }
-  const exported = await cli(store, ['export', '--all']);
+  const exported = await cliInTime(store, ['export', '--all']);
   assert.equal(exported.code, 0, exported.stderr);
   assert.deepEqual(
     jsonOf(exported).sessions.map((s) => s.agent_id),
     ['good'],
   );
-  const doctor = await cli(store, ['doctor', '--json']);
+  const doctor = await cliInTime(store, ['doctor', '--json']);
   assert.equal(doctor.code, 1, doctor.stderr);
   assert.ok(jsonOf(doctor).findings.some((f) => f.subject === 'deep' && f.severity === 'error'));
-  const cleanup = await cli(store, ['cleanup', '--json']);
+  const cleanup = await cliInTime(store, ['cleanup', '--json']);
   assert.equal(cleanup.code, 0, cleanup.stderr);
   assert.deepEqual(
     jsonOf(cleanup).quarantined.map((q) => q.id),
@@ -255,7 +252,7 @@ test('hostile files: huge records, invalid UTF-8, symlinked records and killed e
     recordText('huge', `,"purpose":"${'x'.repeat(40 * 1024 * 1024)}"`),
   );
   const started = Date.now();
-  const update = await cli(store, ['update', 'huge', '--phase', 'investigating']);
+  const update = await cliInTime(store, ['update', 'huge', '--phase', 'investigating']);
   assert.equal(update.code, 4, update.stderr);
   assert.match(update.stderr, /over the 16 MiB limit/);
   assert.doesNotMatch(update.stderr, /ELOCKED|not refreshed/);
@@ -272,7 +269,7 @@ test('hostile files: huge records, invalid UTF-8, symlinked records and killed e
     ['get', 'latin1'],
     ['update', 'latin1', '--phase', 'investigating'],
   ]) {
-    const result = await cli(store, args);
+    const result = await cliInTime(store, args);
     assert.equal(result.code, 4, `${args[0]}: ${result.stderr}`);
     assert.match(result.stderr, /not valid UTF-8/);
   }
@@ -282,7 +279,7 @@ test('hostile files: huge records, invalid UTF-8, symlinked records and killed e
   writeFileSync(passwd, 'root:x:0:0:root:/root:/bin/bash\n');
   mkdirSync(path.join(store, 'linked'));
   symlinkSync(passwd, path.join(store, 'linked', 'state.json'));
-  const linked = await cli(store, ['get', 'linked']);
+  const linked = await cliInTime(store, ['get', 'linked']);
   assert.equal(linked.code, 4, linked.stderr);
   assert.match(linked.stderr, /is a symbolic link, not a regular file/);
   assert.doesNotMatch(linked.stderr, /root:x/);
@@ -296,7 +293,7 @@ test('hostile files: huge records, invalid UTF-8, symlinked records and killed e
   for (const file of [stale, live, foreign]) writeFileSync(file, '{"partial":');
   const old = new Date(Date.now() - 5 * 60_000);
   for (const file of [stale, foreign]) utimesSync(file, old, old);
-  const exported = await cli(store, ['export', 'good', '-o', bundle]);
+  const exported = await cliInTime(store, ['export', 'good', '-o', bundle]);
   assert.equal(exported.code, 0, exported.stderr);
   assert.equal(JSON.parse(readFileSync(bundle, 'utf8')).sessions[0].agent_id, 'good');
   assert.ok(!existsSync(stale), "the dead export's temp file is removed");
@@ -312,7 +309,7 @@ test('writes outside the store through symlinks: none through a symlinked .locks
     const refused =
       area === '.claude-code'
         ? null
-        : await cli(store, ['create', '--agent', 'w', '--id', 'child', '--parent', 'kept']);
+        : await cliInTime(store, ['create', '--agent', 'w', '--id', 'child', '--parent', 'kept']);
     if (refused) {
       assert.equal(refused.code, 4, `${area}: ${refused.stderr}`);
       assert.ok(
@@ -336,7 +333,7 @@ test('writes outside the store through symlinks: none through a symlinked .locks
       assert.equal(swept.signal, null);
     }
     assert.deepEqual(readdirSync(outside), before, `${area}: nothing was written outside the store`);
-    const doctor = await cli(store, ['doctor', '--json']);
+    const doctor = await cliInTime(store, ['doctor', '--json']);
     assert.equal(doctor.code, 1, `${area}: ${doctor.stderr}`);
   }
 });

@@ -16,8 +16,8 @@ import {
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { DIST, loadLibrary, tempDir } from './helpers/run.mjs';
-import { build, cli, HOUR, liveIds } from './helpers/trees.mjs';
+import { DIST, loadLibrary, tempDir, cli } from './helpers/run.mjs';
+import { build, HOUR, liveIds } from './helpers/trees.mjs';
 
 const { writeFileAtomic } = await import(pathToFileURL(path.join(DIST, 'tools', 'store', 'atomic.js')).href);
 

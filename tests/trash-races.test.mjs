@@ -6,8 +6,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { faults } from './helpers/faults.mjs';
-import { tempDir } from './helpers/run.mjs';
-import { auditedPlaces, build, cli, liveIds, trashEntries, treeSpec } from './helpers/trees.mjs';
+import { tempDir, cli } from './helpers/run.mjs';
+import { auditedPlaces, build, liveIds, trashEntries, treeSpec } from './helpers/trees.mjs';
 
 /** A store under `t`'s temp dir holding the given trees (recent and paused: cleanup keeps them). */
 async function store(t, spec) {

@@ -2,13 +2,13 @@
 // lost (it is in the live record or in the trashed one), and no update brings a deleted session back.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 import { flow, hook, project } from './helpers/hooks.mjs';
-import { cleanEnv, DIST, PRE_DELEGATE, runNode, SUBAGENT_STOP, tempDir } from './helpers/run.mjs';
-import { auditedPlaces, build, cli, liveIds, trashEntries, treeSpec } from './helpers/trees.mjs';
+import { cleanEnv, DIST, PRE_DELEGATE, runNode, SUBAGENT_STOP, tempDir, cli } from './helpers/run.mjs';
+import { auditedPlaces, build, liveIds, trashEntries, treeSpec } from './helpers/trees.mjs';
 
 const UPDATERS = 3;
 const RUN_MS = 2500;

@@ -2,12 +2,12 @@
 // moments. Afterwards (once the trash is recovered) every session is live or in exactly one complete trash
 // entry, no live session lost a parent it had, and restoring every entry gives back the store byte for byte.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
-import { cleanEnv, DIST, loadLibrary, tempDir } from './helpers/run.mjs';
+import { runAndKill } from './helpers/kill.mjs';
+import { DIST, loadLibrary, tempDir } from './helpers/run.mjs';
 import { build, liveIds, record, sessionFiles, trashEntries, treeSpec } from './helpers/trees.mjs';
 
 const ROOTS = ['t0', 't1', 't2', 't3', 't4', 't5'];
@@ -22,26 +22,6 @@ if (mode === 'delete') for (const root of roots) await lib.deleteSession(session
 else await lib.cleanup(sessions, { olderThanHours: 1 });
 process.stdout.write('done\\n');
 `;
-
-/** Starts the worker and kills it `delayMs` after it is ready; resolves whether it had finished. */
-function runAndKill(script, args, delayMs) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stderr.on('data', (d) => (err += d));
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.startsWith('ready\n') && !child.timer) child.timer = setTimeout(() => child.kill('SIGKILL'), delayMs);
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(child.timer);
-      if (code !== 0 && signal !== 'SIGKILL') reject(new Error(`worker failed (${code}): ${err}`));
-      else resolve(out.includes('done'));
-    });
-  });
-}
 
 test('SIGKILL during delete and cleanup of large trees never leaves a half-deleted subtree', async (t) => {
   const base = tempDir(t);
@@ -66,8 +46,8 @@ test('SIGKILL during delete and cleanup of large trees never leaves a half-delet
     const dir = path.join(base, `run${i}`);
     cpSync(template, dir, { recursive: true });
     const mode = i % 2 === 0 ? 'delete' : 'cleanup';
-    const finished = await runAndKill(script, [dir, mode, ...ROOTS], Math.floor(Math.random() * 400));
-    if (!finished) interrupted++;
+    const { stdout } = await runAndKill(script, [dir, mode, ...ROOTS], Math.floor(Math.random() * 400));
+    if (!stdout.includes('done')) interrupted++;
 
     const sessions = Sessions.open({ dir, cwd: dir, env: {} });
     const recovered = await recoverTrash(sessions);

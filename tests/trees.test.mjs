@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { loadLibrary, tempDir } from './helpers/run.mjs';
-import { build, cli, record, snapshot } from './helpers/trees.mjs';
+import { loadLibrary, tempDir, cli } from './helpers/run.mjs';
+import { build, record, snapshot } from './helpers/trees.mjs';
 
 const SPEC = [
   { id: 'root', outcome: 'completed' },

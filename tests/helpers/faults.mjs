@@ -3,7 +3,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
+import { until } from './poll.mjs';
 import { cleanEnv } from './run.mjs';
 
 /** A place for the pause files of one process, and the environment that arms its rules. */
@@ -19,18 +19,9 @@ export function faults(t, rules, extraEnv = {}) {
   return {
     env,
     /** Resolves once the process waits at `point`; rejects if `running` settles first or after 60 s. */
-    async reached(point, running) {
-      let settled = false;
-      running?.then(
-        () => (settled = true),
-        () => (settled = true),
-      );
-      for (let waited = 0; waited < 60_000; waited += 10) {
-        if (existsSync(path.join(dir, `${point}.reached`))) return;
-        if (settled) throw new Error(`the process ended before it reached ${point}: ${JSON.stringify(await running)}`);
-        await delay(10);
-      }
-      throw new Error(`the process did not reach ${point} within 60 s`);
+    reached(point, running) {
+      const reached = () => existsSync(path.join(dir, `${point}.reached`));
+      return until(reached, `it reached ${point}`, { timeoutMs: 60_000, intervalMs: 10, running });
     },
     /** Sends the process waiting at `point` a signal (SIGKILL unless told). */
     kill(point, signal = 'SIGKILL') {

@@ -1,5 +1,6 @@
 // Where the built code is, and how tests run it. Set AGENT_SESSION_DIST to test another build
 // (parallel work builds into .build/<name> with `node scripts/build.mjs --out .build/<name> --fast`).
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,11 +26,16 @@ export function tempDir(t, prefix = 'agent-session-test-') {
   return dir;
 }
 
-/** Environment for child processes: no inherited agent-session or Claude variables unless given. */
+/**
+ * Environment for child processes: no inherited agent-session or Claude variables unless given. Nor
+ * NODE_EXTRA_CA_CERTS: nothing the tests start makes a TLS connection, and reading a system's
+ * certificate bundle at every Node start costs about 50 ms of CPU, several times a bare start.
+ */
 export function cleanEnv(extra = {}) {
   const env = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('AGENT_SESSION_') && !key.startsWith('CLAUDE')) env[key] = value;
+    if (!key.startsWith('AGENT_SESSION_') && !key.startsWith('CLAUDE') && key !== 'NODE_EXTRA_CA_CERTS')
+      env[key] = value;
   }
   return { ...env, ...extra };
 }
@@ -56,4 +62,32 @@ export function runNode(script, args = [], { cwd, env = cleanEnv(), input, timeo
 /** Runs the built `agent-session` CLI. */
 export function runCli(args, options = {}) {
   return runNode(CLI, args, options);
+}
+
+/**
+ * Runs the built CLI on the store `dir` from the store's parent directory, which is also HOME (no
+ * project config or user settings of this machine apply). `env` adds variables to cleanEnv()'s;
+ * `timeoutMs` kills a run still going then and fails as hung. Resolves {code, signal, stdout, stderr,
+ * json}: `json` is stdout parsed; with `--json` among the arguments, stdout that is not one JSON
+ * document throws.
+ */
+export async function cli(dir, args, { env = {}, cwd = path.dirname(dir), input, timeoutMs } = {}) {
+  const result = await runCli(['--dir', dir, ...args], {
+    cwd,
+    env: cleanEnv({ HOME: path.dirname(dir), ...env }),
+    input,
+    timeoutMs,
+  });
+  if (timeoutMs !== undefined)
+    assert.equal(result.signal, null, `agent-session ${args.join(' ')} hung (killed after ${timeoutMs} ms)`);
+  let json;
+  if (args.includes('--json') && result.stdout !== '') json = JSON.parse(result.stdout);
+  else {
+    try {
+      json = JSON.parse(result.stdout);
+    } catch {
+      json = undefined;
+    }
+  }
+  return { ...result, json };
 }

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadLibrary, runCli } from './run.mjs';
+import { loadLibrary } from './run.mjs';
 
 export const HOUR = 3_600_000;
 
@@ -66,19 +66,6 @@ export function treeSpec(root, depth, fanout, extra = {}) {
   return spec;
 }
 
-/** Runs the CLI on a store; resolves {code, stdout, stderr, json} (json when stdout parses). */
-export async function cli(dir, args, options = {}) {
-  // Run from the store's parent: no project config of this repository applies.
-  const result = await runCli(['--dir', dir, ...args], { cwd: path.dirname(dir), ...options });
-  let json;
-  try {
-    json = JSON.parse(result.stdout);
-  } catch {
-    json = undefined;
-  }
-  return { ...result, json };
-}
-
 /** Ids of the sessions live in the store (directories with a state.json). */
 export function liveIds(dir) {
   if (!existsSync(dir)) return [];
@@ -87,18 +74,20 @@ export function liveIds(dir) {
     .sort();
 }
 
-/** The trash entries with their manifest and the ids they hold. */
-export function trashEntries(dir) {
+/**
+ * The trash entries with their manifest and the ids they hold. With `written`, only the entries whose
+ * manifest is written (a kill can land between creating an entry and writing it); else such an entry throws.
+ */
+export function trashEntries(dir, { written = false } = {}) {
   const trash = path.join(dir, '.trash');
   if (!existsSync(trash)) return [];
   return readdirSync(trash)
     .sort()
+    .filter((entry) => !written || existsSync(path.join(trash, entry, 'manifest.json')))
     .map((entry) => {
       const manifest = JSON.parse(readFileSync(path.join(trash, entry, 'manifest.json'), 'utf8'));
-      const held = existsSync(path.join(trash, entry, 'sessions'))
-        ? readdirSync(path.join(trash, entry, 'sessions')).sort()
-        : [];
-      return { entry, manifest, held };
+      const sessions = path.join(trash, entry, 'sessions');
+      return { entry, manifest, held: existsSync(sessions) ? readdirSync(sessions).sort() : [] };
     });
 }
 

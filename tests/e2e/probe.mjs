@@ -1,5 +1,7 @@
-// Proves the e2e harness against the REAL Claude Code CLI (pinned in install-claude.mjs),
-// using only a throw-away logging hook. Run: node --test tests/e2e/harness.test.mjs
+// A probe of the REAL Claude Code CLI (pinned in install-claude.mjs), not a test of our code: a
+// throw-away logging hook and the mock API show which hook events the CLI fires and what the model
+// sees. It is outside `npm test`; run it by hand after changing the pinned version, and update
+// NOTES.md with what it finds: node --test tests/e2e/probe.mjs
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ensureClaude } from './install-claude.mjs';

@@ -1,0 +1,133 @@
+// Commands stopped with SIGINT/SIGTERM (Ctrl-C): they stop at a safe point, release their locks and say
+// so, whether working, drawing a progress bar or waiting for a lock.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { test } from 'node:test';
+import { faults } from './helpers/faults.mjs';
+import { locksLeft, oldTrees, trashCount, trashEntriesWithManifest, unauditedTrash } from './helpers/interrupted.mjs';
+import { killWhen } from './helpers/kill.mjs';
+import { cli, DIST, tempDir } from './helpers/run.mjs';
+import { build, liveIds, treeSpec } from './helpers/trees.mjs';
+
+test(
+  'Ctrl-C behaves like SIGKILL: SIGINT and SIGTERM stop a bulk command at a safe point, release its locks, say so and exit 130',
+  { timeout: 240_000 },
+  async (t) => {
+    const base = tempDir(t);
+    for (const signal of ['SIGINT', 'SIGTERM']) {
+      const dir = path.join(base, signal);
+      const ids = await oldTrees(dir, 80);
+      const run = await killWhen(
+        ['--dir', dir, 'cleanup', '--hours', '1', '--json'],
+        () => trashCount(dir) >= 3,
+        signal,
+      );
+      assert.ok(run.sent, `${signal}: the cleanup ended before the signal`);
+      assert.equal(run.signal, null, `${signal}: killed by the signal instead of stopping`);
+      assert.equal(run.code, 130, run.stderr);
+      const [, done, total] =
+        /^agent-session: interrupted after (\d+) of (\d+); run it again to finish\n$/.exec(run.stderr) ?? [];
+      assert.ok(done !== undefined, run.stderr);
+      // At least the purges the signal waited for (3 trash entries), never more than there was to do.
+      assert.ok(Number(done) >= 3 && Number(done) < Number(total), `${signal}: ${run.stderr}`);
+      assert.equal(run.stdout, '');
+      assert.deepEqual(locksLeft(dir), [], `${signal}: locks left behind`);
+      assert.deepEqual(
+        trashEntriesWithManifest(dir)
+          .filter((e) => e.manifest.status !== 'complete')
+          .map((e) => e.entry),
+        [],
+        `${signal}: an entry left moving`,
+      );
+      const live = liveIds(dir);
+      assert.ok(live.length > 0 && live.length < ids.length, `${signal}: not stopped mid-run (${live.length} live)`);
+      assert.deepEqual(unauditedTrash(dir, 'cleanup'), []);
+
+      const rerun = await cli(dir, ['cleanup', '--hours', '1', '--json']);
+      assert.equal(rerun.code, 0, rerun.stderr);
+      assert.deepEqual(liveIds(dir), []);
+      assert.equal(new Set(trashEntriesWithManifest(dir).flatMap((e) => e.held)).size, ids.length);
+    }
+  },
+);
+
+test(
+  'Ctrl-C behaves like SIGKILL: on a terminal the progress line is cleared before the message, not cut mid-bar',
+  { timeout: 120_000 },
+  async (t) => {
+    // Enough sessions for the progress bar (500 scanned); it counts the trees to purge.
+    const dir = path.join(tempDir(t), 'store');
+    const trees = (await oldTrees(dir, 170)).filter((id) => !id.includes('-')).length;
+    const { runCli } = await import(pathToFileURL(path.join(DIST, 'tools', 'cli', 'run.js')).href);
+    const listeners = [];
+    let stderr = '';
+    const io = {
+      stdout: () => undefined,
+      stderr: (text) => {
+        stderr += text;
+        // The first bar drawn: the user presses Ctrl-C.
+        if (text.startsWith('\r[') && listeners.length > 0)
+          for (const l of listeners.filter((x) => x.name === 'SIGINT')) l.listener();
+      },
+      env: {},
+      cwd: path.dirname(dir),
+      stderrIsTTY: true,
+      signals: {
+        on: (name, listener) => listeners.push({ name, listener }),
+        off: (name, listener) =>
+          listeners.splice(
+            listeners.findIndex((l) => l.name === name && l.listener === listener),
+            1,
+          ),
+        exit: () => assert.fail('one signal must not exit at once'),
+      },
+    };
+    const code = await runCli(['--dir', dir, 'cleanup', '--hours', '1'], io);
+    assert.equal(code, 130, stderr);
+    assert.match(
+      stderr,
+      new RegExp(
+        `^\\r\\[#*\\.*\\] \\d+/${trees}\\r\\u001b\\[2K` +
+          `agent-session: interrupted after \\d+ of ${trees}; run it again to finish\\n$`,
+      ),
+    );
+    assert.deepEqual(listeners, [], 'the handlers stay installed after the command');
+    assert.ok(liveIds(dir).length > 0);
+  },
+);
+
+test(
+  'Ctrl-C behaves like SIGKILL: not while a command waits for a lock another process holds either',
+  { timeout: 120_000 },
+  async (t) => {
+    const dir = path.join(tempDir(t), 'store');
+    await build(dir, treeSpec('r', 3, 2, { outcome: 'completed', hoursAgo: 48 }));
+    const ids = liveIds(dir);
+    // One delete holds the locks of the subtree; the other comes to wait for them.
+    const holder = faults(t, ['pause:trash-move-in:1']);
+    const holding = cli(dir, ['delete', 'r'], { env: holder.env });
+    await holder.reached('trash-move-in', holding);
+    for (const [signal, target] of [
+      ['SIGINT', 'r'],
+      ['SIGTERM', 'r-1'],
+    ]) {
+      const waiter = faults(t, ['pause:session-locks:1'], { AGENT_SESSION_LOCK_TIMEOUT_MS: '60000' });
+      const waiting = cli(dir, ['delete', target], { env: waiter.env });
+      await waiter.reached('session-locks', waiting);
+      waiter.kill('session-locks', signal);
+      waiter.release('session-locks');
+      const result = await waiting;
+      assert.equal(result.code, 130, `delete ${target}: ${result.stderr}`);
+      assert.match(
+        result.stderr,
+        /^agent-session: interrupted while waiting for session \S+, before anything changed; run it again to finish\n$/,
+      );
+    }
+    holder.release('trash-move-in');
+    assert.equal((await holding).code, 0);
+    assert.deepEqual(liveIds(dir), []);
+    assert.deepEqual(locksLeft(dir), []);
+    assert.equal(trashEntriesWithManifest(dir)[0].held.length, ids.length);
+  },
+);
