@@ -90,7 +90,7 @@ export async function removeSubtree(
     if (result) return result;
     if (attempt >= ATTEMPTS)
       throw new SessionError('ELOCKED', `the subtree of ${rootId} kept changing; try again`, {
-        details: { id: rootId },
+        details: { id: rootId, reason: 'changing' },
       });
   }
 }
