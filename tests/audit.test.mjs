@@ -110,33 +110,36 @@ test('many processes appending at once produce only whole, valid lines', async (
   assert.equal(seen.size, writers * each);
 });
 
-test('a change naming many sessions is split into whole lines under 4 KiB; oversized details are truncated', async (t) => {
-  const { Sessions, readAudit } = await loadLibrary();
-  const dir = tempDir(t);
-  const sessions = Sessions.open({ dir });
-  const ids = Array.from({ length: 300 }, (_, i) => `agent-20261122-000000-${String(i).padStart(8, '0')}`);
-  await sessions.audit('delete', ids, { removed: 300 });
-  await sessions.audit('update', ['x'], { metadata: { blob: 'y'.repeat(10_000) } });
-  const lines = auditLines(dir);
-  assert.ok(lines.length > 2);
-  for (const line of lines) assert.ok(Buffer.byteLength(line) + 1 <= 4096, `a line of ${line.length} bytes`);
-  const parts = lines.slice(0, -1).map(verifyLine);
-  assert.deepEqual(
-    parts.map((e) => e.part),
-    parts.map((_, i) => [i + 1, parts.length]),
-  );
-  assert.deepEqual(
-    parts.flatMap((e) => e.ids),
-    ids,
-  );
-  assert.ok(parts.every((e) => e.details.removed === 300));
-  const last = verifyLine(lines.at(-1));
-  assert.equal(last.details.truncated, true);
-  assert.deepEqual(last.details.keys, ['metadata']);
-  const one = await readAudit(sessions, { session: ids[250] });
-  assert.equal(one.entries.length, 1);
-  assert.equal(one.entries[0].action, 'delete');
-});
+test(
+  'a change naming many sessions is split into whole lines under 4 KiB; ' + 'oversized details are truncated',
+  async (t) => {
+    const { Sessions, readAudit } = await loadLibrary();
+    const dir = tempDir(t);
+    const sessions = Sessions.open({ dir });
+    const ids = Array.from({ length: 300 }, (_, i) => `agent-20261122-000000-${String(i).padStart(8, '0')}`);
+    await sessions.audit('delete', ids, { removed: 300 });
+    await sessions.audit('update', ['x'], { metadata: { blob: 'y'.repeat(10_000) } });
+    const lines = auditLines(dir);
+    assert.ok(lines.length > 2);
+    for (const line of lines) assert.ok(Buffer.byteLength(line) + 1 <= 4096, `a line of ${line.length} bytes`);
+    const parts = lines.slice(0, -1).map(verifyLine);
+    assert.deepEqual(
+      parts.map((e) => e.part),
+      parts.map((_, i) => [i + 1, parts.length]),
+    );
+    assert.deepEqual(
+      parts.flatMap((e) => e.ids),
+      ids,
+    );
+    assert.ok(parts.every((e) => e.details.removed === 300));
+    const last = verifyLine(lines.at(-1));
+    assert.equal(last.details.truncated, true);
+    assert.deepEqual(last.details.keys, ['metadata']);
+    const one = await readAudit(sessions, { session: ids[250] });
+    assert.equal(one.entries.length, 1);
+    assert.equal(one.entries[0].action, 'delete');
+  },
+);
 
 test('a torn last line and an edited line are detected, reported and skipped', async (t) => {
   const { Sessions, readAudit } = await loadLibrary();

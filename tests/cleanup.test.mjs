@@ -165,112 +165,122 @@ function editRecord(dir, id, fields) {
   writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), ...fields }, null, 2));
 }
 
-test('sessions on a hand-made parent cycle are kept, and the dry run plans exactly what the real run does', async (t) => {
-  const dir = tempDir(t);
-  await build(dir, [
-    { id: 'a', ...DONE },
-    { id: 'b', parent: 'a', ...DONE },
-    { id: 'c', parent: 'b', ...DONE },
-    { id: 'x', parent: 'c', ...DONE },
-    { id: 'y', parent: 'a', phase: 'planning' },
-    { id: 'self', ...DONE },
-  ]);
-  // a → b → c → a: no tree holds them (doctor reports it as an error). x hangs off the cycle and is
-  // purgeable on its own; y is recent, and everything on the cycle reaches it.
-  // 'self' is its own parent.
-  editRecord(dir, 'a', { parent_session_id: 'c' });
-  editRecord(dir, 'self', { parent_session_id: 'self' });
+test(
+  'sessions on a hand-made parent cycle are kept, ' + 'and the dry run plans exactly what the real run does',
+  async (t) => {
+    const dir = tempDir(t);
+    await build(dir, [
+      { id: 'a', ...DONE },
+      { id: 'b', parent: 'a', ...DONE },
+      { id: 'c', parent: 'b', ...DONE },
+      { id: 'x', parent: 'c', ...DONE },
+      { id: 'y', parent: 'a', phase: 'planning' },
+      { id: 'self', ...DONE },
+    ]);
+    // a → b → c → a: no tree holds them (doctor reports it as an error). x hangs off the cycle and is
+    // purgeable on its own; y is recent, and everything on the cycle reaches it.
+    // 'self' is its own parent.
+    editRecord(dir, 'a', { parent_session_id: 'c' });
+    editRecord(dir, 'self', { parent_session_id: 'self' });
 
-  const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
-  assert.equal(dry.code, 0, dry.stderr);
-  const real = await cli(dir, ['cleanup', '--json']);
-  assert.equal(real.code, 0, real.stderr);
-  for (const report of [dry.json, real.json]) {
-    assert.deepEqual(
-      report.purged.map((p) => [p.id, p.root]),
-      [['x', 'x']],
+    const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
+    assert.equal(dry.code, 0, dry.stderr);
+    const real = await cli(dir, ['cleanup', '--json']);
+    assert.equal(real.code, 0, real.stderr);
+    for (const report of [dry.json, real.json]) {
+      assert.deepEqual(
+        report.purged.map((p) => [p.id, p.root]),
+        [['x', 'x']],
+      );
+      assert.deepEqual(ids(report.skipped), ['a', 'b', 'c', 'self']);
+      for (const s of report.skipped) assert.match(s.reason, /parent links form a cycle/);
+    }
+    assert.deepEqual(liveIds(dir), ['a', 'b', 'c', 'self', 'y']);
+  },
+);
+
+test(
+  'the dry run plans what the real run does: ' + 'hand-edited parents, a newer-schema child, children oldest first',
+  async (t) => {
+    const dir = tempDir(t);
+    await build(dir, [
+      { id: 'x', ...DONE },
+      { id: 'w', ...DONE },
+      { id: 'p', ...DONE },
+      { id: 'q', parent: 'p', ...DONE },
+      { id: 'r', ...DONE },
+      { id: 'zz', parent: 'r', ...DONE, hoursAgo: 49 },
+      { id: 'aa', parent: 'r', ...DONE },
+    ]);
+    // w was made a child of x by hand (the children index still lists it as a root); q is a record of
+    // a schema this version does not read, so neither run may take its parent.
+    editRecord(dir, 'w', { parent_session_id: 'x' });
+    editRecord(dir, 'q', { schema_version: 99 });
+
+    const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
+    assert.equal(dry.code, 0, dry.stderr);
+    const real = await cli(dir, ['cleanup', '--json']);
+    assert.equal(real.code, 0, real.stderr);
+    for (const report of [dry.json, real.json]) {
+      // r's children in creation order (zz first), not in the order of their names.
+      const purged = report.purged.map((e) => [e.id, e.root, e.depth]);
+      assert.deepEqual(
+        purged.filter(([, root]) => root === 'r'),
+        [
+          ['r', 'r', 0],
+          ['zz', 'r', 1],
+          ['aa', 'r', 1],
+        ],
+      );
+      assert.deepEqual(
+        purged.filter(([, root]) => root === 'x'),
+        [
+          ['x', 'x', 0],
+          ['w', 'x', 1],
+        ],
+      );
+      assert.equal(purged.length, 5);
+      assert.deepEqual(ids(report.skipped), ['p', 'q']);
+      assert.match(report.skipped.find((e) => e.id === 'p').reason, /descendant q: EVERSION/);
+    }
+    assert.deepEqual(liveIds(dir), ['p', 'q']);
+  },
+);
+
+test(
+  'one cleanup at a time: a held cleanup lock makes the second exit 4 with a message; ' +
+    'two at once never purge twice',
+  async (t) => {
+    const dir = tempDir(t);
+    await build(
+      dir,
+      Array.from({ length: 40 }, (_, i) => ({ id: `s${i}`, ...DONE })),
     );
-    assert.deepEqual(ids(report.skipped), ['a', 'b', 'c', 'self']);
-    for (const s of report.skipped) assert.match(s.reason, /parent links form a cycle/);
-  }
-  assert.deepEqual(liveIds(dir), ['a', 'b', 'c', 'self', 'y']);
-});
+    // A live holder refreshes its lock; so does this test.
+    const lock = path.join(dir, '.locks', '.cleanup.lock');
+    mkdirSync(lock, { recursive: true });
+    const timer = setInterval(() => utimesSync(lock, new Date(), new Date()), 300);
+    const blocked = await cli(dir, ['cleanup', '--json']);
+    clearInterval(timer);
+    assert.equal(blocked.code, 4);
+    assert.match(blocked.stderr, /^agent-session: /);
+    assert.equal(liveIds(dir).length, 40);
 
-test('the dry run plans what the real run does: hand-edited parents, a newer-schema child, children oldest first', async (t) => {
-  const dir = tempDir(t);
-  await build(dir, [
-    { id: 'x', ...DONE },
-    { id: 'w', ...DONE },
-    { id: 'p', ...DONE },
-    { id: 'q', parent: 'p', ...DONE },
-    { id: 'r', ...DONE },
-    { id: 'zz', parent: 'r', ...DONE, hoursAgo: 49 },
-    { id: 'aa', parent: 'r', ...DONE },
-  ]);
-  // w was made a child of x by hand (the children index still lists it as a root); q is a record of
-  // a schema this version does not read, so neither run may take its parent.
-  editRecord(dir, 'w', { parent_session_id: 'x' });
-  editRecord(dir, 'q', { schema_version: 99 });
-
-  const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
-  assert.equal(dry.code, 0, dry.stderr);
-  const real = await cli(dir, ['cleanup', '--json']);
-  assert.equal(real.code, 0, real.stderr);
-  for (const report of [dry.json, real.json]) {
-    // r's children in creation order (zz first), not in the order of their names.
-    const purged = report.purged.map((e) => [e.id, e.root, e.depth]);
-    assert.deepEqual(
-      purged.filter(([, root]) => root === 'r'),
-      [
-        ['r', 'r', 0],
-        ['zz', 'r', 1],
-        ['aa', 'r', 1],
-      ],
-    );
-    assert.deepEqual(
-      purged.filter(([, root]) => root === 'x'),
-      [
-        ['x', 'x', 0],
-        ['w', 'x', 1],
-      ],
-    );
-    assert.equal(purged.length, 5);
-    assert.deepEqual(ids(report.skipped), ['p', 'q']);
-    assert.match(report.skipped.find((e) => e.id === 'p').reason, /descendant q: EVERSION/);
-  }
-  assert.deepEqual(liveIds(dir), ['p', 'q']);
-});
-
-test('one cleanup at a time: a held cleanup lock makes the second exit 4 with a message; two at once never purge twice', async (t) => {
-  const dir = tempDir(t);
-  await build(
-    dir,
-    Array.from({ length: 40 }, (_, i) => ({ id: `s${i}`, ...DONE })),
-  );
-  // A live holder refreshes its lock; so does this test.
-  const lock = path.join(dir, '.locks', '.cleanup.lock');
-  mkdirSync(lock, { recursive: true });
-  const timer = setInterval(() => utimesSync(lock, new Date(), new Date()), 300);
-  const blocked = await cli(dir, ['cleanup', '--json']);
-  clearInterval(timer);
-  assert.equal(blocked.code, 4);
-  assert.match(blocked.stderr, /^agent-session: /);
-  assert.equal(liveIds(dir).length, 40);
-
-  const run = () =>
-    new Promise((resolve) => {
-      const child = spawn(process.execPath, [CLI, '--dir', dir, 'cleanup', '--json'], { cwd: dir, env: cleanEnv() });
-      let out = '';
-      child.stdout.on('data', (d) => (out += d));
-      child.on('close', (code) => resolve({ code, out }));
-    });
-  const results = await Promise.all([run(), run()]);
-  const purged = results.filter((r) => r.code === 0).flatMap((r) => JSON.parse(r.out).removed);
-  for (const r of results) assert.ok(r.code === 0 || r.code === 4, `exit ${r.code}`);
-  assert.equal(purged.length, 40);
-  assert.equal(new Set(purged).size, 40);
-  assert.deepEqual(liveIds(dir), []);
-});
+    const run = () =>
+      new Promise((resolve) => {
+        const child = spawn(process.execPath, [CLI, '--dir', dir, 'cleanup', '--json'], { cwd: dir, env: cleanEnv() });
+        let out = '';
+        child.stdout.on('data', (d) => (out += d));
+        child.on('close', (code) => resolve({ code, out }));
+      });
+    const results = await Promise.all([run(), run()]);
+    const purged = results.filter((r) => r.code === 0).flatMap((r) => JSON.parse(r.out).removed);
+    for (const r of results) assert.ok(r.code === 0 || r.code === 4, `exit ${r.code}`);
+    assert.equal(purged.length, 40);
+    assert.equal(new Set(purged).size, 40);
+    assert.deepEqual(liveIds(dir), []);
+  },
+);
 
 test('an empty or missing store: exit 0 with a zero report; a dry run does not create it', async (t) => {
   const dir = path.join(tempDir(t), 'none');
@@ -328,7 +338,9 @@ test('on a terminal, a large cleanup draws a progress bar on stderr and keeps st
     writeFileSync(path.join(dir, id, 'state.json'), `${JSON.stringify(rec, null, 2)}\n`);
   }
   const out = path.join(tempDir(t), 'out.json');
-  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} --dir ${JSON.stringify(dir)} cleanup --dry-run --json > ${JSON.stringify(out)}`;
+  const command =
+    `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} --dir ${JSON.stringify(dir)} ` +
+    `cleanup --dry-run --json > ${JSON.stringify(out)}`;
   const tty = spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], {
     cwd: dir,
     encoding: 'utf8',

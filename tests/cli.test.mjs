@@ -42,7 +42,10 @@ function failed(result, code) {
   assert.doesNotMatch(result.stderr, /\n\s+at /);
 }
 
-/** Sessions written through the library with backdated clocks: [{id, agent, purpose, phase, outcome, minutesAgo, parent, errors}]. */
+/**
+ * Sessions written through the library with backdated clocks:
+ * [{id, agent, purpose, phase, outcome, minutesAgo, parent, errors}].
+ */
 async function seed(store, spec, now = Date.now()) {
   for (const s of spec) {
     const at = now - (s.minutesAgo ?? 0) * MIN;
@@ -302,27 +305,34 @@ test('get and show: the record, a readable summary with relative times, and thei
   [1, 1, 2, 2, 2].forEach((code, i) => failed(failures[i], code));
 });
 
-test('text for people shows control characters escaped: a record cannot break a line or drive the terminal', async (t) => {
-  const { store } = setup(t);
-  const purpose = 'first line\nsecond \u001b[31mred\u001b[0m\tend';
-  await seed(store, [{ id: 'c', agent: 'agent\u001b]0;title\u0007x', purpose, phase: 'approval' }]);
-  const [shown, listed, tree, json] = await Promise.all([
-    cli(store, ['show', 'c']),
-    cli(store, ['list']),
-    cli(store, ['tree']),
-    cli(store, ['show', 'c', '--json']),
-  ]);
-  for (const result of [shown, listed, tree]) {
-    assert.equal(result.code, 0, result.stderr);
-    assert.doesNotMatch(result.stdout, /[\u0000-\u0009\u000b-\u001f\u007f]/, 'no control character but the line ends');
-    assert.ok(result.stdout.includes('agent\\u001b]0;title\\u0007x'), result.stdout);
-  }
-  assert.ok(
-    shown.stdout.includes('  purpose:      first line\\nsecond \\u001b[31mred\\u001b[0m\\tend\n'),
-    shown.stdout,
-  );
-  assert.equal(ok(json).purpose, purpose, '--json carries the exact text');
-});
+test(
+  'text for people shows control characters escaped: ' + 'a record cannot break a line or drive the terminal',
+  async (t) => {
+    const { store } = setup(t);
+    const purpose = 'first line\nsecond \u001b[31mred\u001b[0m\tend';
+    await seed(store, [{ id: 'c', agent: 'agent\u001b]0;title\u0007x', purpose, phase: 'approval' }]);
+    const [shown, listed, tree, json] = await Promise.all([
+      cli(store, ['show', 'c']),
+      cli(store, ['list']),
+      cli(store, ['tree']),
+      cli(store, ['show', 'c', '--json']),
+    ]);
+    for (const result of [shown, listed, tree]) {
+      assert.equal(result.code, 0, result.stderr);
+      assert.doesNotMatch(
+        result.stdout,
+        /[\u0000-\u0009\u000b-\u001f\u007f]/,
+        'no control character but the line ends',
+      );
+      assert.ok(result.stdout.includes('agent\\u001b]0;title\\u0007x'), result.stdout);
+    }
+    assert.ok(
+      shown.stdout.includes('  purpose:      first line\\nsecond \\u001b[31mred\\u001b[0m\\tend\n'),
+      shown.stdout,
+    );
+    assert.equal(ok(json).purpose, purpose, '--json carries the exact text');
+  },
+);
 
 test('list: newest first, every filter, --limit, and {sessions, problems} with --json', async (t) => {
   const { store } = setup(t);
@@ -397,46 +407,49 @@ test('list: a table for people, with aligned columns and relative times', async 
   assert.ok(rows[0].endsWith('Long one'));
 });
 
-test('list: corrupt and newer records never break the listing; they are problems on stderr and in --json', async (t) => {
-  const { store } = setup(t);
-  await seed(store, [{ id: 'good-1', minutesAgo: 2 }, { id: 'good-2' }]);
-  writeRaw(store, 'torn', '{"agent_id": "torn", "agent_na');
-  writeRaw(store, 'future', { ...JSON.parse(readState(store, 'good-1')), agent_id: 'future', schema_version: 99 });
-  writeRaw(store, 'wrong', {
-    ...JSON.parse(readState(store, 'good-1')),
-    agent_id: 'wrong',
-    last_updated: '2026-01-01T00:00:00',
-  });
-  const [json, human] = await Promise.all([cli(store, ['list', '--json']), cli(store, ['list'])]);
-  assert.equal(json.code, 0);
-  const result = JSON.parse(json.stdout);
-  assert.deepEqual(
-    result.sessions.map((s) => s.agent_id),
-    ['good-2', 'good-1'],
-  );
-  const problems = [...result.problems].sort((a, b) => a.id.localeCompare(b.id));
-  assert.deepEqual(
-    problems.map((p) => [p.id, p.code, p.path]),
-    [
-      ['future', 'EVERSION', stateFile(store, 'future')],
-      ['torn', 'ECORRUPT', stateFile(store, 'torn')],
-      ['wrong', 'ECORRUPT', stateFile(store, 'wrong')],
-    ],
-  );
-  for (const output of [json.stderr, human.stderr]) {
-    const lines = output.trimEnd().split('\n');
-    assert.equal(lines.length, 3);
-    for (const line of lines) assert.match(line, /^agent-session: /);
-    for (const id of ['future', 'torn', 'wrong'])
-      assert.ok(
-        lines.some((l) => l.includes(id)),
-        id,
-      );
-  }
-  assert.equal(human.code, 0);
-  assert.match(human.stdout, /good-1/);
-  assert.match(human.stdout, /good-2/);
-});
+test(
+  'list: corrupt and newer records never break the listing; ' + 'they are problems on stderr and in --json',
+  async (t) => {
+    const { store } = setup(t);
+    await seed(store, [{ id: 'good-1', minutesAgo: 2 }, { id: 'good-2' }]);
+    writeRaw(store, 'torn', '{"agent_id": "torn", "agent_na');
+    writeRaw(store, 'future', { ...JSON.parse(readState(store, 'good-1')), agent_id: 'future', schema_version: 99 });
+    writeRaw(store, 'wrong', {
+      ...JSON.parse(readState(store, 'good-1')),
+      agent_id: 'wrong',
+      last_updated: '2026-01-01T00:00:00',
+    });
+    const [json, human] = await Promise.all([cli(store, ['list', '--json']), cli(store, ['list'])]);
+    assert.equal(json.code, 0);
+    const result = JSON.parse(json.stdout);
+    assert.deepEqual(
+      result.sessions.map((s) => s.agent_id),
+      ['good-2', 'good-1'],
+    );
+    const problems = [...result.problems].sort((a, b) => a.id.localeCompare(b.id));
+    assert.deepEqual(
+      problems.map((p) => [p.id, p.code, p.path]),
+      [
+        ['future', 'EVERSION', stateFile(store, 'future')],
+        ['torn', 'ECORRUPT', stateFile(store, 'torn')],
+        ['wrong', 'ECORRUPT', stateFile(store, 'wrong')],
+      ],
+    );
+    for (const output of [json.stderr, human.stderr]) {
+      const lines = output.trimEnd().split('\n');
+      assert.equal(lines.length, 3);
+      for (const line of lines) assert.match(line, /^agent-session: /);
+      for (const id of ['future', 'torn', 'wrong'])
+        assert.ok(
+          lines.some((l) => l.includes(id)),
+          id,
+        );
+    }
+    assert.equal(human.code, 0);
+    assert.match(human.stdout, /good-1/);
+    assert.match(human.stdout, /good-2/);
+  },
+);
 
 test('finalize: the final state, idempotent for the same outcome, EFINAL for another, and its errors', async (t) => {
   const { store } = setup(t);
@@ -471,44 +484,47 @@ test('finalize: the final state, idempotent for the same outcome, EFINAL for ano
   assert.equal(JSON.parse(readState(store, 'h')).phase, 'abandoned');
 });
 
-test('cleanup: --dry-run reports and changes nothing; --hours sets the cutoff; the report is one JSON document', async (t) => {
-  const { store } = setup(t);
-  await seed(store, [
-    { id: 'old-done', outcome: 'completed', minutesAgo: 48 * 60 },
-    { id: 'mid-done', outcome: 'failed', minutesAgo: 10 * 60 },
-    { id: 'new-done', outcome: 'completed', minutesAgo: 5 },
-    { id: 'paused', phase: 'approval', minutesAgo: 2 },
-  ]);
-  writeRaw(store, 'torn', '{"agent_id": "torn"');
-  const before = tree(store);
-  const dry = ok(await cli(store, ['cleanup', '--dry-run', '--json']));
-  assert.equal(dry.scanned, 5);
-  assert.deepEqual(dry.removed, ['old-done']);
-  assert.ok(Array.isArray(dry.skipped));
-  assert.deepEqual(tree(store), before, 'a dry run changes nothing');
-  const dryHours = ok(await cli(store, ['cleanup', '--dry-run', '--hours', '1', '--json']));
-  assert.deepEqual([...dryHours.removed].sort(), ['mid-done', 'old-done']);
-  assert.deepEqual(tree(store), before);
+test(
+  'cleanup: --dry-run reports and changes nothing; ' + '--hours sets the cutoff; the report is one JSON document',
+  async (t) => {
+    const { store } = setup(t);
+    await seed(store, [
+      { id: 'old-done', outcome: 'completed', minutesAgo: 48 * 60 },
+      { id: 'mid-done', outcome: 'failed', minutesAgo: 10 * 60 },
+      { id: 'new-done', outcome: 'completed', minutesAgo: 5 },
+      { id: 'paused', phase: 'approval', minutesAgo: 2 },
+    ]);
+    writeRaw(store, 'torn', '{"agent_id": "torn"');
+    const before = tree(store);
+    const dry = ok(await cli(store, ['cleanup', '--dry-run', '--json']));
+    assert.equal(dry.scanned, 5);
+    assert.deepEqual(dry.removed, ['old-done']);
+    assert.ok(Array.isArray(dry.skipped));
+    assert.deepEqual(tree(store), before, 'a dry run changes nothing');
+    const dryHours = ok(await cli(store, ['cleanup', '--dry-run', '--hours', '1', '--json']));
+    assert.deepEqual([...dryHours.removed].sort(), ['mid-done', 'old-done']);
+    assert.deepEqual(tree(store), before);
 
-  const real = ok(await cli(store, ['cleanup', '--hours', '24', '--json']));
-  assert.deepEqual(real.removed, ['old-done']);
-  assert.ok(!existsSync(path.join(store, 'old-done')));
-  for (const id of ['mid-done', 'new-done', 'paused']) assert.ok(existsSync(stateFile(store, id)), id);
-  // A corrupt record is never deleted: it stays, or is kept aside with its bytes intact.
-  const kept = tree(store).filter((p) => p.endsWith('state.json') && p.includes('torn'));
-  assert.ok(kept.length >= 1, 'the corrupt record survives cleanup');
-  assert.equal(readFileSync(path.join(store, kept[0]), 'utf8'), '{"agent_id": "torn"');
+    const real = ok(await cli(store, ['cleanup', '--hours', '24', '--json']));
+    assert.deepEqual(real.removed, ['old-done']);
+    assert.ok(!existsSync(path.join(store, 'old-done')));
+    for (const id of ['mid-done', 'new-done', 'paused']) assert.ok(existsSync(stateFile(store, id)), id);
+    // A corrupt record is never deleted: it stays, or is kept aside with its bytes intact.
+    const kept = tree(store).filter((p) => p.endsWith('state.json') && p.includes('torn'));
+    assert.ok(kept.length >= 1, 'the corrupt record survives cleanup');
+    assert.equal(readFileSync(path.join(store, kept[0]), 'utf8'), '{"agent_id": "torn"');
 
-  const human = await cli(store, ['cleanup', '--hours', '0.5']);
-  assert.equal(human.code, 0, human.stderr);
-  assert.match(human.stdout, /mid-done/);
-  const bad = await Promise.all([
-    cli(store, ['cleanup', '--hours', '-1', '--json']),
-    cli(store, ['cleanup', '--hours', 'soon', '--json']),
-    cli(store, ['cleanup', '--bogus', '--json']),
-  ]);
-  for (const result of bad) failed(result, 2);
-});
+    const human = await cli(store, ['cleanup', '--hours', '0.5']);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, /mid-done/);
+    const bad = await Promise.all([
+      cli(store, ['cleanup', '--hours', '-1', '--json']),
+      cli(store, ['cleanup', '--hours', 'soon', '--json']),
+      cli(store, ['cleanup', '--bogus', '--json']),
+    ]);
+    for (const result of bad) failed(result, 2);
+  },
+);
 
 test('demo: walks through the lifecycle in its own temporary project and exits 0', async (t) => {
   const { root } = setup(t);
@@ -533,40 +549,47 @@ test('demo: walks through the lifecycle in its own temporary project and exits 0
   assert.ok(report.steps.some((line) => line.includes('should-resume')));
 });
 
-test('store location: --dir, then AGENT_SESSION_DIR, then CLAUDE_PROJECT_DIR, then the nearest ancestor with .claude/, then cwd', async (t) => {
-  const root = tempDir(t);
-  const project = path.join(root, 'proj');
-  const deep = path.join(project, 'src', 'lib');
-  mkdirSync(path.join(project, '.claude'), { recursive: true });
-  mkdirSync(deep, { recursive: true });
-  const plain = path.join(root, 'plain');
-  mkdirSync(plain);
-  const run = (id, cwd, env, extra = []) =>
-    runCli(['create', '--agent', 'a', '--id', id, ...extra], { cwd, env: cleanEnv({ HOME: root, ...env }) });
-  const results = await Promise.all([
-    run('by-flag', deep, { AGENT_SESSION_DIR: path.join(root, 'env-store'), CLAUDE_PROJECT_DIR: plain }, [
-      '--dir',
-      '../flag-store',
-    ]),
-    run('by-env', deep, { AGENT_SESSION_DIR: 'rel-env-store', CLAUDE_PROJECT_DIR: plain }),
-    run('by-project-var', deep, { CLAUDE_PROJECT_DIR: plain }),
-    run('by-ancestor', deep, {}),
-    run('by-cwd', plain, {}),
-  ]);
-  for (const result of results) assert.equal(result.code, 0, result.stderr);
-  assert.ok(existsSync(path.join(project, 'src', 'flag-store', 'by-flag', 'state.json')), '--dir, relative to cwd');
-  assert.ok(existsSync(path.join(deep, 'rel-env-store', 'by-env', 'state.json')), 'AGENT_SESSION_DIR, relative to cwd');
-  assert.ok(existsSync(path.join(plain, '.claude', 'session', 'by-project-var', 'state.json')), 'CLAUDE_PROJECT_DIR');
-  assert.ok(
-    existsSync(path.join(project, '.claude', 'session', 'by-ancestor', 'state.json')),
-    'nearest ancestor with .claude/',
-  );
-  assert.ok(existsSync(path.join(plain, '.claude', 'session', 'by-cwd', 'state.json')), 'the working directory');
-  // Each store holds only its own session.
-  const sessionsIn = (store) => readdirSync(store).filter((n) => existsSync(path.join(store, n, 'state.json')));
-  assert.deepEqual(sessionsIn(path.join(project, '.claude', 'session')), ['by-ancestor']);
-  assert.deepEqual(sessionsIn(path.join(plain, '.claude', 'session')).sort(), ['by-cwd', 'by-project-var']);
-});
+test(
+  'store location: --dir, then AGENT_SESSION_DIR, then CLAUDE_PROJECT_DIR, ' +
+    'then the nearest ancestor with .claude/, then cwd',
+  async (t) => {
+    const root = tempDir(t);
+    const project = path.join(root, 'proj');
+    const deep = path.join(project, 'src', 'lib');
+    mkdirSync(path.join(project, '.claude'), { recursive: true });
+    mkdirSync(deep, { recursive: true });
+    const plain = path.join(root, 'plain');
+    mkdirSync(plain);
+    const run = (id, cwd, env, extra = []) =>
+      runCli(['create', '--agent', 'a', '--id', id, ...extra], { cwd, env: cleanEnv({ HOME: root, ...env }) });
+    const results = await Promise.all([
+      run('by-flag', deep, { AGENT_SESSION_DIR: path.join(root, 'env-store'), CLAUDE_PROJECT_DIR: plain }, [
+        '--dir',
+        '../flag-store',
+      ]),
+      run('by-env', deep, { AGENT_SESSION_DIR: 'rel-env-store', CLAUDE_PROJECT_DIR: plain }),
+      run('by-project-var', deep, { CLAUDE_PROJECT_DIR: plain }),
+      run('by-ancestor', deep, {}),
+      run('by-cwd', plain, {}),
+    ]);
+    for (const result of results) assert.equal(result.code, 0, result.stderr);
+    assert.ok(existsSync(path.join(project, 'src', 'flag-store', 'by-flag', 'state.json')), '--dir, relative to cwd');
+    assert.ok(
+      existsSync(path.join(deep, 'rel-env-store', 'by-env', 'state.json')),
+      'AGENT_SESSION_DIR, relative to cwd',
+    );
+    assert.ok(existsSync(path.join(plain, '.claude', 'session', 'by-project-var', 'state.json')), 'CLAUDE_PROJECT_DIR');
+    assert.ok(
+      existsSync(path.join(project, '.claude', 'session', 'by-ancestor', 'state.json')),
+      'nearest ancestor with .claude/',
+    );
+    assert.ok(existsSync(path.join(plain, '.claude', 'session', 'by-cwd', 'state.json')), 'the working directory');
+    // Each store holds only its own session.
+    const sessionsIn = (store) => readdirSync(store).filter((n) => existsSync(path.join(store, n, 'state.json')));
+    assert.deepEqual(sessionsIn(path.join(project, '.claude', 'session')), ['by-ancestor']);
+    assert.deepEqual(sessionsIn(path.join(plain, '.claude', 'session')).sort(), ['by-cwd', 'by-project-var']);
+  },
+);
 
 test('read-only commands never create directories, wherever the store would be', async (t) => {
   const root = tempDir(t);
@@ -734,24 +757,28 @@ test('a symlinked session directory or state.json never leads a write outside th
   assert.deepEqual(readdirSync(outside).sort(), ['target.json']);
 });
 
-test('crash-left temp files (in .tmp/, or next to state.json from earlier versions) are ignored by every reader and writer', async (t) => {
-  const { store } = setup(t);
-  await seed(store, [{ id: 'tmp', phase: 'approval' }]);
-  writeFileSync(path.join(store, '.tmp', 'tmp.state.json.4242.1.abcdef.tmp'), '{"agent_id": "tmp", "phase": "exec');
-  writeFileSync(path.join(store, 'tmp', 'state.json.4243.7.000000.tmp'), '');
-  const [get, list, resume] = await Promise.all([
-    cli(store, ['get', 'tmp', '--json']),
-    cli(store, ['list', '--json']),
-    cli(store, ['should-resume', 'tmp', '--json']),
-  ]);
-  assert.equal(ok(get).phase, 'approval');
-  assert.deepEqual(ok(list), { sessions: [ok(list).sessions[0]], problems: [] });
-  assert.equal(ok(list).sessions[0].agent_id, 'tmp');
-  assert.equal(ok(resume).reason, 'resumable');
-  const updated = ok(await cli(store, ['update', 'tmp', '--phase', 'planning', '--json']));
-  assert.equal(updated.phase, 'planning');
-  assert.equal(JSON.parse(readState(store, 'tmp')).phase, 'planning');
-});
+test(
+  'crash-left temp files (in .tmp/, or next to state.json from ' +
+    'earlier versions) are ignored by every reader and writer',
+  async (t) => {
+    const { store } = setup(t);
+    await seed(store, [{ id: 'tmp', phase: 'approval' }]);
+    writeFileSync(path.join(store, '.tmp', 'tmp.state.json.4242.1.abcdef.tmp'), '{"agent_id": "tmp", "phase": "exec');
+    writeFileSync(path.join(store, 'tmp', 'state.json.4243.7.000000.tmp'), '');
+    const [get, list, resume] = await Promise.all([
+      cli(store, ['get', 'tmp', '--json']),
+      cli(store, ['list', '--json']),
+      cli(store, ['should-resume', 'tmp', '--json']),
+    ]);
+    assert.equal(ok(get).phase, 'approval');
+    assert.deepEqual(ok(list), { sessions: [ok(list).sessions[0]], problems: [] });
+    assert.equal(ok(list).sessions[0].agent_id, 'tmp');
+    assert.equal(ok(resume).reason, 'resumable');
+    const updated = ok(await cli(store, ['update', 'tmp', '--phase', 'planning', '--json']));
+    assert.equal(updated.phase, 'planning');
+    assert.equal(JSON.parse(readState(store, 'tmp')).phase, 'planning');
+  },
+);
 
 test('a reader that closes stdout early (| head) gets no stack trace, and the command still completes', async (t) => {
   const { store } = setup(t);
@@ -804,45 +831,52 @@ test('an option that needs a value and has none is a usage error, never its defa
   const results = await Promise.all([
     cli(store, ['cleanup', '--json', '--hours']), // not the default 24 h
     cli(store, ['list', '--json', '--limit']),
-    runCli(['create', '--agent', 'a', '--json', '--dir'], { cwd: root, env: cleanEnv({ HOME: root }) }), // not the default store
+    // not the default store
+    runCli(['create', '--agent', 'a', '--json', '--dir'], { cwd: root, env: cleanEnv({ HOME: root }) }),
   ]);
   for (const result of results) failed(result, 2);
   assert.deepEqual(tree(root), before);
 });
 
-test('a yes/no option given a value other than true or false is a usage error: --dry-run=yes never writes', async (t) => {
-  const { root, store } = setup(t);
-  await seed(store, [{ id: 'old', outcome: 'completed', minutesAgo: 48 * 60 }]);
-  const before = tree(root);
-  const results = await Promise.all([
-    cli(store, ['cleanup', '--dry-run=yes']), // yargs alone reads this as false: a real cleanup
-    cli(store, ['cleanup', '--dry-run=1', '--json']),
-    cli(store, ['list', '--json=no']),
-    runCli(['install', '--dry-run=y'], { cwd: root, env: cleanEnv({ HOME: root }) }),
-  ]);
-  for (const result of results) failed(result, 2);
-  assert.match(results[0].stderr, /--dry-run takes no value \(or true\/false\), not "yes"/);
-  assert.deepEqual(tree(root), before);
-  // true and false still work, and a string option's value may look like anything.
-  assert.equal(ok(await cli(store, ['cleanup', '--dry-run=true', '--json'])).dry_run, true);
-  assert.deepEqual(tree(root), before);
-  assert.equal(ok(await cli(store, ['create', '--agent=x', '--purpose=--json=yes', '--json'])).purpose, '--json=yes');
-});
-test('an error about input holding line breaks is still one line on stderr; table cells cannot break the table', async (t) => {
-  const { store } = setup(t);
-  const results = await Promise.all([
-    cli(store, ['create', '--agent', 'a', '--metadata', 'x\ny', '--json']), // V8 quotes the bad JSON in its message
-    cli(store, ['create', '--agent', 'a', '--json', 'extra\nword']),
-  ]);
-  for (const result of results) failed(result, 2);
-  await seed(store, [{ id: 'nl', agent: 'multi\nline', purpose: 'two\nlines\rand\ttab' }]);
-  const listed = await cli(store, ['list']);
-  assert.equal(listed.code, 0, listed.stderr);
-  const lines = listed.stdout.trimEnd().split('\n');
-  assert.equal(lines.length, 2, listed.stdout);
-  assert.ok(!/[\r\t]/.test(listed.stdout));
-  assert.equal(lines[1].indexOf('initializing'), lines[0].indexOf('PHASE'));
-});
+test(
+  'a yes/no option given a value other than true or false is a usage error: ' + '--dry-run=yes never writes',
+  async (t) => {
+    const { root, store } = setup(t);
+    await seed(store, [{ id: 'old', outcome: 'completed', minutesAgo: 48 * 60 }]);
+    const before = tree(root);
+    const results = await Promise.all([
+      cli(store, ['cleanup', '--dry-run=yes']), // yargs alone reads this as false: a real cleanup
+      cli(store, ['cleanup', '--dry-run=1', '--json']),
+      cli(store, ['list', '--json=no']),
+      runCli(['install', '--dry-run=y'], { cwd: root, env: cleanEnv({ HOME: root }) }),
+    ]);
+    for (const result of results) failed(result, 2);
+    assert.match(results[0].stderr, /--dry-run takes no value \(or true\/false\), not "yes"/);
+    assert.deepEqual(tree(root), before);
+    // true and false still work, and a string option's value may look like anything.
+    assert.equal(ok(await cli(store, ['cleanup', '--dry-run=true', '--json'])).dry_run, true);
+    assert.deepEqual(tree(root), before);
+    assert.equal(ok(await cli(store, ['create', '--agent=x', '--purpose=--json=yes', '--json'])).purpose, '--json=yes');
+  },
+);
+test(
+  'an error about input holding line breaks is still one line on stderr; ' + 'table cells cannot break the table',
+  async (t) => {
+    const { store } = setup(t);
+    const results = await Promise.all([
+      cli(store, ['create', '--agent', 'a', '--metadata', 'x\ny', '--json']), // V8 quotes the bad JSON in its message
+      cli(store, ['create', '--agent', 'a', '--json', 'extra\nword']),
+    ]);
+    for (const result of results) failed(result, 2);
+    await seed(store, [{ id: 'nl', agent: 'multi\nline', purpose: 'two\nlines\rand\ttab' }]);
+    const listed = await cli(store, ['list']);
+    assert.equal(listed.code, 0, listed.stderr);
+    const lines = listed.stdout.trimEnd().split('\n');
+    assert.equal(lines.length, 2, listed.stdout);
+    assert.ok(!/[\r\t]/.test(listed.stdout));
+    assert.equal(lines[1].indexOf('initializing'), lines[0].indexOf('PHASE'));
+  },
+);
 
 test('a mistyped command is reported as an unknown command, with the suggestion', async (t) => {
   const { store } = setup(t);

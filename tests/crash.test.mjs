@@ -24,7 +24,11 @@ const sessions = lib.Sessions.open({ dir, cwd: dir, env: {} });
 for (let done = 0; done < Number(max); done++) {
   const n = ((await sessions.get(id)).metadata.n ?? 0) + 1;
   try {
-    await sessions.update(id, { phase: n % 2 ? 'investigating' : 'planning', metadata: { n, ['k' + n]: n }, error: 'e' + n });
+    await sessions.update(id, {
+      phase: n % 2 ? 'investigating' : 'planning',
+      metadata: { n, ['k' + n]: n },
+      error: 'e' + n
+    });
   } catch (err) {
     // A holder too slow to refresh its lock on a loaded machine loses it and does not commit: try again.
     if (err.code !== 'ELOCKED') throw err;

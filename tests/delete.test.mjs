@@ -109,42 +109,46 @@ test('--dry-run prints the tree, counts, bytes and blockers and leaves the store
   assert.deepEqual(snapshot(dir), before);
 });
 
-test('restore puts a deleted subtree back byte-identically, by id or by entry; refuses when an id exists', async (t) => {
-  const dir = tempDir(t);
-  await build(dir, [...treeSpec('r', 4, 2, OLD), { id: 'keep', ...OLD }]);
-  const before = sessionFiles(dir);
-  const del = await cli(dir, ['delete', 'r-0', '--json']);
-  assert.equal(del.code, 0, del.stderr);
-  const listing = await cli(dir, ['trash', '--json']);
-  assert.equal(listing.json.entries.length, 1);
-  assert.equal(listing.json.entries[0].root, 'r-0');
-  assert.equal(listing.json.entries[0].present, 7);
-  assert.equal(listing.json.entries[0].restorable, true);
-  assert.ok(
-    Date.parse(listing.json.entries[0].expires_at) - Date.parse(listing.json.entries[0].deleted_at) === 7 * 86_400_000,
-  );
+test(
+  'restore puts a deleted subtree back byte-identically, ' + 'by id or by entry; refuses when an id exists',
+  async (t) => {
+    const dir = tempDir(t);
+    await build(dir, [...treeSpec('r', 4, 2, OLD), { id: 'keep', ...OLD }]);
+    const before = sessionFiles(dir);
+    const del = await cli(dir, ['delete', 'r-0', '--json']);
+    assert.equal(del.code, 0, del.stderr);
+    const listing = await cli(dir, ['trash', '--json']);
+    assert.equal(listing.json.entries.length, 1);
+    assert.equal(listing.json.entries[0].root, 'r-0');
+    assert.equal(listing.json.entries[0].present, 7);
+    assert.equal(listing.json.entries[0].restorable, true);
+    assert.ok(
+      Date.parse(listing.json.entries[0].expires_at) - Date.parse(listing.json.entries[0].deleted_at) ===
+        7 * 86_400_000,
+    );
 
-  const restored = await cli(dir, ['restore', 'r-0-1', '--json']);
-  assert.equal(restored.code, 0, restored.stderr);
-  assert.equal(restored.json.restored.length, 7);
-  assert.deepEqual(sessionFiles(dir), before);
-  assert.deepEqual((await cli(dir, ['trash', '--json'])).json.entries, []);
-  assert.deepEqual(
-    (await cli(dir, ['children', 'r', '--json'])).json.children.map((c) => c.agent_id),
-    ['r-0', 'r-1'],
-  );
+    const restored = await cli(dir, ['restore', 'r-0-1', '--json']);
+    assert.equal(restored.code, 0, restored.stderr);
+    assert.equal(restored.json.restored.length, 7);
+    assert.deepEqual(sessionFiles(dir), before);
+    assert.deepEqual((await cli(dir, ['trash', '--json'])).json.entries, []);
+    assert.deepEqual(
+      (await cli(dir, ['children', 'r', '--json'])).json.children.map((c) => c.agent_id),
+      ['r-0', 'r-1'],
+    );
 
-  // Deleted again, then one id is taken by a new session: restore refuses and changes nothing.
-  const again = await cli(dir, ['delete', 'r-0', '--json']);
-  await build(dir, [{ id: 'r-0-0' }]);
-  const mid = snapshot(dir);
-  const clash = await cli(dir, ['restore', again.json.backup.entry]);
-  assert.equal(clash.code, 3);
-  assert.match(clash.stderr, /^agent-session: /);
-  assert.deepEqual(snapshot(dir), mid);
-  const missing = await cli(dir, ['restore', 'never-deleted']);
-  assert.equal(missing.code, 1);
-});
+    // Deleted again, then one id is taken by a new session: restore refuses and changes nothing.
+    const again = await cli(dir, ['delete', 'r-0', '--json']);
+    await build(dir, [{ id: 'r-0-0' }]);
+    const mid = snapshot(dir);
+    const clash = await cli(dir, ['restore', again.json.backup.entry]);
+    assert.equal(clash.code, 3);
+    assert.match(clash.stderr, /^agent-session: /);
+    assert.deepEqual(snapshot(dir), mid);
+    const missing = await cli(dir, ['restore', 'never-deleted']);
+    assert.equal(missing.code, 1);
+  },
+);
 
 test('--no-backup destroys the subtree: nothing in the trash', async (t) => {
   const dir = tempDir(t);
@@ -171,51 +175,55 @@ function git(cwd, ...args) {
   });
 }
 
-test('work preservation: unsaved work in a real git repository blocks; --preserve-work saves a patch restore can reapply', async (t) => {
-  const root = tempDir(t);
-  const repo = path.join(root, 'repo');
-  const dir = path.join(root, 'store');
-  mkdirSync(repo);
-  git(repo, 'init', '-q', '-b', 'main');
-  writeFileSync(path.join(repo, 'a.txt'), 'one\n');
-  git(repo, 'add', 'a.txt');
-  git(repo, 'commit', '-q', '-m', 'first');
-  await build(dir, [
-    { id: 'w', metadata: { cwd: repo }, ...OLD },
-    { id: 'wc', parent: 'w', ...OLD },
-  ]);
+test(
+  'work preservation: unsaved work in a real git repository blocks; ' +
+    '--preserve-work saves a patch restore can reapply',
+  async (t) => {
+    const root = tempDir(t);
+    const repo = path.join(root, 'repo');
+    const dir = path.join(root, 'store');
+    mkdirSync(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    writeFileSync(path.join(repo, 'a.txt'), 'one\n');
+    git(repo, 'add', 'a.txt');
+    git(repo, 'commit', '-q', '-m', 'first');
+    await build(dir, [
+      { id: 'w', metadata: { cwd: repo }, ...OLD },
+      { id: 'wc', parent: 'w', ...OLD },
+    ]);
 
-  // A clean work tree does not block (checked with a dry run).
-  assert.deepEqual((await cli(dir, ['delete', 'w', '--dry-run', '--json'])).json.blocked, []);
-  writeFileSync(path.join(repo, 'a.txt'), 'one\ntwo\n');
-  writeFileSync(path.join(repo, 'new.txt'), 'untracked\n');
-  const preview = await cli(dir, ['delete', 'w', '--dry-run', '--json']);
-  assert.equal(preview.json.blocked.length, 1);
-  assert.equal(preview.json.work[0].dir, repo);
-  const refused = await cli(dir, ['delete', 'w']);
-  assert.equal(refused.code, 3);
-  assert.deepEqual(liveIds(dir), ['w', 'wc']);
+    // A clean work tree does not block (checked with a dry run).
+    assert.deepEqual((await cli(dir, ['delete', 'w', '--dry-run', '--json'])).json.blocked, []);
+    writeFileSync(path.join(repo, 'a.txt'), 'one\ntwo\n');
+    writeFileSync(path.join(repo, 'new.txt'), 'untracked\n');
+    const preview = await cli(dir, ['delete', 'w', '--dry-run', '--json']);
+    assert.equal(preview.json.blocked.length, 1);
+    assert.equal(preview.json.work[0].dir, repo);
+    const refused = await cli(dir, ['delete', 'w']);
+    assert.equal(refused.code, 3);
+    assert.deepEqual(liveIds(dir), ['w', 'wc']);
 
-  const kept = await cli(dir, ['delete', 'w', '--preserve-work', '--json']);
-  assert.equal(kept.code, 0, kept.stderr);
-  const patch = kept.json.work[0].patch;
-  assert.ok(readFileSync(patch, 'utf8').includes('+two'));
-  const [entry] = trashEntries(dir);
-  assert.equal(entry.manifest.work[0].branch, 'main');
-  assert.equal(entry.manifest.work[0].head, git(repo, 'rev-parse', 'HEAD').trim());
-  assert.deepEqual(entry.manifest.work[0].untracked, ['new.txt']);
+    const kept = await cli(dir, ['delete', 'w', '--preserve-work', '--json']);
+    assert.equal(kept.code, 0, kept.stderr);
+    const patch = kept.json.work[0].patch;
+    assert.ok(readFileSync(patch, 'utf8').includes('+two'));
+    const [entry] = trashEntries(dir);
+    assert.equal(entry.manifest.work[0].branch, 'main');
+    assert.equal(entry.manifest.work[0].head, git(repo, 'rev-parse', 'HEAD').trim());
+    assert.deepEqual(entry.manifest.work[0].untracked, ['new.txt']);
 
-  const restored = await cli(dir, ['restore', 'w']);
-  assert.equal(restored.code, 0, restored.stderr);
-  assert.match(restored.stdout, /git apply --3way /);
-  assert.match(restored.stdout, /new\.txt/);
-  // The printed patch reapplies the lost change on a clean checkout.
-  git(repo, 'checkout', '--', 'a.txt');
-  git(repo, 'apply', '--3way', patch);
-  assert.equal(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\ntwo\n');
-  assert.deepEqual(liveIds(dir), ['w', 'wc']);
+    const restored = await cli(dir, ['restore', 'w']);
+    assert.equal(restored.code, 0, restored.stderr);
+    assert.match(restored.stdout, /git apply --3way /);
+    assert.match(restored.stdout, /new\.txt/);
+    // The printed patch reapplies the lost change on a clean checkout.
+    git(repo, 'checkout', '--', 'a.txt');
+    git(repo, 'apply', '--3way', patch);
+    assert.equal(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\ntwo\n');
+    assert.deepEqual(liveIds(dir), ['w', 'wc']);
 
-  const forced = await cli(dir, ['delete', 'w', '--force', '--json']);
-  assert.equal(forced.code, 0, forced.stderr);
-  assert.deepEqual(forced.json.work, []);
-});
+    const forced = await cli(dir, ['delete', 'w', '--force', '--json']);
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.deepEqual(forced.json.work, []);
+  },
+);

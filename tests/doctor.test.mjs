@@ -53,75 +53,78 @@ test('a healthy store: exit 0 and no findings', async (t) => {
   assert.equal(report.checked.audit_entries, 6);
 });
 
-test('corrupt records, strays, stale locks, a broken index and bad audit lines are found, then repaired without loss', async (t) => {
-  const dir = tempDir(t);
-  const { sessions, ids } = await seed(dir);
-  const corrupt = '{"agent_id": "broken", "phase": ';
-  mkdirSync(path.join(dir, 'broken'));
-  writeFileSync(path.join(dir, 'broken', 'state.json'), corrupt);
-  const temp = path.join(dir, '.tmp', `${ids[1]}.state.json.4242.1.abcdef.tmp`);
-  writeFileSync(temp, '{"half": ');
-  utimesSync(temp, HOUR_AGO, HOUR_AGO);
-  const lock = path.join(dir, '.locks', `${ids[0]}.lock`);
-  mkdirSync(lock, { recursive: true });
-  utimesSync(lock, HOUR_AGO, HOUR_AGO);
-  const removing = path.join(dir, '.removing', 'leftover');
-  mkdirSync(removing, { recursive: true });
-  utimesSync(removing, HOUR_AGO, HOUR_AGO);
-  // The index forgets the grandchild under its parent (tools/store/children-index.ts layout).
-  rmSync(path.join(dir, '.index', 'children', ids[1], ids[2]));
-  const auditFile = path.join(dir, 'audit.jsonl');
-  const lines = readFileSync(auditFile, 'utf8').split('\n').filter(Boolean);
-  const edited = lines[0].replace('"planner"', '"plotter"');
-  writeFileSync(auditFile, `${[edited, ...lines.slice(1)].join('\n')}\n`);
-  appendFileSync(auditFile, '{"v":1,"time":"2026-');
-  const before = snapshot(dir, ids);
+test(
+  'corrupt records, strays, stale locks, ' + 'a broken index and bad audit lines are found, then repaired without loss',
+  async (t) => {
+    const dir = tempDir(t);
+    const { sessions, ids } = await seed(dir);
+    const corrupt = '{"agent_id": "broken", "phase": ';
+    mkdirSync(path.join(dir, 'broken'));
+    writeFileSync(path.join(dir, 'broken', 'state.json'), corrupt);
+    const temp = path.join(dir, '.tmp', `${ids[1]}.state.json.4242.1.abcdef.tmp`);
+    writeFileSync(temp, '{"half": ');
+    utimesSync(temp, HOUR_AGO, HOUR_AGO);
+    const lock = path.join(dir, '.locks', `${ids[0]}.lock`);
+    mkdirSync(lock, { recursive: true });
+    utimesSync(lock, HOUR_AGO, HOUR_AGO);
+    const removing = path.join(dir, '.removing', 'leftover');
+    mkdirSync(removing, { recursive: true });
+    utimesSync(removing, HOUR_AGO, HOUR_AGO);
+    // The index forgets the grandchild under its parent (tools/store/children-index.ts layout).
+    rmSync(path.join(dir, '.index', 'children', ids[1], ids[2]));
+    const auditFile = path.join(dir, 'audit.jsonl');
+    const lines = readFileSync(auditFile, 'utf8').split('\n').filter(Boolean);
+    const edited = lines[0].replace('"planner"', '"plotter"');
+    writeFileSync(auditFile, `${[edited, ...lines.slice(1)].join('\n')}\n`);
+    appendFileSync(auditFile, '{"v":1,"time":"2026-');
+    const before = snapshot(dir, ids);
 
-  const found = await doctor(dir);
-  assert.equal(found.code, 1);
-  assert.equal(found.report.healthy, false);
-  const subjects = (check) => errors(found.report, check).map((f) => f.subject);
-  assert.deepEqual(subjects('record'), ['broken']);
-  assert.deepEqual(subjects('index'), [ids[2]]);
-  assert.deepEqual(subjects('temp'), [temp]);
-  assert.deepEqual(subjects('lock'), [lock]);
-  assert.deepEqual(subjects('removing'), [removing]);
-  assert.deepEqual(subjects('audit'), ['audit.jsonl:1', `audit.jsonl:${lines.length + 1}`]);
-  assert.ok(existsSync(temp) && existsSync(lock), 'without --repair nothing changes');
+    const found = await doctor(dir);
+    assert.equal(found.code, 1);
+    assert.equal(found.report.healthy, false);
+    const subjects = (check) => errors(found.report, check).map((f) => f.subject);
+    assert.deepEqual(subjects('record'), ['broken']);
+    assert.deepEqual(subjects('index'), [ids[2]]);
+    assert.deepEqual(subjects('temp'), [temp]);
+    assert.deepEqual(subjects('lock'), [lock]);
+    assert.deepEqual(subjects('removing'), [removing]);
+    assert.deepEqual(subjects('audit'), ['audit.jsonl:1', `audit.jsonl:${lines.length + 1}`]);
+    assert.ok(existsSync(temp) && existsSync(lock), 'without --repair nothing changes');
 
-  const repaired = await doctor(dir, true);
-  assert.equal(repaired.code, 0, JSON.stringify(repaired.report.remaining));
-  assert.equal(repaired.report.repairs.length, 6, repaired.report.repairs.join('\n'));
-  assert.deepEqual(repaired.report.remaining, []);
+    const repaired = await doctor(dir, true);
+    assert.equal(repaired.code, 0, JSON.stringify(repaired.report.remaining));
+    assert.equal(repaired.report.repairs.length, 6, repaired.report.repairs.join('\n'));
+    assert.deepEqual(repaired.report.remaining, []);
 
-  const again = await doctor(dir);
-  assert.equal(again.code, 0);
-  assert.deepEqual(errors(again.report), []);
-  // Nothing lost: the sessions are unchanged, the corrupt record and the bad lines are kept aside.
-  assert.deepEqual(snapshot(dir, ids), before);
-  const quarantine = readdirSync(path.join(dir, '.quarantine'));
-  const kept = quarantine.find((n) => n.startsWith('broken-'));
-  assert.equal(readFileSync(path.join(dir, '.quarantine', kept, 'state.json'), 'utf8'), corrupt);
-  const audit = quarantine.find((n) => n.startsWith('.audit-'));
-  assert.deepEqual(
-    readFileSync(path.join(dir, '.quarantine', audit), 'utf8')
-      .split('\n')
-      .filter(Boolean),
-    [edited, '{"v":1,"time":"2026-'],
-  );
-  assert.ok(!existsSync(temp) && !existsSync(lock) && !existsSync(removing));
-  const children = await cli(dir, ['children', ids[1], '--json']);
-  assert.equal(children.code, 0, children.stderr);
-  assert.match(children.stdout, new RegExp(ids[2]));
+    const again = await doctor(dir);
+    assert.equal(again.code, 0);
+    assert.deepEqual(errors(again.report), []);
+    // Nothing lost: the sessions are unchanged, the corrupt record and the bad lines are kept aside.
+    assert.deepEqual(snapshot(dir, ids), before);
+    const quarantine = readdirSync(path.join(dir, '.quarantine'));
+    const kept = quarantine.find((n) => n.startsWith('broken-'));
+    assert.equal(readFileSync(path.join(dir, '.quarantine', kept, 'state.json'), 'utf8'), corrupt);
+    const audit = quarantine.find((n) => n.startsWith('.audit-'));
+    assert.deepEqual(
+      readFileSync(path.join(dir, '.quarantine', audit), 'utf8')
+        .split('\n')
+        .filter(Boolean),
+      [edited, '{"v":1,"time":"2026-'],
+    );
+    assert.ok(!existsSync(temp) && !existsSync(lock) && !existsSync(removing));
+    const children = await cli(dir, ['children', ids[1], '--json']);
+    assert.equal(children.code, 0, children.stderr);
+    assert.match(children.stdout, new RegExp(ids[2]));
 
-  // The torn line was ended: the next change is recorded on a whole line of its own.
-  await sessions.create({ agentName: 'after' });
-  const trail = await cli(dir, ['audit', '--json', '--action', 'create']);
-  const { entries, problems, acknowledged } = JSON.parse(trail.stdout);
-  assert.deepEqual(problems, []);
-  assert.equal(acknowledged, 2);
-  assert.equal(entries.at(-1).details.agent_name, 'after');
-});
+    // The torn line was ended: the next change is recorded on a whole line of its own.
+    await sessions.create({ agentName: 'after' });
+    const trail = await cli(dir, ['audit', '--json', '--action', 'create']);
+    const { entries, problems, acknowledged } = JSON.parse(trail.stdout);
+    assert.deepEqual(problems, []);
+    assert.equal(acknowledged, 2);
+    assert.equal(entries.at(-1).details.agent_name, 'after');
+  },
+);
 
 test('orphans are warnings; a parent cycle is an error that --repair cannot fix (exit 1)', async (t) => {
   const dir = tempDir(t);
@@ -223,32 +226,35 @@ test('a store that cannot be read: exit 4', async (t) => {
   assert.match(result.stderr, /^agent-session: /);
 });
 
-test('a stale lock with the stale guard of its takeover, and a lock dated in the future: found, then removed', async (t) => {
-  const dir = tempDir(t);
-  const { ids } = await seed(dir);
-  const lock = path.join(dir, '.locks', `${ids[0]}.lock`);
-  const guard = `${lock}.takeover`;
-  const future = path.join(dir, '.locks', `${ids[1]}.lock`);
-  mkdirSync(guard, { recursive: true });
-  mkdirSync(lock);
-  mkdirSync(future);
-  for (const dated of [lock, guard]) utimesSync(dated, HOUR_AGO, HOUR_AGO);
-  const hourAhead = new Date(Date.now() + 3_600_000);
-  utimesSync(future, hourAhead, hourAhead);
-  const found = await doctor(dir);
-  assert.equal(found.code, 1);
-  assert.deepEqual(
-    errors(found.report, 'lock')
-      .map((f) => f.subject)
-      .sort(),
-    [future, guard, lock].sort(),
-  );
-  const repaired = await doctor(dir, true);
-  assert.equal(repaired.code, 0, JSON.stringify(repaired.report.remaining));
-  // Taking the lock over removes its guard too: that one is reported removed, not "in use again".
-  assert.deepEqual(
-    repaired.report.repairs.slice().sort(),
-    [`removed ${future}`, `removed ${guard}`, `removed ${lock}`].sort(),
-  );
-  assert.deepEqual(readdirSync(path.join(dir, '.locks')), []);
-});
+test(
+  'a stale lock with the stale guard of its takeover, ' + 'and a lock dated in the future: found, then removed',
+  async (t) => {
+    const dir = tempDir(t);
+    const { ids } = await seed(dir);
+    const lock = path.join(dir, '.locks', `${ids[0]}.lock`);
+    const guard = `${lock}.takeover`;
+    const future = path.join(dir, '.locks', `${ids[1]}.lock`);
+    mkdirSync(guard, { recursive: true });
+    mkdirSync(lock);
+    mkdirSync(future);
+    for (const dated of [lock, guard]) utimesSync(dated, HOUR_AGO, HOUR_AGO);
+    const hourAhead = new Date(Date.now() + 3_600_000);
+    utimesSync(future, hourAhead, hourAhead);
+    const found = await doctor(dir);
+    assert.equal(found.code, 1);
+    assert.deepEqual(
+      errors(found.report, 'lock')
+        .map((f) => f.subject)
+        .sort(),
+      [future, guard, lock].sort(),
+    );
+    const repaired = await doctor(dir, true);
+    assert.equal(repaired.code, 0, JSON.stringify(repaired.report.remaining));
+    // Taking the lock over removes its guard too: that one is reported removed, not "in use again".
+    assert.deepEqual(
+      repaired.report.repairs.slice().sort(),
+      [`removed ${future}`, `removed ${guard}`, `removed ${lock}`].sort(),
+    );
+    assert.deepEqual(readdirSync(path.join(dir, '.locks')), []);
+  },
+);

@@ -131,34 +131,37 @@ test('lock contention: a hook that cannot get the lock in time fails open with E
   assert.equal(onlySession(proj.store).phase, 'initializing');
 });
 
-test('a hook waiting for a session lock keeps the conversation lock it holds fresh (no refresh timers in the hooks)', async (t) => {
-  const proj = project(t);
-  const f = flow();
-  await pre(proj, f.pre);
-  const id = onlySession(proj.store).agent_id;
-  const { release } = await holdLock(t, path.join(proj.store, '.locks', `${id}.lock`));
-  let released = false;
-  try {
-    // SubagentStart takes the conversation's lock, then waits for the session's.
-    const started = life(proj, f.start);
-    const conversationLock = path.join(proj.store, '.claude-code', '.locks', 'sess-1.lock');
-    const takenAt = await until(
-      () => existsSync(conversationLock) && statSync(conversationLock).mtimeMs,
-      'the hook holds the conversation lock',
-    );
-    // Past the 2 s after which an untouched lock is anybody's, it must have been touched.
-    await until(() => Date.now() - takenAt > 2500, '2.5 s of waiting');
-    const age = Date.now() - statSync(conversationLock).mtimeMs;
-    assert.ok(age < 2000, `the conversation lock was last touched ${age} ms ago`);
-    await release();
-    released = true;
-    assertSilent(await started, 'subagent_stop after waiting');
-  } finally {
-    if (!released) await release();
-  }
-  assert.equal(hookLog(proj.store), '');
-  assert.equal(onlySession(proj.store).phase, 'executing');
-});
+test(
+  'a hook waiting for a session lock keeps the conversation ' + 'lock it holds fresh (no refresh timers in the hooks)',
+  async (t) => {
+    const proj = project(t);
+    const f = flow();
+    await pre(proj, f.pre);
+    const id = onlySession(proj.store).agent_id;
+    const { release } = await holdLock(t, path.join(proj.store, '.locks', `${id}.lock`));
+    let released = false;
+    try {
+      // SubagentStart takes the conversation's lock, then waits for the session's.
+      const started = life(proj, f.start);
+      const conversationLock = path.join(proj.store, '.claude-code', '.locks', 'sess-1.lock');
+      const takenAt = await until(
+        () => existsSync(conversationLock) && statSync(conversationLock).mtimeMs,
+        'the hook holds the conversation lock',
+      );
+      // Past the 2 s after which an untouched lock is anybody's, it must have been touched.
+      await until(() => Date.now() - takenAt > 2500, '2.5 s of waiting');
+      const age = Date.now() - statSync(conversationLock).mtimeMs;
+      assert.ok(age < 2000, `the conversation lock was last touched ${age} ms ago`);
+      await release();
+      released = true;
+      assertSilent(await started, 'subagent_stop after waiting');
+    } finally {
+      if (!released) await release();
+    }
+    assert.equal(hookLog(proj.store), '');
+    assert.equal(onlySession(proj.store).phase, 'executing');
+  },
+);
 
 test('AGENT_SESSION_DISABLE=1 exits at once; AGENT_SESSION_DEBUG=1 explains on stderr only', async (t) => {
   const proj = project(t);

@@ -122,23 +122,26 @@ test('a PostToolUse after our own updatedInput joins the rewritten spawn', async
   assert.equal(onlySession(proj.store).claude.agent_id, 'ae400c43bbcfe6e3a');
 });
 
-test('our PreToolUse output uses the keys Claude Code honoured, and a deny matches the tool error it sends', async (t) => {
-  const honoured = use('pretooluse-updatedinput-hook-output').hookSpecificOutput;
-  const proj = project(t);
-  const out = (await pre(proj, fixture('pretooluse-task'))).json.hookSpecificOutput;
-  assert.deepEqual(Object.keys(out).sort(), ['hookEventName', 'updatedInput']);
-  assert.ok(Object.keys(out).every((key) => key in honoured));
-  assert.deepEqual(
-    Object.keys(out.updatedInput)
-      .filter((k) => k !== 'resume')
-      .sort(),
-    Object.keys(honoured.updatedInput)
-      .filter((k) => k !== 'resume')
-      .sort(),
-  );
-  // What the model receives after a deny: "PreToolUse:Agent hook error: <our reason>".
-  assert.match(use('tool-result-after-pretooluse-deny').content, /^PreToolUse:Agent hook error: /);
-});
+test(
+  'our PreToolUse output uses the keys Claude Code honoured, ' + 'and a deny matches the tool error it sends',
+  async (t) => {
+    const honoured = use('pretooluse-updatedinput-hook-output').hookSpecificOutput;
+    const proj = project(t);
+    const out = (await pre(proj, fixture('pretooluse-task'))).json.hookSpecificOutput;
+    assert.deepEqual(Object.keys(out).sort(), ['hookEventName', 'updatedInput']);
+    assert.ok(Object.keys(out).every((key) => key in honoured));
+    assert.deepEqual(
+      Object.keys(out.updatedInput)
+        .filter((k) => k !== 'resume')
+        .sort(),
+      Object.keys(honoured.updatedInput)
+        .filter((k) => k !== 'resume')
+        .sort(),
+    );
+    // What the model receives after a deny: "PreToolUse:Agent hook error: <our reason>".
+    assert.match(use('tool-result-after-pretooluse-deny').content, /^PreToolUse:Agent hook error: /);
+  },
+);
 
 test('every copied fixture is used by a test above', () => {
   assert.deepEqual(

@@ -42,67 +42,74 @@ async function delegate(script, proj, n) {
   return result.json?.hookSpecificOutput?.updatedInput?.prompt;
 }
 
-test('the launcher writes a code cache for this Node version next to the bundle, uses it, and replaces a bad one', async (t) => {
-  const hooks = privateHooks(t);
-  const cache = path.join(hooks.bundles, cacheName(hooks.script));
-  assert.equal(existsSync(cache), false);
+test(
+  'the launcher writes a code cache for this Node version next to the bundle, ' + 'uses it, and replaces a bad one',
+  async (t) => {
+    const hooks = privateHooks(t);
+    const cache = path.join(hooks.bundles, cacheName(hooks.script));
+    assert.equal(existsSync(cache), false);
 
-  const proj = project(t);
-  const first = await delegate(hooks.script, proj, 1);
-  const id = onlySession(proj.store).agent_id;
-  assert.ok(first.includes(id), `the answer names the new session ${id}: ${first}`);
-  const written = statSync(cache);
-  assert.ok(written.size > 10_000, `a cache of ${written.size} bytes`);
+    const proj = project(t);
+    const first = await delegate(hooks.script, proj, 1);
+    const id = onlySession(proj.store).agent_id;
+    assert.ok(first.includes(id), `the answer names the new session ${id}: ${first}`);
+    const written = statSync(cache);
+    assert.ok(written.size > 10_000, `a cache of ${written.size} bytes`);
 
-  // V8 accepted it: the next run does not rewrite it (a rewrite renames a new file into place), and answers the same way.
-  const other = project(t);
-  const second = await delegate(hooks.script, other, 2);
-  assert.ok(second.includes(onlySession(other.store).agent_id));
-  assert.equal(statSync(cache).ino, written.ino);
+    // V8 accepted it: the next run does not rewrite it (a rewrite renames a new file into place), and
+    // answers the same way.
+    const other = project(t);
+    const second = await delegate(hooks.script, other, 2);
+    assert.ok(second.includes(onlySession(other.store).agent_id));
+    assert.equal(statSync(cache).ino, written.ino);
 
-  // A cache V8 refuses (garbage, or another build's) is replaced after a run that works as usual.
-  writeFileSync(cache, Buffer.alloc(4096, 7));
-  const third = project(t);
-  const answer = await delegate(hooks.script, third, 3);
-  assert.ok(answer.includes(onlySession(third.store).agent_id));
-  assert.ok(readFileSync(cache).length > 10_000, 'the garbage was replaced by a real cache');
-  const replaced = statSync(cache).ino;
-  const fourth = project(t);
-  assert.ok((await delegate(hooks.script, fourth, 4)).includes(onlySession(fourth.store).agent_id));
-  assert.equal(statSync(cache).ino, replaced, 'the new cache is accepted in turn');
-  assert.deepEqual(
-    readdirSync(hooks.bundles).filter((f) => f.endsWith('.tmp')),
-    [],
-  );
-});
+    // A cache V8 refuses (garbage, or another build's) is replaced after a run that works as usual.
+    writeFileSync(cache, Buffer.alloc(4096, 7));
+    const third = project(t);
+    const answer = await delegate(hooks.script, third, 3);
+    assert.ok(answer.includes(onlySession(third.store).agent_id));
+    assert.ok(readFileSync(cache).length > 10_000, 'the garbage was replaced by a real cache');
+    const replaced = statSync(cache).ino;
+    const fourth = project(t);
+    assert.ok((await delegate(hooks.script, fourth, 4)).includes(onlySession(fourth.store).agent_id));
+    assert.equal(statSync(cache).ino, replaced, 'the new cache is accepted in turn');
+    assert.deepEqual(
+      readdirSync(hooks.bundles).filter((f) => f.endsWith('.tmp')),
+      [],
+    );
+  },
+);
 
-test('a cache with damaged bytes is never given to V8: the hook answers as usual and the cache is rewritten', async (t) => {
-  const hooks = privateHooks(t);
-  const cache = path.join(hooks.bundles, cacheName(hooks.script));
-  const first = project(t);
-  assert.ok((await delegate(hooks.script, first, 1)).includes(onlySession(first.store).agent_id));
-  const good = readFileSync(cache);
-  const half = good.length / 2;
-  assert.ok(good.subarray(0, half).equals(good.subarray(half)), 'the cache is stored twice over');
+test(
+  'a cache with damaged bytes is never given to V8: ' + 'the hook answers as usual and the cache is rewritten',
+  async (t) => {
+    const hooks = privateHooks(t);
+    const cache = path.join(hooks.bundles, cacheName(hooks.script));
+    const first = project(t);
+    assert.ok((await delegate(hooks.script, first, 1)).includes(onlySession(first.store).agent_id));
+    const good = readFileSync(cache);
+    const half = good.length / 2;
+    assert.ok(good.subarray(0, half).equals(good.subarray(half)), 'the cache is stored twice over');
 
-  // Bytes damaged after V8's header (which V8 does check): given to V8, this bytecode aborts Node
-  // (SIGTRAP, exit 133) on every run. The second copy no longer matches, so the launcher drops it.
-  const damaged = Buffer.from(good);
-  for (let i = 2000; i < half; i += 997) damaged[i] ^= 0xff;
-  writeFileSync(cache, damaged);
-  const second = project(t);
-  const answer = await delegate(hooks.script, second, 2);
-  assert.ok(answer.includes(onlySession(second.store).agent_id), answer);
-  const rewritten = readFileSync(cache);
-  assert.ok(
-    rewritten.subarray(0, rewritten.length / 2).equals(rewritten.subarray(rewritten.length / 2)),
-    'a whole new cache',
-  );
-  const replaced = statSync(cache).ino;
-  const third = project(t);
-  assert.ok((await delegate(hooks.script, third, 3)).includes(onlySession(third.store).agent_id));
-  assert.equal(statSync(cache).ino, replaced, 'the new cache is accepted in turn');
-});
+    // Bytes damaged after V8's header (which V8 does check): given to V8, this bytecode aborts Node
+    // (SIGTRAP, exit 133) on every run. The second copy no longer matches, so the launcher drops it.
+    const damaged = Buffer.from(good);
+    for (let i = 2000; i < half; i += 997) damaged[i] ^= 0xff;
+    writeFileSync(cache, damaged);
+    const second = project(t);
+    const answer = await delegate(hooks.script, second, 2);
+    assert.ok(answer.includes(onlySession(second.store).agent_id), answer);
+    const rewritten = readFileSync(cache);
+    assert.ok(
+      rewritten.subarray(0, rewritten.length / 2).equals(rewritten.subarray(rewritten.length / 2)),
+      'a whole new cache',
+    );
+    const replaced = statSync(cache).ino;
+    const third = project(t);
+    assert.ok((await delegate(hooks.script, third, 3)).includes(onlySession(third.store).agent_id));
+    assert.equal(statSync(cache).ino, replaced, 'the new cache is accepted in turn');
+  },
+);
 
 test('a cache that cannot be written leaves the hook working and no temp files behind', async (t) => {
   const hooks = privateHooks(t);
@@ -235,27 +242,33 @@ test(
   },
 );
 
-test('a missing sweep bundle: the detached sweep is logged as a problem, and --sweep by hand fails with exit 4', async (t) => {
-  const hooks = privateHooks(t);
-  const stop = path.join(path.dirname(hooks.script), 'subagent_stop.js');
-  rmSync(path.join(hooks.bundles, 'sweep.cjs'));
-  const proj = project(t);
-  const f = flow();
-  assert.equal((await hook(hooks.script, proj, f.pre)).code, 0);
-  // A stamp one interval old: this stop claims the sweep and would start it detached.
-  const stamp = path.join(proj.store, '.claude-code', 'last-sweep');
-  writeFileSync(stamp, 'x');
-  const hourAgo = (Date.now() - 3_600_000 - 1000) / 1000;
-  utimesSync(stamp, hourAgo, hourAgo);
-  const result = await hook(stop, proj, f.start, { AGENT_SESSION_SWEEP_INTERVAL_MINUTES: '60' });
-  assert.deepEqual([result.code, result.stdout, result.stderr], [0, '', '']);
-  assert.match(
-    hookLog(proj.store),
-    /cannot start the periodic sweep: .*sweep\.cjs is missing; reinstall agent-session/,
-  );
+test(
+  'a missing sweep bundle: ' + 'the detached sweep is logged as a problem, and --sweep by hand fails with exit 4',
+  async (t) => {
+    const hooks = privateHooks(t);
+    const stop = path.join(path.dirname(hooks.script), 'subagent_stop.js');
+    rmSync(path.join(hooks.bundles, 'sweep.cjs'));
+    const proj = project(t);
+    const f = flow();
+    assert.equal((await hook(hooks.script, proj, f.pre)).code, 0);
+    // A stamp one interval old: this stop claims the sweep and would start it detached.
+    const stamp = path.join(proj.store, '.claude-code', 'last-sweep');
+    writeFileSync(stamp, 'x');
+    const hourAgo = (Date.now() - 3_600_000 - 1000) / 1000;
+    utimesSync(stamp, hourAgo, hourAgo);
+    const result = await hook(stop, proj, f.start, { AGENT_SESSION_SWEEP_INTERVAL_MINUTES: '60' });
+    assert.deepEqual([result.code, result.stdout, result.stderr], [0, '', '']);
+    assert.match(
+      hookLog(proj.store),
+      /cannot start the periodic sweep: .*sweep\.cjs is missing; reinstall agent-session/,
+    );
 
-  const byHand = await runNode(stop, ['--sweep'], { cwd: proj.dir, env: cleanEnv({ AGENT_SESSION_DIR: proj.store }) });
-  assert.equal(byHand.code, 4);
-  assert.equal(byHand.stdout, '');
-  assert.match(byHand.stderr, /^agent-session: cannot load the sweep .*sweep\.cjs .*; reinstall the package\n$/);
-});
+    const byHand = await runNode(stop, ['--sweep'], {
+      cwd: proj.dir,
+      env: cleanEnv({ AGENT_SESSION_DIR: proj.store }),
+    });
+    assert.equal(byHand.code, 4);
+    assert.equal(byHand.stdout, '');
+    assert.match(byHand.stderr, /^agent-session: cannot load the sweep .*sweep\.cjs .*; reinstall the package\n$/);
+  },
+);

@@ -32,7 +32,10 @@ test('the footer names the session and the status line; the brief is determinist
   const footer = buildFooter('agent-20261122-141500-1a2b3c4d');
   assert.match(
     footer,
-    /agent-20261122-141500-1a2b3c4d[\s\S]*session-phase: <phase>[\s\S]*agent-session update agent-20261122-141500-1a2b3c4d --phase/,
+    new RegExp(
+      'agent-20261122-141500-1a2b3c4d[\\s\\S]*session-phase: <phase>' +
+        '[\\s\\S]*agent-session update agent-20261122-141500-1a2b3c4d --phase',
+    ),
   );
   assert.ok(footer.length < 500);
   const record = {

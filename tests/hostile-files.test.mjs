@@ -54,7 +54,10 @@ function mkdirOutside(project) {
 /** A record's text as the store writes it, with `extra` fields spliced in as raw JSON text. */
 function recordText(id, extra = '') {
   const now = new Date().toISOString();
-  return `{"schema_version":1,"agent_id":"${id}","agent_name":"worker","purpose":null,"created_at":"${now}","last_updated":"${now}","phase":"initializing"${extra}}\n`;
+  return (
+    `{"schema_version":1,"agent_id":"${id}","agent_name":"worker","purpose":null,` +
+    `"created_at":"${now}","last_updated":"${now}","phase":"initializing"${extra}}\n`
+  );
 }
 
 function deepArray(levels) {
@@ -120,220 +123,243 @@ test('hostile files: a FIFO named state.json never hangs get, update, list, doct
   assert.equal((await cliInTime(store, ['get', 'good'])).code, 0);
 });
 
-test('hostile files: store file names are not valid session ids, and a directory with one is never a session', async (t) => {
-  const { store } = await storeWith(t, []);
-  for (const id of ['audit.jsonl', 'audit.1.jsonl', 'Audit.2.JSONL']) {
-    const created = await cliInTime(store, ['create', '--id', id, '--agent', 'worker']);
-    assert.equal(created.code, 2, `${id}: ${created.stderr}`);
-    assert.match(created.stderr, /reserved/);
-  }
-  assert.equal((await cliInTime(store, ['create', '--id', 'real', '--agent', 'worker'])).code, 0);
-  const audit = await cliInTime(store, ['audit', '--json']);
-  assert.equal(audit.code, 0, audit.stderr);
-  assert.ok(readFileSync(path.join(store, 'audit.jsonl'), 'utf8').includes('"real"'), 'the audit trail still works');
-
-  // A store from before the rule: a session directory named like a rotated audit file.
-  mkdirSync(path.join(store, 'audit.3.jsonl'));
-  writeFileSync(path.join(store, 'audit.3.jsonl', 'state.json'), recordText('audit.3.jsonl'));
-  const list = await cliInTime(store, ['list', '--json']);
-  assert.deepEqual(
-    jsonOf(list).sessions.map((r) => r.agent_id),
-    ['real'],
-  );
-  assert.deepEqual(jsonOf(list).problems, []);
-  const cleanup = await cliInTime(store, ['cleanup', '--json']);
-  assert.equal(cleanup.code, 0, cleanup.stderr);
-  assert.deepEqual(jsonOf(cleanup).quarantined, []);
-  assert.ok(existsSync(path.join(store, 'audit.3.jsonl', 'state.json')), 'left where it is');
-});
-
-test('writes outside the store through symlinks: none, no write goes outside the store through a symlinked audit.jsonl, .hooks.log or .trash', async (t) => {
-  const { project, store, outside } = await storeWith(t, ['kept', 'doomed']);
-  const target = path.join(outside, 'notes.txt');
-  writeFileSync(target, 'mine\n');
-
-  unlinkSync(path.join(store, 'audit.jsonl'));
-  symlinkSync(target, path.join(store, 'audit.jsonl'));
-  assert.equal((await cliInTime(store, ['update', 'kept', '--phase', 'investigating'])).code, 0);
-  assert.equal(readFileSync(target, 'utf8'), 'mine\n', 'the audit append did not follow the link');
-  const audit = await cliInTime(store, ['audit']);
-  assert.equal(audit.code, 4, audit.stderr);
-  assert.ok(audit.stderr.includes(path.join(store, 'audit.jsonl')) && /symbolic link/.test(audit.stderr), audit.stderr);
-  assert.ok(!audit.stderr.includes('mine'), 'nothing of the target is quoted');
-
-  symlinkSync(target, path.join(store, '.hooks.log'));
-  const hooked = await run(PRE_DELEGATE, [], {
-    cwd: project,
-    env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }),
-    input: 'not json',
-  });
-  assert.equal(hooked.signal, null);
-  assert.equal(hooked.code, 0, 'the hook fails open');
-  assert.equal(hooked.stdout, '');
-  assert.equal(readFileSync(target, 'utf8'), 'mine\n', 'the hook log did not follow the link');
-
-  symlinkSync(outside, path.join(store, '.trash'));
-  assert.equal((await cliInTime(store, ['finalize', 'doomed', 'completed'])).code, 0);
-  const deleted = await cliInTime(store, ['delete', 'doomed']);
-  assert.equal(deleted.code, 4, deleted.stderr);
-  assert.ok(
-    deleted.stderr.includes(path.join(store, '.trash')) && /symbolic link/.test(deleted.stderr),
-    deleted.stderr,
-  );
-  assert.ok(existsSync(path.join(store, 'doomed', 'state.json')), 'the session stays in the store');
-  assert.deepEqual(readdirSync(outside), ['notes.txt'], 'nothing moved outside the store');
-
-  const doctor = await cliInTime(store, ['doctor', '--json']);
-  assert.equal(doctor.code, 1, doctor.stderr);
-  const subjects = jsonOf(doctor)
-    .findings.filter((f) => f.severity === 'error')
-    .map((f) => f.subject);
-  for (const name of ['audit.jsonl', '.hooks.log', '.trash'])
-    assert.ok(subjects.includes(path.join(store, name)), `doctor reports ${name}: ${subjects.join(', ')}`);
-});
-
-test('hostile files: deeply nested JSON is ECORRUPT in records and refused in hook stdin, never a stack overflow', async (t) => {
-  const { project, store } = await storeWith(t, ['good']);
-  mkdirSync(path.join(store, 'deep'));
-  writeFileSync(path.join(store, 'deep', 'state.json'), recordText('deep', `,"metadata":{"x":${deepArray(100_000)}}`));
-
-  for (const args of [
-    ['get', 'deep'],
-    ['update', 'deep', '--phase', 'investigating'],
-    ['export', 'deep'],
-  ]) {
-    const result = await cliInTime(store, args);
-    assert.equal(result.code, 4, `${args[0]}: ${result.stderr}`);
-    assert.match(result.stderr, /session deep is corrupt: it is nested deeper than \d+ levels/);
-  }
-  const exported = await cliInTime(store, ['export', '--all']);
-  assert.equal(exported.code, 0, exported.stderr);
-  assert.deepEqual(
-    jsonOf(exported).sessions.map((s) => s.agent_id),
-    ['good'],
-  );
-  const doctor = await cliInTime(store, ['doctor', '--json']);
-  assert.equal(doctor.code, 1, doctor.stderr);
-  assert.ok(jsonOf(doctor).findings.some((f) => f.subject === 'deep' && f.severity === 'error'));
-  const cleanup = await cliInTime(store, ['cleanup', '--json']);
-  assert.equal(cleanup.code, 0, cleanup.stderr);
-  assert.deepEqual(
-    jsonOf(cleanup).quarantined.map((q) => q.id),
-    ['deep'],
-  );
-
-  const payload = JSON.stringify({
-    ...fixture('pretooluse-task'),
-    tool_input: { ...fixture('pretooluse-task').tool_input, extra: 0 },
-  }).replace('"extra":0', `"extra":${deepArray(100_000)}`);
-  const hooked = await run(PRE_DELEGATE, [], {
-    cwd: project,
-    env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }),
-    input: payload,
-  });
-  assert.equal(hooked.code, 0, 'the hook fails open');
-  assert.equal(hooked.stdout, '');
-  assert.deepEqual(
-    readdirSync(store).filter((name) => !name.startsWith('.') && name !== 'audit.jsonl'),
-    ['good'],
-    'no session created',
-  );
-  assert.match(
-    readFileSync(path.join(store, '.hooks.log'), 'utf8'),
-    /pre_delegate .*EINVALID: stdin is nested deeper than \d+ levels/,
-  );
-});
-
-test('hostile files: huge records, invalid UTF-8, symlinked records and killed exports get clear answers', async (t) => {
-  const { project, store, outside } = await storeWith(t, ['good']);
-  mkdirSync(path.join(store, 'huge'));
-  writeFileSync(
-    path.join(store, 'huge', 'state.json'),
-    recordText('huge', `,"purpose":"${'x'.repeat(40 * 1024 * 1024)}"`),
-  );
-  const started = Date.now();
-  const update = await cliInTime(store, ['update', 'huge', '--phase', 'investigating']);
-  assert.equal(update.code, 4, update.stderr);
-  assert.match(update.stderr, /over the 16 MiB limit/);
-  assert.doesNotMatch(update.stderr, /ELOCKED|not refreshed/);
-  assert.ok(Date.now() - started < 10_000, 'refused without parsing it');
-
-  mkdirSync(path.join(store, 'latin1'));
-  const bad = Buffer.concat([
-    Buffer.from(recordText('latin1', ',"summary_note":"caf').trimEnd().slice(0, -1)),
-    Buffer.from([0xe9]),
-    Buffer.from('"}\n'),
-  ]);
-  writeFileSync(path.join(store, 'latin1', 'state.json'), bad);
-  for (const args of [
-    ['get', 'latin1'],
-    ['update', 'latin1', '--phase', 'investigating'],
-  ]) {
-    const result = await cliInTime(store, args);
-    assert.equal(result.code, 4, `${args[0]}: ${result.stderr}`);
-    assert.match(result.stderr, /not valid UTF-8/);
-  }
-  assert.deepEqual(readFileSync(path.join(store, 'latin1', 'state.json')), bad, 'never rewritten');
-
-  const passwd = path.join(outside, 'passwd');
-  writeFileSync(passwd, 'root:x:0:0:root:/root:/bin/bash\n');
-  mkdirSync(path.join(store, 'linked'));
-  symlinkSync(passwd, path.join(store, 'linked', 'state.json'));
-  const linked = await cliInTime(store, ['get', 'linked']);
-  assert.equal(linked.code, 4, linked.stderr);
-  assert.match(linked.stderr, /is a symbolic link, not a regular file/);
-  assert.doesNotMatch(linked.stderr, /root:x/);
-
-  // What an export killed mid-write leaves: a temp file of a process that is gone, named as writeFileAtomic names it.
-  const bundle = path.join(project, 'out.bundle');
-  const deadPid = 99_999_999;
-  const stale = `${bundle}.${deadPid}.1.0123456789ab.tmp`;
-  const live = `${bundle}.${process.pid}.7.0123456789ab.tmp`;
-  const foreign = `${bundle}.backup.tmp`;
-  for (const file of [stale, live, foreign]) writeFileSync(file, '{"partial":');
-  const old = new Date(Date.now() - 5 * 60_000);
-  for (const file of [stale, foreign]) utimesSync(file, old, old);
-  const exported = await cliInTime(store, ['export', 'good', '-o', bundle]);
-  assert.equal(exported.code, 0, exported.stderr);
-  assert.equal(JSON.parse(readFileSync(bundle, 'utf8')).sessions[0].agent_id, 'good');
-  assert.ok(!existsSync(stale), "the dead export's temp file is removed");
-  assert.ok(existsSync(live) && existsSync(foreign), "a live writer's temp file and files of other names stay");
-});
-
-test('writes outside the store through symlinks: none through a symlinked .locks, .index, .tmp or .claude-code either', async (t) => {
-  for (const area of ['.locks', '.index', '.index/children', '.tmp', '.claude-code']) {
-    const { project, store, outside } = await storeWith(t, ['kept']);
-    const before = readdirSync(outside);
-    rmSync(path.join(store, area), { recursive: true, force: true });
-    symlinkSync(outside, path.join(store, area));
-    const refused =
-      area === '.claude-code'
-        ? null
-        : await cliInTime(store, ['create', '--agent', 'w', '--id', 'child', '--parent', 'kept']);
-    if (refused) {
-      assert.equal(refused.code, 4, `${area}: ${refused.stderr}`);
-      assert.ok(
-        refused.stderr.includes(path.join(store, area)) && /symbolic link/.test(refused.stderr),
-        `${area}: ${refused.stderr}`,
-      );
-      assert.ok(!existsSync(path.join(store, 'child', 'state.json')), `${area}: nothing was created`);
-    } else {
-      // The hooks write their Claude Code index there: they fail open and write nothing through the link.
-      const payload = fixture('pretooluse-task', { cwd: project });
-      const hooked = await run(PRE_DELEGATE, [], {
-        cwd: project,
-        env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }),
-        input: JSON.stringify(payload),
-      });
-      assert.equal(hooked.code, 0, 'the hook fails open');
-      const swept = await run(SUBAGENT_STOP, ['--sweep'], {
-        cwd: project,
-        env: cleanEnv({ AGENT_SESSION_DIR: store }),
-      });
-      assert.equal(swept.signal, null);
+test(
+  'hostile files: store file names are not valid session ids, ' + 'and a directory with one is never a session',
+  async (t) => {
+    const { store } = await storeWith(t, []);
+    for (const id of ['audit.jsonl', 'audit.1.jsonl', 'Audit.2.JSONL']) {
+      const created = await cliInTime(store, ['create', '--id', id, '--agent', 'worker']);
+      assert.equal(created.code, 2, `${id}: ${created.stderr}`);
+      assert.match(created.stderr, /reserved/);
     }
-    assert.deepEqual(readdirSync(outside), before, `${area}: nothing was written outside the store`);
+    assert.equal((await cliInTime(store, ['create', '--id', 'real', '--agent', 'worker'])).code, 0);
+    const audit = await cliInTime(store, ['audit', '--json']);
+    assert.equal(audit.code, 0, audit.stderr);
+    assert.ok(readFileSync(path.join(store, 'audit.jsonl'), 'utf8').includes('"real"'), 'the audit trail still works');
+
+    // A store from before the rule: a session directory named like a rotated audit file.
+    mkdirSync(path.join(store, 'audit.3.jsonl'));
+    writeFileSync(path.join(store, 'audit.3.jsonl', 'state.json'), recordText('audit.3.jsonl'));
+    const list = await cliInTime(store, ['list', '--json']);
+    assert.deepEqual(
+      jsonOf(list).sessions.map((r) => r.agent_id),
+      ['real'],
+    );
+    assert.deepEqual(jsonOf(list).problems, []);
+    const cleanup = await cliInTime(store, ['cleanup', '--json']);
+    assert.equal(cleanup.code, 0, cleanup.stderr);
+    assert.deepEqual(jsonOf(cleanup).quarantined, []);
+    assert.ok(existsSync(path.join(store, 'audit.3.jsonl', 'state.json')), 'left where it is');
+  },
+);
+
+test(
+  'writes outside the store through symlinks: none, ' +
+    'no write goes outside the store through a symlinked audit.jsonl, .hooks.log or .trash',
+  async (t) => {
+    const { project, store, outside } = await storeWith(t, ['kept', 'doomed']);
+    const target = path.join(outside, 'notes.txt');
+    writeFileSync(target, 'mine\n');
+
+    unlinkSync(path.join(store, 'audit.jsonl'));
+    symlinkSync(target, path.join(store, 'audit.jsonl'));
+    assert.equal((await cliInTime(store, ['update', 'kept', '--phase', 'investigating'])).code, 0);
+    assert.equal(readFileSync(target, 'utf8'), 'mine\n', 'the audit append did not follow the link');
+    const audit = await cliInTime(store, ['audit']);
+    assert.equal(audit.code, 4, audit.stderr);
+    assert.ok(
+      audit.stderr.includes(path.join(store, 'audit.jsonl')) && /symbolic link/.test(audit.stderr),
+      audit.stderr,
+    );
+    assert.ok(!audit.stderr.includes('mine'), 'nothing of the target is quoted');
+
+    symlinkSync(target, path.join(store, '.hooks.log'));
+    const hooked = await run(PRE_DELEGATE, [], {
+      cwd: project,
+      env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }),
+      input: 'not json',
+    });
+    assert.equal(hooked.signal, null);
+    assert.equal(hooked.code, 0, 'the hook fails open');
+    assert.equal(hooked.stdout, '');
+    assert.equal(readFileSync(target, 'utf8'), 'mine\n', 'the hook log did not follow the link');
+
+    symlinkSync(outside, path.join(store, '.trash'));
+    assert.equal((await cliInTime(store, ['finalize', 'doomed', 'completed'])).code, 0);
+    const deleted = await cliInTime(store, ['delete', 'doomed']);
+    assert.equal(deleted.code, 4, deleted.stderr);
+    assert.ok(
+      deleted.stderr.includes(path.join(store, '.trash')) && /symbolic link/.test(deleted.stderr),
+      deleted.stderr,
+    );
+    assert.ok(existsSync(path.join(store, 'doomed', 'state.json')), 'the session stays in the store');
+    assert.deepEqual(readdirSync(outside), ['notes.txt'], 'nothing moved outside the store');
+
     const doctor = await cliInTime(store, ['doctor', '--json']);
-    assert.equal(doctor.code, 1, `${area}: ${doctor.stderr}`);
-  }
-});
+    assert.equal(doctor.code, 1, doctor.stderr);
+    const subjects = jsonOf(doctor)
+      .findings.filter((f) => f.severity === 'error')
+      .map((f) => f.subject);
+    for (const name of ['audit.jsonl', '.hooks.log', '.trash'])
+      assert.ok(subjects.includes(path.join(store, name)), `doctor reports ${name}: ${subjects.join(', ')}`);
+  },
+);
+
+test(
+  'hostile files: deeply nested JSON is ECORRUPT in records and refused in hook stdin, ' + 'never a stack overflow',
+  async (t) => {
+    const { project, store } = await storeWith(t, ['good']);
+    mkdirSync(path.join(store, 'deep'));
+    writeFileSync(
+      path.join(store, 'deep', 'state.json'),
+      recordText('deep', `,"metadata":{"x":${deepArray(100_000)}}`),
+    );
+
+    for (const args of [
+      ['get', 'deep'],
+      ['update', 'deep', '--phase', 'investigating'],
+      ['export', 'deep'],
+    ]) {
+      const result = await cliInTime(store, args);
+      assert.equal(result.code, 4, `${args[0]}: ${result.stderr}`);
+      assert.match(result.stderr, /session deep is corrupt: it is nested deeper than \d+ levels/);
+    }
+    const exported = await cliInTime(store, ['export', '--all']);
+    assert.equal(exported.code, 0, exported.stderr);
+    assert.deepEqual(
+      jsonOf(exported).sessions.map((s) => s.agent_id),
+      ['good'],
+    );
+    const doctor = await cliInTime(store, ['doctor', '--json']);
+    assert.equal(doctor.code, 1, doctor.stderr);
+    assert.ok(jsonOf(doctor).findings.some((f) => f.subject === 'deep' && f.severity === 'error'));
+    const cleanup = await cliInTime(store, ['cleanup', '--json']);
+    assert.equal(cleanup.code, 0, cleanup.stderr);
+    assert.deepEqual(
+      jsonOf(cleanup).quarantined.map((q) => q.id),
+      ['deep'],
+    );
+
+    const payload = JSON.stringify({
+      ...fixture('pretooluse-task'),
+      tool_input: { ...fixture('pretooluse-task').tool_input, extra: 0 },
+    }).replace('"extra":0', `"extra":${deepArray(100_000)}`);
+    const hooked = await run(PRE_DELEGATE, [], {
+      cwd: project,
+      env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }),
+      input: payload,
+    });
+    assert.equal(hooked.code, 0, 'the hook fails open');
+    assert.equal(hooked.stdout, '');
+    assert.deepEqual(
+      readdirSync(store).filter((name) => !name.startsWith('.') && name !== 'audit.jsonl'),
+      ['good'],
+      'no session created',
+    );
+    assert.match(
+      readFileSync(path.join(store, '.hooks.log'), 'utf8'),
+      /pre_delegate .*EINVALID: stdin is nested deeper than \d+ levels/,
+    );
+  },
+);
+
+test(
+  'hostile files: huge records, invalid UTF-8, ' + 'symlinked records and killed exports get clear answers',
+  async (t) => {
+    const { project, store, outside } = await storeWith(t, ['good']);
+    mkdirSync(path.join(store, 'huge'));
+    writeFileSync(
+      path.join(store, 'huge', 'state.json'),
+      recordText('huge', `,"purpose":"${'x'.repeat(40 * 1024 * 1024)}"`),
+    );
+    const started = Date.now();
+    const update = await cliInTime(store, ['update', 'huge', '--phase', 'investigating']);
+    assert.equal(update.code, 4, update.stderr);
+    assert.match(update.stderr, /over the 16 MiB limit/);
+    assert.doesNotMatch(update.stderr, /ELOCKED|not refreshed/);
+    assert.ok(Date.now() - started < 10_000, 'refused without parsing it');
+
+    mkdirSync(path.join(store, 'latin1'));
+    const bad = Buffer.concat([
+      Buffer.from(recordText('latin1', ',"summary_note":"caf').trimEnd().slice(0, -1)),
+      Buffer.from([0xe9]),
+      Buffer.from('"}\n'),
+    ]);
+    writeFileSync(path.join(store, 'latin1', 'state.json'), bad);
+    for (const args of [
+      ['get', 'latin1'],
+      ['update', 'latin1', '--phase', 'investigating'],
+    ]) {
+      const result = await cliInTime(store, args);
+      assert.equal(result.code, 4, `${args[0]}: ${result.stderr}`);
+      assert.match(result.stderr, /not valid UTF-8/);
+    }
+    assert.deepEqual(readFileSync(path.join(store, 'latin1', 'state.json')), bad, 'never rewritten');
+
+    const passwd = path.join(outside, 'passwd');
+    writeFileSync(passwd, 'root:x:0:0:root:/root:/bin/bash\n');
+    mkdirSync(path.join(store, 'linked'));
+    symlinkSync(passwd, path.join(store, 'linked', 'state.json'));
+    const linked = await cliInTime(store, ['get', 'linked']);
+    assert.equal(linked.code, 4, linked.stderr);
+    assert.match(linked.stderr, /is a symbolic link, not a regular file/);
+    assert.doesNotMatch(linked.stderr, /root:x/);
+
+    // What an export killed mid-write leaves: a temp file of a process that is gone, named as writeFileAtomic names it.
+    const bundle = path.join(project, 'out.bundle');
+    const deadPid = 99_999_999;
+    const stale = `${bundle}.${deadPid}.1.0123456789ab.tmp`;
+    const live = `${bundle}.${process.pid}.7.0123456789ab.tmp`;
+    const foreign = `${bundle}.backup.tmp`;
+    for (const file of [stale, live, foreign]) writeFileSync(file, '{"partial":');
+    const old = new Date(Date.now() - 5 * 60_000);
+    for (const file of [stale, foreign]) utimesSync(file, old, old);
+    const exported = await cliInTime(store, ['export', 'good', '-o', bundle]);
+    assert.equal(exported.code, 0, exported.stderr);
+    assert.equal(JSON.parse(readFileSync(bundle, 'utf8')).sessions[0].agent_id, 'good');
+    assert.ok(!existsSync(stale), "the dead export's temp file is removed");
+    assert.ok(existsSync(live) && existsSync(foreign), "a live writer's temp file and files of other names stay");
+  },
+);
+
+test(
+  'writes outside the store through symlinks: ' +
+    'none through a symlinked .locks, .index, .tmp or .claude-code either',
+  async (t) => {
+    for (const area of ['.locks', '.index', '.index/children', '.tmp', '.claude-code']) {
+      const { project, store, outside } = await storeWith(t, ['kept']);
+      const before = readdirSync(outside);
+      rmSync(path.join(store, area), { recursive: true, force: true });
+      symlinkSync(outside, path.join(store, area));
+      const refused =
+        area === '.claude-code'
+          ? null
+          : await cliInTime(store, ['create', '--agent', 'w', '--id', 'child', '--parent', 'kept']);
+      if (refused) {
+        assert.equal(refused.code, 4, `${area}: ${refused.stderr}`);
+        assert.ok(
+          refused.stderr.includes(path.join(store, area)) && /symbolic link/.test(refused.stderr),
+          `${area}: ${refused.stderr}`,
+        );
+        assert.ok(!existsSync(path.join(store, 'child', 'state.json')), `${area}: nothing was created`);
+      } else {
+        // The hooks write their Claude Code index there: they fail open and write nothing through the link.
+        const payload = fixture('pretooluse-task', { cwd: project });
+        const hooked = await run(PRE_DELEGATE, [], {
+          cwd: project,
+          env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project }),
+          input: JSON.stringify(payload),
+        });
+        assert.equal(hooked.code, 0, 'the hook fails open');
+        const swept = await run(SUBAGENT_STOP, ['--sweep'], {
+          cwd: project,
+          env: cleanEnv({ AGENT_SESSION_DIR: store }),
+        });
+        assert.equal(swept.signal, null);
+      }
+      assert.deepEqual(readdirSync(outside), before, `${area}: nothing was written outside the store`);
+      const doctor = await cliInTime(store, ['doctor', '--json']);
+      assert.equal(doctor.code, 1, `${area}: ${doctor.stderr}`);
+    }
+  },
+);

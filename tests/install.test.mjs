@@ -156,224 +156,244 @@ test('install keeps every other setting and group, backs up, and a second instal
   assert.equal(JSON.parse(again.stdout).changed, false);
 });
 
-test('entries of ours from elsewhere are replaced in place by install and removed by uninstall; look-alikes stay', async (t) => {
-  const p = setup(t);
-  mkdirSync(path.dirname(p.settings));
-  const lookAlikes = [
-    { type: 'command', command: 'node /home/me/tools/my_pre_delegate.js' },
-    { type: 'command', command: 'python3 /opt/legacy/hooks/subagent_stop.py' },
-    // Mentions a built hook's path without running it with node.
-    { type: 'command', command: 'python3 scripts/lint.py dist/hooks/pre_delegate.js' },
-    { type: 'command', command: 'node "$CLAUDE_PROJECT_DIR"/.claude/hooks/pre_delegate.js' },
-  ];
-  // On an event we never register, even our own command is the user's.
-  const elsewhere = [
-    {
-      hooks: [
-        { type: 'command', command: 'node "$CLAUDE_PROJECT_DIR"/.claude/hooks/subagent_stop.js' },
-        { type: 'command', command: 'node /x/dist/hooks/subagent_stop.js' },
-      ],
-    },
-  ];
-  const old = {
-    hooks: {
-      Stop: elsewhere,
-      PreToolUse: [
-        {
-          matcher: 'Agent|Task',
-          hooks: [
-            {
-              type: 'command',
-              command: "AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'",
-              timeout: 10,
-              statusMessage: 'recording',
-            },
-            ...lookAlikes,
-          ],
-        },
-        {
-          matcher: 'Task',
-          hooks: [
-            { type: 'command', command: 'npx agent-session-pre-delegate' },
-            { type: 'command', command: 'node C:\\proj\\dist\\hooks\\pre_delegate.js' },
-          ],
-        },
-      ],
-      SubagentStop: [{ hooks: [{ type: 'command', command: 'npx -y agent-session-subagent-stop' }] }],
-    },
-  };
-  writeFileSync(p.settings, JSON.stringify(old));
-  const r = await p.run('install', '--json');
-  assert.equal(r.code, 0, r.stderr);
-  const report = JSON.parse(r.stdout);
-  assert.deepEqual(
-    report.removed.map((e) => e.command).sort(),
-    [
-      "AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'",
-      'npx -y agent-session-subagent-stop',
-      'npx agent-session-pre-delegate',
-      'node C:\\proj\\dist\\hooks\\pre_delegate.js',
-    ].sort(),
-  );
-  const hooks = JSON.parse(read(p.settings)).hooks;
-  // Updated where it was, next to the look-alikes, keeping a field someone added; the group emptied of the npx entry is gone.
-  assert.deepEqual(hooks.PreToolUse, [
-    {
-      matcher: 'Agent|Task',
-      hooks: [
-        {
-          type: 'command',
-          command: `node ${HOOK_FILE.pre_delegate}`,
-          timeout: lib.HOOK_TIMEOUT_SECONDS,
-          statusMessage: 'recording',
-        },
-        ...lookAlikes,
-      ],
-    },
-  ]);
-  assert.deepEqual(hooks.Stop, elsewhere);
-  assert.equal(hooks.SubagentStop.length, 1);
-  assert.equal(hooks.SubagentStop[0].hooks[0].command, `node ${HOOK_FILE.subagent_stop}`);
+test(
+  'entries of ours from elsewhere are replaced in place by install and removed by uninstall; ' + 'look-alikes stay',
+  async (t) => {
+    const p = setup(t);
+    mkdirSync(path.dirname(p.settings));
+    const lookAlikes = [
+      { type: 'command', command: 'node /home/me/tools/my_pre_delegate.js' },
+      { type: 'command', command: 'python3 /opt/legacy/hooks/subagent_stop.py' },
+      // Mentions a built hook's path without running it with node.
+      { type: 'command', command: 'python3 scripts/lint.py dist/hooks/pre_delegate.js' },
+      { type: 'command', command: 'node "$CLAUDE_PROJECT_DIR"/.claude/hooks/pre_delegate.js' },
+    ];
+    // On an event we never register, even our own command is the user's.
+    const elsewhere = [
+      {
+        hooks: [
+          { type: 'command', command: 'node "$CLAUDE_PROJECT_DIR"/.claude/hooks/subagent_stop.js' },
+          { type: 'command', command: 'node /x/dist/hooks/subagent_stop.js' },
+        ],
+      },
+    ];
+    const old = {
+      hooks: {
+        Stop: elsewhere,
+        PreToolUse: [
+          {
+            matcher: 'Agent|Task',
+            hooks: [
+              {
+                type: 'command',
+                command:
+                  "AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'",
+                timeout: 10,
+                statusMessage: 'recording',
+              },
+              ...lookAlikes,
+            ],
+          },
+          {
+            matcher: 'Task',
+            hooks: [
+              { type: 'command', command: 'npx agent-session-pre-delegate' },
+              { type: 'command', command: 'node C:\\proj\\dist\\hooks\\pre_delegate.js' },
+            ],
+          },
+        ],
+        SubagentStop: [{ hooks: [{ type: 'command', command: 'npx -y agent-session-subagent-stop' }] }],
+      },
+    };
+    writeFileSync(p.settings, JSON.stringify(old));
+    const r = await p.run('install', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.deepEqual(
+      report.removed.map((e) => e.command).sort(),
+      [
+        "AGENT_SESSION_DEBUG=1 node '/old place/node_modules/agent-session/dist/hooks/pre_delegate.js'",
+        'npx -y agent-session-subagent-stop',
+        'npx agent-session-pre-delegate',
+        'node C:\\proj\\dist\\hooks\\pre_delegate.js',
+      ].sort(),
+    );
+    const hooks = JSON.parse(read(p.settings)).hooks;
+    // Updated where it was, next to the look-alikes, keeping a field someone added; the group emptied
+    // of the npx entry is gone.
+    assert.deepEqual(hooks.PreToolUse, [
+      {
+        matcher: 'Agent|Task',
+        hooks: [
+          {
+            type: 'command',
+            command: `node ${HOOK_FILE.pre_delegate}`,
+            timeout: lib.HOOK_TIMEOUT_SECONDS,
+            statusMessage: 'recording',
+          },
+          ...lookAlikes,
+        ],
+      },
+    ]);
+    assert.deepEqual(hooks.Stop, elsewhere);
+    assert.equal(hooks.SubagentStop.length, 1);
+    assert.equal(hooks.SubagentStop[0].hooks[0].command, `node ${HOOK_FILE.subagent_stop}`);
 
-  assert.equal((await p.run('uninstall')).code, 0);
-  assert.deepEqual(JSON.parse(read(p.settings)), {
-    hooks: { Stop: elsewhere, PreToolUse: [{ matcher: 'Agent|Task', hooks: lookAlikes }] },
-  });
+    assert.equal((await p.run('uninstall')).code, 0);
+    assert.deepEqual(JSON.parse(read(p.settings)), {
+      hooks: { Stop: elsewhere, PreToolUse: [{ matcher: 'Agent|Task', hooks: lookAlikes }] },
+    });
 
-  // Nothing of ours left: uninstall writes nothing, no backup, even where it could tidy up.
-  const tidy = '{"model":"x","hooks":{}}';
-  writeFileSync(p.settings, tidy);
-  const before = backups(p.settings).length;
-  const none = await p.run('uninstall', '--json');
-  assert.equal(JSON.parse(none.stdout).changed, false);
-  assert.equal(read(p.settings), tidy);
-  assert.equal(backups(p.settings).length, before);
-});
-
-test('which commands run our hooks: node and its options, lists of commands, Windows paths; mentions, echo and comments are not ours', () => {
-  const cases = [
-    ['node /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
-    ['node --enable-source-maps /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
-    ['node -r ./trace.cjs /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
-    ['/usr/local/bin/node /x/dist/hooks/pre_delegate.js; echo done', 'pre_delegate'],
-    ['cd /x && node dist/hooks/pre_delegate.js', 'pre_delegate'],
-    ['exec node "/my dir/dist/hooks/pre_delegate.js"', 'pre_delegate'],
-    // Written unquoted by an earlier version on Windows: the shell would eat the backslashes.
-    ['node C:\\proj\\node_modules\\agent-session\\dist\\hooks\\pre_delegate.js', 'pre_delegate'],
-    ['"C:\\Program Files\\nodejs\\node.exe" "C:\\proj\\dist\\hooks\\subagent_stop.js"', 'subagent_stop'],
-    [
-      'test ! -f "$CLAUDE_PROJECT_DIR/dist/hooks/pre_delegate.js" || node "$CLAUDE_PROJECT_DIR/dist/hooks/pre_delegate.js"',
-      'pre_delegate',
-    ],
-    ['DEBUG=1 npx -y agent-session-subagent-stop', 'subagent_stop'],
-    ['node --title x /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
-    ['env -i PATH=/usr/bin node /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
-    ['env -u HOME node /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
-    ['timeout -s KILL 5 nice -n 5 node /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
-    ['{ node /x/dist/hooks/pre_delegate.js; }', 'pre_delegate'],
-    ['if true; then node /x/dist/hooks/pre_delegate.js; fi', 'pre_delegate'],
-    ['node \\\n  /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
-    ['cat <<EOF\nnode /x/dist/hooks/pre_delegate.js\nEOF', undefined],
-    ['node --inspect /x/other.js', undefined],
-    ['node --no-warnings ./scripts/check.js /x/dist/hooks/pre_delegate.js', undefined],
-    ['node --inspect wrap.js /x/dist/hooks/pre_delegate.js', undefined],
-    ['node -e "run()" /x/dist/hooks/pre_delegate.js', undefined],
-    ['node --test /x/dist/hooks/pre_delegate.js', undefined],
-    ['command -v node /x/dist/hooks/pre_delegate.js', undefined],
-    ['command node /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
-    ['node --no-warnings /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
-    [
-      'node --disable-warning ExperimentalWarning --unhandled-rejections strict /x/dist/hooks/subagent_stop.js',
-      'subagent_stop',
-    ],
-    ['# note \\\nnode /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
-    ['echo node /x/dist/hooks/pre_delegate.js', undefined],
-    ['# node /x/dist/hooks/pre_delegate.js', undefined],
-    ['true # node /x/dist/hooks/pre_delegate.js', undefined],
-    ['node /x/lint.js /x/dist/hooks/pre_delegate.js', undefined],
-    ['node -e "require(\'/x/dist/hooks/pre_delegate.js\')"', undefined],
-    ['node "/x/dist/hooks/pre_delegate.js.bak"', undefined],
-    ["echo 'a; node /x/dist/hooks/pre_delegate.js'", undefined],
-  ];
-  for (const [command, hook] of cases)
-    assert.equal(lib.ourHook({ type: 'command', command }, 'PreToolUse'), hook, command);
-});
-
-test('a settings file keeps its layout (BOM, CRLF, indentation); one a rewrite would alter, or read-only, is refused untouched', async (t) => {
-  const p = setup(t);
-  mkdirSync(path.dirname(p.settings));
-  writeFileSync(p.settings, '\ufeff{\r\n\t"model": "x"\r\n}\r\n');
-  assert.equal((await p.run('install')).code, 0);
-  const text = read(p.settings);
-  assert.ok(text.startsWith('\ufeff{\r\n\t"model": "x",\r\n\t"hooks": {'), JSON.stringify(text.slice(0, 40)));
-  assert.equal(text.replace(/\r\n/g, '').includes('\n'), false, 'every line ends in CRLF');
-  assert.equal((await p.run('uninstall')).code, 0);
-  assert.equal(read(p.settings), '\ufeff{\r\n\t"model": "x"\r\n}\r\n');
-
-  for (const [json, reason] of [
-    ['{"env":{"BIG":12345678901234567890}}', /the number 12345678901234567890 cannot be kept exactly/],
-    ['{"a":1e400}', /the number 1e400 cannot be kept exactly/],
-    ['{"d":1,"e":{"d":1,"d":2}}', /the key "d" appears twice in one object/],
-  ]) {
-    writeFileSync(p.settings, json);
-    const r = await p.run('install');
-    assert.equal(r.code, 2, json);
-    assert.match(r.stderr, reason);
-    assert.equal(read(p.settings), json);
-    // Uninstall with nothing of ours writes nothing, so it has nothing to refuse.
+    // Nothing of ours left: uninstall writes nothing, no backup, even where it could tidy up.
+    const tidy = '{"model":"x","hooks":{}}';
+    writeFileSync(p.settings, tidy);
+    const before = backups(p.settings).length;
     const none = await p.run('uninstall', '--json');
-    assert.equal(none.code, 0, none.stderr);
     assert.equal(JSON.parse(none.stdout).changed, false);
-  }
-  writeFileSync(p.settings, '{"hooks": null}');
-  assert.equal((await p.run('install')).code, 2);
-  assert.equal(JSON.parse((await p.run('uninstall', '--json')).stdout).changed, false);
-  assert.equal(read(p.settings), '{"hooks": null}');
-  // The same values written differently are no loss: 1.50 is 1.5, a key may repeat in another object.
-  writeFileSync(p.settings, '{"env":{"F":1.50,"H":1E2,"K":{"d":1}},"d":3,"L":[{"d":1},{"d":2}]}');
-  assert.equal((await p.run('install')).code, 0);
-  assert.deepEqual(JSON.parse(read(p.settings)).env, { F: 1.5, H: 100, K: { d: 1 } });
+    assert.equal(read(p.settings), tidy);
+    assert.equal(backups(p.settings).length, before);
+  },
+);
 
-  writeFileSync(p.settings, '{"model": "opus"}');
-  chmodSync(p.settings, 0o444);
-  const readOnly = await p.run('install');
-  assert.equal(readOnly.code, 2);
-  assert.match(readOnly.stderr, /settings\.json is read-only; refusing to change it/);
-  assert.equal(read(p.settings), '{"model": "opus"}');
-  chmodSync(p.settings, 0o666);
-  assert.equal((await p.run('install')).code, 0);
-  assert.equal(statSync(p.settings).mode & 0o777, 0o666, 'the mode is kept exactly, whatever the umask');
-});
+test(
+  'which commands run our hooks: node and its options, lists of commands, ' +
+    'Windows paths; mentions, echo and comments are not ours',
+  () => {
+    const cases = [
+      ['node /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
+      ['node --enable-source-maps /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
+      ['node -r ./trace.cjs /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
+      ['/usr/local/bin/node /x/dist/hooks/pre_delegate.js; echo done', 'pre_delegate'],
+      ['cd /x && node dist/hooks/pre_delegate.js', 'pre_delegate'],
+      ['exec node "/my dir/dist/hooks/pre_delegate.js"', 'pre_delegate'],
+      // Written unquoted by an earlier version on Windows: the shell would eat the backslashes.
+      ['node C:\\proj\\node_modules\\agent-session\\dist\\hooks\\pre_delegate.js', 'pre_delegate'],
+      ['"C:\\Program Files\\nodejs\\node.exe" "C:\\proj\\dist\\hooks\\subagent_stop.js"', 'subagent_stop'],
+      [
+        'test ! -f "$CLAUDE_PROJECT_DIR/dist/hooks/pre_delegate.js" ' +
+          '|| node "$CLAUDE_PROJECT_DIR/dist/hooks/pre_delegate.js"',
+        'pre_delegate',
+      ],
+      ['DEBUG=1 npx -y agent-session-subagent-stop', 'subagent_stop'],
+      ['node --title x /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
+      ['env -i PATH=/usr/bin node /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
+      ['env -u HOME node /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
+      ['timeout -s KILL 5 nice -n 5 node /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
+      ['{ node /x/dist/hooks/pre_delegate.js; }', 'pre_delegate'],
+      ['if true; then node /x/dist/hooks/pre_delegate.js; fi', 'pre_delegate'],
+      ['node \\\n  /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
+      ['cat <<EOF\nnode /x/dist/hooks/pre_delegate.js\nEOF', undefined],
+      ['node --inspect /x/other.js', undefined],
+      ['node --no-warnings ./scripts/check.js /x/dist/hooks/pre_delegate.js', undefined],
+      ['node --inspect wrap.js /x/dist/hooks/pre_delegate.js', undefined],
+      ['node -e "run()" /x/dist/hooks/pre_delegate.js', undefined],
+      ['node --test /x/dist/hooks/pre_delegate.js', undefined],
+      ['command -v node /x/dist/hooks/pre_delegate.js', undefined],
+      ['command node /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
+      ['node --no-warnings /x/dist/hooks/subagent_stop.js', 'subagent_stop'],
+      [
+        'node --disable-warning ExperimentalWarning --unhandled-rejections strict /x/dist/hooks/subagent_stop.js',
+        'subagent_stop',
+      ],
+      ['# note \\\nnode /x/dist/hooks/pre_delegate.js', 'pre_delegate'],
+      ['echo node /x/dist/hooks/pre_delegate.js', undefined],
+      ['# node /x/dist/hooks/pre_delegate.js', undefined],
+      ['true # node /x/dist/hooks/pre_delegate.js', undefined],
+      ['node /x/lint.js /x/dist/hooks/pre_delegate.js', undefined],
+      ['node -e "require(\'/x/dist/hooks/pre_delegate.js\')"', undefined],
+      ['node "/x/dist/hooks/pre_delegate.js.bak"', undefined],
+      ["echo 'a; node /x/dist/hooks/pre_delegate.js'", undefined],
+    ];
+    for (const [command, hook] of cases)
+      assert.equal(lib.ourHook({ type: 'command', command }, 'PreToolUse'), hook, command);
+  },
+);
 
-test('a dangling settings symlink is written through to its target; the project must exist and not be HOME', async (t) => {
-  const p = setup(t);
-  mkdirSync(path.dirname(p.settings));
-  const target = path.join(p.home, 'dotfiles', 'settings.json');
-  symlinkSync(target, p.settings);
-  mkdirSync(path.dirname(target));
-  assert.equal((await p.run('install')).code, 0);
-  assert.ok(lstatSync(p.settings).isSymbolicLink());
-  assert.equal(JSON.parse(read(target)).hooks.SubagentStart.length, 1);
+test(
+  'a settings file keeps its layout (BOM, CRLF, indentation); ' +
+    'one a rewrite would alter, or read-only, is refused untouched',
+  async (t) => {
+    const p = setup(t);
+    mkdirSync(path.dirname(p.settings));
+    writeFileSync(p.settings, '\ufeff{\r\n\t"model": "x"\r\n}\r\n');
+    assert.equal((await p.run('install')).code, 0);
+    const text = read(p.settings);
+    assert.ok(text.startsWith('\ufeff{\r\n\t"model": "x",\r\n\t"hooks": {'), JSON.stringify(text.slice(0, 40)));
+    assert.equal(text.replace(/\r\n/g, '').includes('\n'), false, 'every line ends in CRLF');
+    assert.equal((await p.run('uninstall')).code, 0);
+    assert.equal(read(p.settings), '\ufeff{\r\n\t"model": "x"\r\n}\r\n');
 
-  const missing = path.join(p.home, 'no', 'such', 'project');
-  const r = await runCli(['install'], { cwd: p.dir, env: cleanEnv({ HOME: p.home, CLAUDE_PROJECT_DIR: missing }) });
-  assert.equal(r.code, 2);
-  assert.match(r.stderr, /the project directory .*no\/such\/project \(CLAUDE_PROJECT_DIR\) does not exist/);
-  assert.equal(existsSync(path.join(p.home, 'no')), false);
+    for (const [json, reason] of [
+      ['{"env":{"BIG":12345678901234567890}}', /the number 12345678901234567890 cannot be kept exactly/],
+      ['{"a":1e400}', /the number 1e400 cannot be kept exactly/],
+      ['{"d":1,"e":{"d":1,"d":2}}', /the key "d" appears twice in one object/],
+    ]) {
+      writeFileSync(p.settings, json);
+      const r = await p.run('install');
+      assert.equal(r.code, 2, json);
+      assert.match(r.stderr, reason);
+      assert.equal(read(p.settings), json);
+      // Uninstall with nothing of ours writes nothing, so it has nothing to refuse.
+      const none = await p.run('uninstall', '--json');
+      assert.equal(none.code, 0, none.stderr);
+      assert.equal(JSON.parse(none.stdout).changed, false);
+    }
+    writeFileSync(p.settings, '{"hooks": null}');
+    assert.equal((await p.run('install')).code, 2);
+    assert.equal(JSON.parse((await p.run('uninstall', '--json')).stdout).changed, false);
+    assert.equal(read(p.settings), '{"hooks": null}');
+    // The same values written differently are no loss: 1.50 is 1.5, a key may repeat in another object.
+    writeFileSync(p.settings, '{"env":{"F":1.50,"H":1E2,"K":{"d":1}},"d":3,"L":[{"d":1},{"d":2}]}');
+    assert.equal((await p.run('install')).code, 0);
+    assert.deepEqual(JSON.parse(read(p.settings)).env, { F: 1.5, H: 100, K: { d: 1 } });
 
-  mkdirSync(path.join(p.home, '.claude'));
-  const home = await runCli(['install'], { cwd: p.home, env: cleanEnv({ HOME: p.home }) });
-  assert.equal(home.code, 2);
-  assert.match(home.stderr, /the project would be your home directory .*use install --user/);
-  // HOME reached through a symlink is still HOME.
-  const alias = path.join(path.dirname(p.home), 'home-alias');
-  symlinkSync(p.home, alias);
-  const viaLink = await runCli(['install'], { cwd: p.dir, env: cleanEnv({ HOME: p.home, CLAUDE_PROJECT_DIR: alias }) });
-  assert.equal(viaLink.code, 2);
-  assert.match(viaLink.stderr, /the project would be your home directory .*home-alias/);
-  assert.deepEqual(readdirSync(p.home).sort(), ['.claude', 'dotfiles']);
-  assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
-});
+    writeFileSync(p.settings, '{"model": "opus"}');
+    chmodSync(p.settings, 0o444);
+    const readOnly = await p.run('install');
+    assert.equal(readOnly.code, 2);
+    assert.match(readOnly.stderr, /settings\.json is read-only; refusing to change it/);
+    assert.equal(read(p.settings), '{"model": "opus"}');
+    chmodSync(p.settings, 0o666);
+    assert.equal((await p.run('install')).code, 0);
+    assert.equal(statSync(p.settings).mode & 0o777, 0o666, 'the mode is kept exactly, whatever the umask');
+  },
+);
+
+test(
+  'a dangling settings symlink is written through to its target; ' + 'the project must exist and not be HOME',
+  async (t) => {
+    const p = setup(t);
+    mkdirSync(path.dirname(p.settings));
+    const target = path.join(p.home, 'dotfiles', 'settings.json');
+    symlinkSync(target, p.settings);
+    mkdirSync(path.dirname(target));
+    assert.equal((await p.run('install')).code, 0);
+    assert.ok(lstatSync(p.settings).isSymbolicLink());
+    assert.equal(JSON.parse(read(target)).hooks.SubagentStart.length, 1);
+
+    const missing = path.join(p.home, 'no', 'such', 'project');
+    const r = await runCli(['install'], { cwd: p.dir, env: cleanEnv({ HOME: p.home, CLAUDE_PROJECT_DIR: missing }) });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /the project directory .*no\/such\/project \(CLAUDE_PROJECT_DIR\) does not exist/);
+    assert.equal(existsSync(path.join(p.home, 'no')), false);
+
+    mkdirSync(path.join(p.home, '.claude'));
+    const home = await runCli(['install'], { cwd: p.home, env: cleanEnv({ HOME: p.home }) });
+    assert.equal(home.code, 2);
+    assert.match(home.stderr, /the project would be your home directory .*use install --user/);
+    // HOME reached through a symlink is still HOME.
+    const alias = path.join(path.dirname(p.home), 'home-alias');
+    symlinkSync(p.home, alias);
+    const viaLink = await runCli(['install'], {
+      cwd: p.dir,
+      env: cleanEnv({ HOME: p.home, CLAUDE_PROJECT_DIR: alias }),
+    });
+    assert.equal(viaLink.code, 2);
+    assert.match(viaLink.stderr, /the project would be your home directory .*home-alias/);
+    assert.deepEqual(readdirSync(p.home).sort(), ['.claude', 'dotfiles']);
+    assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
+  },
+);
 
 test('a file that already has our hooks in its own layout is not rewritten; mode and symlinks are kept', async (t) => {
   const p = setup(t);
@@ -489,27 +509,30 @@ test('--user installs into $HOME/.claude/settings.json and leaves the project al
   assert.deepEqual(JSON.parse(read(userFile)), {});
 });
 
-test("a project without .claude/ below a HOME that has one installs into the project, not into the user's settings", async (t) => {
-  const p = setup(t);
-  const project = path.join(p.home, 'code', 'app');
-  mkdirSync(project, { recursive: true });
-  mkdirSync(path.join(p.home, '.claude'));
-  const r = await runCli(['install', '--json'], { cwd: project, env: cleanEnv({ HOME: p.home }) });
-  assert.equal(r.code, 0, r.stderr);
-  assert.equal(JSON.parse(r.stdout).file, path.join(project, '.claude', 'settings.json'));
-  assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
-  assert.equal(existsSync(path.join(p.home, '.gitignore')), false);
+test(
+  'a project without .claude/ below a HOME that has one installs into the project, ' + "not into the user's settings",
+  async (t) => {
+    const p = setup(t);
+    const project = path.join(p.home, 'code', 'app');
+    mkdirSync(project, { recursive: true });
+    mkdirSync(path.join(p.home, '.claude'));
+    const r = await runCli(['install', '--json'], { cwd: project, env: cleanEnv({ HOME: p.home }) });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).file, path.join(project, '.claude', 'settings.json'));
+    assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
+    assert.equal(existsSync(path.join(p.home, '.gitignore')), false);
 
-  // The same with HOME given as a symlink to that home (the working directory is always a real path).
-  const other = path.join(p.home, 'code', 'other');
-  mkdirSync(other);
-  const link = path.join(path.dirname(p.home), 'home-link');
-  symlinkSync(p.home, link);
-  const viaLink = await runCli(['install', '--json'], { cwd: other, env: cleanEnv({ HOME: link }) });
-  assert.equal(viaLink.code, 0, viaLink.stderr);
-  assert.equal(JSON.parse(viaLink.stdout).file, path.join(other, '.claude', 'settings.json'));
-  assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
-});
+    // The same with HOME given as a symlink to that home (the working directory is always a real path).
+    const other = path.join(p.home, 'code', 'other');
+    mkdirSync(other);
+    const link = path.join(path.dirname(p.home), 'home-link');
+    symlinkSync(p.home, link);
+    const viaLink = await runCli(['install', '--json'], { cwd: other, env: cleanEnv({ HOME: link }) });
+    assert.equal(viaLink.code, 0, viaLink.stderr);
+    assert.equal(JSON.parse(viaLink.stdout).file, path.join(other, '.claude', 'settings.json'));
+    assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
+  },
+);
 
 test('.gitignore gets the store once, appended after the last line', async (t) => {
   const p = setup(t);
@@ -651,27 +674,30 @@ test('the plugin: hooks/hooks.json registers the same events and matchers throug
   assert.ok(pkg.files.includes('hooks/hooks.json') && pkg.files.includes('.claude-plugin/'));
 });
 
-test("the repository's own .claude/settings.json runs the project's built hooks, and nothing before they are built", async (t) => {
-  const settings = JSON.parse(read(path.join(ROOT, '.claude', 'settings.json')));
-  assert.deepEqual(settings.hooks, lib.repositoryHooks());
-  const events = Object.entries(settings.hooks).map(([event, groups]) => [event, groups.map((g) => g.matcher)]);
-  assert.deepEqual(
-    events,
-    lib.HOOK_REGISTRATIONS.map((r) => [r.event, [r.matcher]]),
-  );
-  // Uninstall would recognise them as ours.
-  assert.deepEqual(lib.planUninstall(settings).settings, {});
+test(
+  "the repository's own .claude/settings.json runs the project's built hooks, " + 'and nothing before they are built',
+  async (t) => {
+    const settings = JSON.parse(read(path.join(ROOT, '.claude', 'settings.json')));
+    assert.deepEqual(settings.hooks, lib.repositoryHooks());
+    const events = Object.entries(settings.hooks).map(([event, groups]) => [event, groups.map((g) => g.matcher)]);
+    assert.deepEqual(
+      events,
+      lib.HOOK_REGISTRATIONS.map((r) => [r.event, [r.matcher]]),
+    );
+    // Uninstall would recognise them as ours.
+    assert.deepEqual(lib.planUninstall(settings).settings, {});
 
-  const command = settings.hooks.PreToolUse[0].hooks[0].command;
-  const payload = read(path.join(FIXTURES, 'claude', 'pretooluse-task.json'));
-  const unbuilt = tempDir(t);
-  const none = await sh(command, { env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: unbuilt }), input: payload });
-  assert.deepEqual(none, { code: 0, stdout: '' });
-  assert.deepEqual(readdirSync(unbuilt), []);
+    const command = settings.hooks.PreToolUse[0].hooks[0].command;
+    const payload = read(path.join(FIXTURES, 'claude', 'pretooluse-task.json'));
+    const unbuilt = tempDir(t);
+    const none = await sh(command, { env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: unbuilt }), input: payload });
+    assert.deepEqual(none, { code: 0, stdout: '' });
+    assert.deepEqual(readdirSync(unbuilt), []);
 
-  const built = tempDir(t);
-  symlinkSync(DIST, path.join(built, 'dist'));
-  const ran = await sh(command, { env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: built }), input: payload });
-  assert.equal(ran.code, 0);
-  assert.equal(JSON.parse(ran.stdout).hookSpecificOutput.permissionDecision, undefined);
-});
+    const built = tempDir(t);
+    symlinkSync(DIST, path.join(built, 'dist'));
+    const ran = await sh(command, { env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: built }), input: payload });
+    assert.equal(ran.code, 0);
+    assert.equal(JSON.parse(ran.stdout).hookSpecificOutput.permissionDecision, undefined);
+  },
+);

@@ -9,7 +9,8 @@ import { cli, tempDir } from './helpers/run.mjs';
 import { liveIds } from './helpers/trees.mjs';
 
 test(
-  'purges and deletes that took effect with no audit entry: a cleanup killed mid-way has an audit entry for every subtree it moved',
+  'purges and deletes that took effect with no audit entry: ' +
+    'a cleanup killed mid-way has an audit entry for every subtree it moved',
   { timeout: 240_000 },
   async (t) => {
     const base = tempDir(t);

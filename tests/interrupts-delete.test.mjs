@@ -11,7 +11,8 @@ import { cli, tempDir } from './helpers/run.mjs';
 import { build, liveIds, treeSpec } from './helpers/trees.mjs';
 
 test(
-  'purges and deletes that took effect with no audit entry: a delete killed at any point is audited as deleted, or rolled back with a recover line',
+  'purges and deletes that took effect with no audit entry: ' +
+    'a delete killed at any point is audited as deleted, or rolled back with a recover line',
   { timeout: 240_000 },
   async (t) => {
     const base = tempDir(t);

@@ -10,7 +10,8 @@ import { cli, tempDir } from './helpers/run.mjs';
 import { build, liveIds, treeSpec } from './helpers/trees.mjs';
 
 test(
-  'purges and deletes that took effect with no audit entry: an import killed at any point is finished or rolled back, the rerun says what happened, and the trail accounts for it',
+  'purges and deletes that took effect with no audit entry: an import killed at any point ' +
+    'is finished or rolled back, the rerun says what happened, and the trail accounts for it',
   { timeout: 240_000 },
   async (t) => {
     const base = tempDir(t);

@@ -11,7 +11,8 @@ import { cli, DIST, tempDir } from './helpers/run.mjs';
 import { build, liveIds, treeSpec } from './helpers/trees.mjs';
 
 test(
-  'Ctrl-C behaves like SIGKILL: SIGINT and SIGTERM stop a bulk command at a safe point, release its locks, say so and exit 130',
+  'Ctrl-C behaves like SIGKILL: SIGINT and SIGTERM stop a bulk command at a safe point, ' +
+    'release its locks, say so and exit 130',
   { timeout: 240_000 },
   async (t) => {
     const base = tempDir(t);

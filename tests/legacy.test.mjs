@@ -113,45 +113,52 @@ test('the resume rules apply to legacy records as written, at their own time', a
   );
 });
 
-test('an update upgrades a legacy record: schema_version 1, new timestamps in Z form, everything else kept', async (t) => {
-  const s = store(t);
-  const raw = JSON.parse(s.original(PAUSED));
-  const result = await s.run(
-    'update',
-    PAUSED,
-    '--phase',
-    'planning',
-    '--metadata',
-    '{"review":{"approved":true}}',
-    '--error',
-    'again',
-    '--json',
-  );
-  assert.equal(result.code, 0, result.stderr);
-  const text = s.read(PAUSED);
-  assert.ok(text.endsWith('}\n'));
-  const disk = JSON.parse(text);
-  assert.deepEqual(result.json, disk, 'the CLI prints what is on disk');
-  assert.equal(disk.schema_version, 1);
-  assert.equal(Object.keys(disk)[0], 'schema_version');
-  for (const stamp of [disk.last_updated, disk.last_error.timestamp, disk.history.at(-1).timestamp])
-    assert.match(stamp, Z_STAMP);
-  // What the earlier tool recorded keeps its instants (to the millisecond).
-  const ms = (stamp) => Math.floor(Date.parse(stamp.replace(/(\.\d{3})\d+/, '$1')));
-  assert.equal(ms(disk.created_at), ms(raw.created_at));
-  raw.history.forEach((h, i) => {
-    assert.deepEqual([disk.history[i].from_phase, disk.history[i].to_phase], [h.from_phase, h.to_phase]);
-    assert.equal(ms(disk.history[i].timestamp), ms(h.timestamp));
-  });
-  assert.deepEqual(disk.history.at(-1), { from_phase: 'approval', to_phase: 'planning', timestamp: disk.last_updated });
-  assert.deepEqual(disk.metadata, { ...raw.metadata, review: { blocking: 1, approved: true } });
-  assert.deepEqual([disk.error_count, disk.purpose, disk.agent_name], [2, raw.purpose, raw.agent_name]);
-  // The upgraded record reads back as version 1 through every reader.
-  const [got, listed] = await Promise.all([s.run('get', PAUSED, '--json'), s.run('list', '--json')]);
-  assert.equal(got.json.schema_version, 1);
-  assert.deepEqual(listed.json.problems, []);
-  assert.equal(listed.json.sessions.length, 3);
-});
+test(
+  'an update upgrades a legacy record: ' + 'schema_version 1, new timestamps in Z form, everything else kept',
+  async (t) => {
+    const s = store(t);
+    const raw = JSON.parse(s.original(PAUSED));
+    const result = await s.run(
+      'update',
+      PAUSED,
+      '--phase',
+      'planning',
+      '--metadata',
+      '{"review":{"approved":true}}',
+      '--error',
+      'again',
+      '--json',
+    );
+    assert.equal(result.code, 0, result.stderr);
+    const text = s.read(PAUSED);
+    assert.ok(text.endsWith('}\n'));
+    const disk = JSON.parse(text);
+    assert.deepEqual(result.json, disk, 'the CLI prints what is on disk');
+    assert.equal(disk.schema_version, 1);
+    assert.equal(Object.keys(disk)[0], 'schema_version');
+    for (const stamp of [disk.last_updated, disk.last_error.timestamp, disk.history.at(-1).timestamp])
+      assert.match(stamp, Z_STAMP);
+    // What the earlier tool recorded keeps its instants (to the millisecond).
+    const ms = (stamp) => Math.floor(Date.parse(stamp.replace(/(\.\d{3})\d+/, '$1')));
+    assert.equal(ms(disk.created_at), ms(raw.created_at));
+    raw.history.forEach((h, i) => {
+      assert.deepEqual([disk.history[i].from_phase, disk.history[i].to_phase], [h.from_phase, h.to_phase]);
+      assert.equal(ms(disk.history[i].timestamp), ms(h.timestamp));
+    });
+    assert.deepEqual(disk.history.at(-1), {
+      from_phase: 'approval',
+      to_phase: 'planning',
+      timestamp: disk.last_updated,
+    });
+    assert.deepEqual(disk.metadata, { ...raw.metadata, review: { blocking: 1, approved: true } });
+    assert.deepEqual([disk.error_count, disk.purpose, disk.agent_name], [2, raw.purpose, raw.agent_name]);
+    // The upgraded record reads back as version 1 through every reader.
+    const [got, listed] = await Promise.all([s.run('get', PAUSED, '--json'), s.run('list', '--json')]);
+    assert.equal(got.json.schema_version, 1);
+    assert.deepEqual(listed.json.problems, []);
+    assert.equal(listed.json.sessions.length, 3);
+  },
+);
 
 test('a minimal legacy record gains every key in the stable order on its first write', async (t) => {
   const s = store(t);
@@ -226,33 +233,36 @@ test('a timestamp without a zone is corrupt (exit 4), kept byte for byte, a prob
   assert.equal(s.read('legacy-naive'), before);
 });
 
-test('a record with a newer schema_version is refused (EVERSION, exit 4) and never rewritten, moved or deleted', async (t) => {
-  const s = store(t, REFUSED);
-  const id = 'from-the-future';
-  const before = s.read(id);
-  const runs = [
-    ['get', id, '--json'],
-    ['show', id],
-    ['update', id, '--phase', 'planning', '--json'],
-    ['update', id, '--metadata', '{"a":null}', '--json'],
-    ['finalize', id, 'completed', '--json'],
-    ['create', '--agent', 'x', '--id', id, '--json'],
-  ];
-  const results = await Promise.all(runs.map((args) => s.run(...args)));
-  results.forEach((result, i) => {
-    assert.equal(result.code, 4, `${runs[i]}: ${result.stderr}`);
-    assert.equal(result.stdout, '');
-    assert.match(result.stderr, /^agent-session: [^\n]+\n$/);
-  });
-  const sessions = Sessions.open({ dir: s.dir, cwd: s.dir, env: {} });
-  await assert.rejects(sessions.get(id), { code: 'EVERSION' });
-  const cleanup = await s.run('cleanup', '--hours', '0', '--json');
-  assert.equal(cleanup.code, 0, cleanup.stderr);
-  assert.ok(
-    cleanup.json.skipped.some((x) => x.id === id),
-    'cleanup reports it and leaves it',
-  );
-  assert.equal(s.read(id), before);
-  assert.deepEqual(readdirSync(path.join(s.dir, id)), ['state.json']);
-  assert.ok(existsSync(path.join(s.dir, id, 'state.json')));
-});
+test(
+  'a record with a newer schema_version is refused (EVERSION, exit 4) and never rewritten, ' + 'moved or deleted',
+  async (t) => {
+    const s = store(t, REFUSED);
+    const id = 'from-the-future';
+    const before = s.read(id);
+    const runs = [
+      ['get', id, '--json'],
+      ['show', id],
+      ['update', id, '--phase', 'planning', '--json'],
+      ['update', id, '--metadata', '{"a":null}', '--json'],
+      ['finalize', id, 'completed', '--json'],
+      ['create', '--agent', 'x', '--id', id, '--json'],
+    ];
+    const results = await Promise.all(runs.map((args) => s.run(...args)));
+    results.forEach((result, i) => {
+      assert.equal(result.code, 4, `${runs[i]}: ${result.stderr}`);
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr, /^agent-session: [^\n]+\n$/);
+    });
+    const sessions = Sessions.open({ dir: s.dir, cwd: s.dir, env: {} });
+    await assert.rejects(sessions.get(id), { code: 'EVERSION' });
+    const cleanup = await s.run('cleanup', '--hours', '0', '--json');
+    assert.equal(cleanup.code, 0, cleanup.stderr);
+    assert.ok(
+      cleanup.json.skipped.some((x) => x.id === id),
+      'cleanup reports it and leaves it',
+    );
+    assert.equal(s.read(id), before);
+    assert.deepEqual(readdirSync(path.join(s.dir, id)), ['state.json']);
+    assert.ok(existsSync(path.join(s.dir, id, 'state.json')));
+  },
+);

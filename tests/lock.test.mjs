@@ -82,17 +82,21 @@ test('a proper-lockfile lock keeps this one out until released: ELOCKED names wh
   assert.equal(await withLock(lockPath, { timeoutMs: 150, what: 'session y' }, async () => 'ran'), 'ran');
 });
 
-test("a dead holder's lock (older than the stale time, or dated in the future by a clock stepped back) is taken over at once", async (t) => {
-  for (const offset of [-LOCK_STALE_MS - 3000, 3_600_000]) {
-    const lockPath = path.join(tempDir(t), 'dead.lock');
-    mkdirSync(lockPath);
-    const dated = new Date(Date.now() + offset);
-    utimesSync(lockPath, dated, dated);
-    const result = await withLock(lockPath, { timeoutMs: 50, what: 'dead' }, async () => statSync(lockPath).mtimeMs);
-    assert.ok(Math.abs(result - Date.now()) < LOCK_STALE_MS, `the lock was made anew (offset ${offset})`);
-    assert.equal(existsSync(lockPath), false);
-  }
-});
+test(
+  "a dead holder's lock (older than the stale time, or dated " +
+    'in the future by a clock stepped back) is taken over at once',
+  async (t) => {
+    for (const offset of [-LOCK_STALE_MS - 3000, 3_600_000]) {
+      const lockPath = path.join(tempDir(t), 'dead.lock');
+      mkdirSync(lockPath);
+      const dated = new Date(Date.now() + offset);
+      utimesSync(lockPath, dated, dated);
+      const result = await withLock(lockPath, { timeoutMs: 50, what: 'dead' }, async () => statSync(lockPath).mtimeMs);
+      assert.ok(Math.abs(result - Date.now()) < LOCK_STALE_MS, `the lock was made anew (offset ${offset})`);
+      assert.equal(existsSync(lockPath), false);
+    }
+  },
+);
 
 test(
   'a lock held past the stale time is kept fresh by its holder, so nobody takes it over',
@@ -206,7 +210,8 @@ test(
 );
 
 test(
-  'holding many session locks: a stall past the trusted time fails the next check of any session, and no stale lock is left',
+  'holding many session locks: a stall past the trusted time ' +
+    'fails the next check of any session, and no stale lock is left',
   { timeout: 20_000 },
   async (t) => {
     const dir = tempDir(t);
@@ -243,32 +248,35 @@ test('a lock taken over meanwhile fails the check before a commit, and the new h
   assert.equal(existsSync(lockPath), true, "the other process's lock is left alone");
 });
 
-test('a process that exits while holding a lock removes it; one killed with SIGKILL leaves it to go stale', async (t) => {
-  const dir = tempDir(t);
-  const exiting = path.join(dir, 'exit.lock');
-  const early = child(
-    t,
-    `await withLock(${JSON.stringify(exiting)}, { timeoutMs: 1000, what: 'x' }, async () => {
+test(
+  'a process that exits while holding a lock removes it; ' + 'one killed with SIGKILL leaves it to go stale',
+  async (t) => {
+    const dir = tempDir(t);
+    const exiting = path.join(dir, 'exit.lock');
+    const early = child(
+      t,
+      `await withLock(${JSON.stringify(exiting)}, { timeoutMs: 1000, what: 'x' }, async () => {
       process.stdout.write('held\\n'); process.exit(3);
     });`,
-  );
-  await early.ready;
-  assert.equal((await early.exited).code, 3);
-  assert.equal(existsSync(exiting), false);
+    );
+    await early.ready;
+    assert.equal((await early.exited).code, 3);
+    assert.equal(existsSync(exiting), false);
 
-  const killed = path.join(dir, 'killed.lock');
-  const victim = child(
-    t,
-    `await withLock(${JSON.stringify(killed)}, { timeoutMs: 1000, what: 'x' }, () => new Promise(() => {
+    const killed = path.join(dir, 'killed.lock');
+    const victim = child(
+      t,
+      `await withLock(${JSON.stringify(killed)}, { timeoutMs: 1000, what: 'x' }, () => new Promise(() => {
       process.stdout.write('held\\n'); setInterval(() => {}, 1000);
     }));`,
-  );
-  await victim.ready;
-  victim.proc.kill('SIGKILL');
-  await victim.exited;
-  assert.equal(existsSync(killed), true);
-  assert.equal(await tryProperLockfile(killed), 'ELOCKED', 'fresh until the stale time passes');
-});
+    );
+    await victim.ready;
+    victim.proc.kill('SIGKILL');
+    await victim.exited;
+    assert.equal(existsSync(killed), true);
+    assert.equal(await tryProperLockfile(killed), 'ELOCKED', 'fresh until the stale time passes');
+  },
+);
 
 test('a lock whose directory cannot be made is an error naming what was being locked', async (t) => {
   const lockPath = path.join(tempDir(t), 'missing-parent', 'x.lock');

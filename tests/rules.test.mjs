@@ -387,46 +387,49 @@ test('create: initializing, not resume ready, stable key order, pretty JSON with
   await rejects(sessions.create({ agentName: 'a', metadata: [1] }), 'EINVALID');
 });
 
-test('update: same phase adds no history, resume_ready follows the phase, errors count, last_updated moves', async (t) => {
-  const { sessions, clock } = open(t);
-  await sessions.create({ agentName: 'a', id: 'u' });
-  const steps = [
-    ['investigating', true],
-    ['investigating', true],
-    ['planning', true],
-    ['executing', false],
-    ['approval', true],
-    ['validating', false],
-    ['initializing', false],
-  ];
-  let expectedHistory = 0;
-  let previous = 'initializing';
-  for (const [phase, ready] of steps) {
+test(
+  'update: same phase adds no history, ' + 'resume_ready follows the phase, errors count, last_updated moves',
+  async (t) => {
+    const { sessions, clock } = open(t);
+    await sessions.create({ agentName: 'a', id: 'u' });
+    const steps = [
+      ['investigating', true],
+      ['investigating', true],
+      ['planning', true],
+      ['executing', false],
+      ['approval', true],
+      ['validating', false],
+      ['initializing', false],
+    ];
+    let expectedHistory = 0;
+    let previous = 'initializing';
+    for (const [phase, ready] of steps) {
+      clock.now += 1000;
+      const record = await sessions.update('u', { phase });
+      if (phase !== previous) expectedHistory++;
+      assert.equal(record.history.length, expectedHistory, phase);
+      assert.equal(record.resume_ready, ready, phase);
+      assert.equal(record.last_updated, formatTimestamp(clock.now));
+      const last = record.history.at(-1);
+      if (phase !== previous)
+        assert.deepEqual(last, { from_phase: previous, to_phase: phase, timestamp: formatTimestamp(clock.now) });
+      previous = phase;
+    }
     clock.now += 1000;
-    const record = await sessions.update('u', { phase });
-    if (phase !== previous) expectedHistory++;
-    assert.equal(record.history.length, expectedHistory, phase);
-    assert.equal(record.resume_ready, ready, phase);
-    assert.equal(record.last_updated, formatTimestamp(clock.now));
-    const last = record.history.at(-1);
-    if (phase !== previous)
-      assert.deepEqual(last, { from_phase: previous, to_phase: phase, timestamp: formatTimestamp(clock.now) });
-    previous = phase;
-  }
-  clock.now += 1000;
-  const errored = await sessions.update('u', { error: 'boom' });
-  assert.deepEqual(
-    [errored.error_count, errored.last_error],
-    [1, { message: 'boom', timestamp: formatTimestamp(clock.now) }],
-  );
-  assert.equal(errored.history.length, expectedHistory, 'an error is not a phase change');
-  clock.now += 1000;
-  const again = await sessions.update('u', { error: 'bang', metadata: { n: 1 } });
-  assert.deepEqual([again.error_count, again.last_error.message, again.metadata], [2, 'bang', { n: 1 }]);
-  clock.now += 1000;
-  const touched = await sessions.update('u', {});
-  assert.equal(touched.last_updated, formatTimestamp(clock.now), 'every successful update moves last_updated');
-});
+    const errored = await sessions.update('u', { error: 'boom' });
+    assert.deepEqual(
+      [errored.error_count, errored.last_error],
+      [1, { message: 'boom', timestamp: formatTimestamp(clock.now) }],
+    );
+    assert.equal(errored.history.length, expectedHistory, 'an error is not a phase change');
+    clock.now += 1000;
+    const again = await sessions.update('u', { error: 'bang', metadata: { n: 1 } });
+    assert.deepEqual([again.error_count, again.last_error.message, again.metadata], [2, 'bang', { n: 1 }]);
+    clock.now += 1000;
+    const touched = await sessions.update('u', {});
+    assert.equal(touched.last_updated, formatTimestamp(clock.now), 'every successful update moves last_updated');
+  },
+);
 
 test('update: an invalid request changes nothing at all', async (t) => {
   const { sessions, file, clock } = open(t);
@@ -502,30 +505,33 @@ test('finalize: outcome, summary, finalized_at, duration_seconds and a history e
   assert.equal((await sessions.finalize('fin2', 'abandoned')).summary, null);
 });
 
-test('finalize: a bad outcome is EINVALID, never coerced; the same outcome twice is a no-op; another is EFINAL', async (t) => {
-  const { sessions, file, clock } = open(t);
-  await sessions.create({ agentName: 'a', id: 'g' });
-  const fresh = readFileSync(file('g'), 'utf8');
-  for (const outcome of ['done', 'success', 'executing', 'Completed', '', undefined, null, 1]) {
-    await rejects(sessions.finalize('g', outcome), 'EINVALID');
-  }
-  await rejects(sessions.finalize('g', 'completed', 42), 'EINVALID');
-  assert.equal(readFileSync(file('g'), 'utf8'), fresh);
-  await sessions.finalize('g', 'completed', 'first');
-  const final = readFileSync(file('g'), 'utf8');
-  clock.now += MIN;
-  const again = await sessions.finalize('g', 'completed', 'second');
-  assert.deepEqual([again.summary, again.finalized_at], ['first', formatTimestamp(T0)]);
-  assert.equal(readFileSync(file('g'), 'utf8'), final, 'idempotent: nothing is written');
-  await rejects(sessions.finalize('g', 'failed'), 'EFINAL');
-  await rejects(sessions.finalize('g', 'abandoned'), 'EFINAL');
-  assert.equal(readFileSync(file('g'), 'utf8'), final);
-  await rejects(sessions.finalize('nobody', 'completed'), 'ENOTFOUND');
-  // Pure rule: the same outcome on a final record reports no change.
-  const { record } = applyFinalize(paused(), 'failed', null, T0);
-  assert.equal(applyFinalize(record, 'failed', null, T0 + MIN).changed, false);
-  throwsCode(() => applyFinalize(record, 'completed', null, T0), 'EFINAL');
-});
+test(
+  'finalize: a bad outcome is EINVALID, never coerced; ' + 'the same outcome twice is a no-op; another is EFINAL',
+  async (t) => {
+    const { sessions, file, clock } = open(t);
+    await sessions.create({ agentName: 'a', id: 'g' });
+    const fresh = readFileSync(file('g'), 'utf8');
+    for (const outcome of ['done', 'success', 'executing', 'Completed', '', undefined, null, 1]) {
+      await rejects(sessions.finalize('g', outcome), 'EINVALID');
+    }
+    await rejects(sessions.finalize('g', 'completed', 42), 'EINVALID');
+    assert.equal(readFileSync(file('g'), 'utf8'), fresh);
+    await sessions.finalize('g', 'completed', 'first');
+    const final = readFileSync(file('g'), 'utf8');
+    clock.now += MIN;
+    const again = await sessions.finalize('g', 'completed', 'second');
+    assert.deepEqual([again.summary, again.finalized_at], ['first', formatTimestamp(T0)]);
+    assert.equal(readFileSync(file('g'), 'utf8'), final, 'idempotent: nothing is written');
+    await rejects(sessions.finalize('g', 'failed'), 'EFINAL');
+    await rejects(sessions.finalize('g', 'abandoned'), 'EFINAL');
+    assert.equal(readFileSync(file('g'), 'utf8'), final);
+    await rejects(sessions.finalize('nobody', 'completed'), 'ENOTFOUND');
+    // Pure rule: the same outcome on a final record reports no change.
+    const { record } = applyFinalize(paused(), 'failed', null, T0);
+    assert.equal(applyFinalize(record, 'failed', null, T0 + MIN).changed, false);
+    throwsCode(() => applyFinalize(record, 'completed', null, T0), 'EFINAL');
+  },
+);
 
 test('list: newest first by instant (not by string), with a limit', async (t) => {
   const { sessions, dir } = open(t);

@@ -129,112 +129,127 @@ test('cleanup reports an old temp of .tmp/ in a dry run and removes it; a fresh 
   assert.deepEqual(liveIds(dir), ['a']);
 });
 
-test('doctor finds old temps of .tmp/ and, from earlier versions, inside session directories; --repair removes them', async (t) => {
-  const dir = tempDir(t);
-  await build(dir, [
-    { id: 'a', phase: 'approval' },
-    { id: 'b.2', phase: 'approval' },
-  ]);
-  const stray = strayTemp(dir, 'b.2', 4242, '{"half": ', HOUR_AGO);
-  const legacy = path.join(dir, 'a', 'state.json.4241.3.abcdef.tmp');
-  writeFileSync(legacy, '{"agent_id": "a", "pha');
-  utimesSync(legacy, HOUR_AGO, HOUR_AGO);
-  const freshLegacy = path.join(dir, 'a', 'state.json.4243.1.abcdef.tmp');
-  writeFileSync(freshLegacy, 'being written by an older version');
-  const before = readFileSync(path.join(dir, 'a', 'state.json'), 'utf8');
-
-  // Cleanup sweeps .tmp/ only: the legacy temp is doctor's.
-  const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
-  assert.deepEqual(dry.json.swept, [{ path: stray, kind: 'temp' }]);
-
-  const found = await cli(dir, ['doctor', '--json']);
-  assert.equal(found.code, 1);
-  const temps = found.json.findings.filter((f) => f.check === 'temp');
-  assert.deepEqual(temps.map((f) => f.subject).sort(), [legacy, stray].sort());
-  assert.match(temps.find((f) => f.subject === stray).message, /of session b\.2 /);
-  assert.match(temps.find((f) => f.subject === legacy).message, /of session a /);
-  assert.ok(temps.every((f) => f.severity === 'error' && f.repair === 'remove it'));
-  assert.ok(existsSync(stray) && existsSync(legacy), 'without --repair nothing changes');
-
-  const repaired = await cli(dir, ['doctor', '--json', '--repair']);
-  assert.equal(repaired.code, 0, JSON.stringify(repaired.json));
-  assert.deepEqual(repaired.json.remaining, []);
-  assert.ok(!existsSync(stray) && !existsSync(legacy));
-  assert.ok(existsSync(freshLegacy), 'a fresh temp may belong to a live writer');
-  assert.equal(readFileSync(path.join(dir, 'a', 'state.json'), 'utf8'), before);
-});
-
-test('a dry run counts each state.json; a real purge moves, and counts, whatever else its directory holds', async (t) => {
-  const dir = tempDir(t);
-  await build(dir, [{ id: 'old', outcome: 'completed', hoursAgo: 48 }]);
-  const recordBytes = readFileSync(path.join(dir, 'old', 'state.json')).length;
-  writeFileSync(path.join(dir, 'old', 'notes.txt'), 'twelve bytes');
-  const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
-  assert.equal(dry.json.bytes_to_trash, recordBytes);
-  assert.equal(dry.json.bytes_freed, 0);
-  // Without a backup, the same bytes are freed at once, in a dry run as in a real one.
-  const dryNoBackup = await cli(dir, ['cleanup', '--dry-run', '--no-backup', '--json']);
-  assert.deepEqual([dryNoBackup.json.bytes_to_trash, dryNoBackup.json.bytes_freed], [0, recordBytes]);
-  const real = await cli(dir, ['cleanup', '--json']);
-  assert.deepEqual(real.json.removed, ['old']);
-  assert.equal(real.json.bytes_to_trash, recordBytes + 12);
-  const [entry] = files(path.join(dir, '.trash'));
-  assert.deepEqual(files(path.join(dir, '.trash', entry, 'sessions', 'old')), ['notes.txt', 'state.json']);
-});
-
-test('an unusable .tmp/ fails writes with its path, leaves no empty session directory, and doctor names it', async (t) => {
-  const { Sessions } = await loadLibrary();
-  for (const kind of ['file', 'link']) {
+test(
+  'doctor finds old temps of .tmp/ and, from earlier versions, ' + 'inside session directories; --repair removes them',
+  async (t) => {
     const dir = tempDir(t);
-    const sessions = Sessions.open({ dir, cwd: dir, env: {} });
-    await sessions.create({ agentName: 'w', id: 'kept' });
-    rmSync(path.join(dir, '.tmp'), { recursive: true });
-    if (kind === 'file') {
-      writeFileSync(path.join(dir, '.tmp'), 'not a directory');
-      await assert.rejects(sessions.create({ agentName: 'w', id: 'new' }), (err) =>
-        err.message.includes(path.join(dir, '.tmp')),
-      );
-      assert.equal(existsSync(path.join(dir, 'new')), false, 'the failed create left no directory');
-      await assert.rejects(sessions.update('kept', { phase: 'approval' }), (err) =>
-        err.message.includes(path.join(dir, '.tmp')),
-      );
-      assert.equal(JSON.parse(readFileSync(path.join(dir, 'kept', 'state.json'), 'utf8')).phase, 'initializing');
-    } else {
-      const outside = tempDir(t);
-      symlinkSync(outside, path.join(dir, '.tmp'));
-    }
+    await build(dir, [
+      { id: 'a', phase: 'approval' },
+      { id: 'b.2', phase: 'approval' },
+    ]);
+    const stray = strayTemp(dir, 'b.2', 4242, '{"half": ', HOUR_AGO);
+    const legacy = path.join(dir, 'a', 'state.json.4241.3.abcdef.tmp');
+    writeFileSync(legacy, '{"agent_id": "a", "pha');
+    utimesSync(legacy, HOUR_AGO, HOUR_AGO);
+    const freshLegacy = path.join(dir, 'a', 'state.json.4243.1.abcdef.tmp');
+    writeFileSync(freshLegacy, 'being written by an older version');
+    const before = readFileSync(path.join(dir, 'a', 'state.json'), 'utf8');
+
+    // Cleanup sweeps .tmp/ only: the legacy temp is doctor's.
+    const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
+    assert.deepEqual(dry.json.swept, [{ path: stray, kind: 'temp' }]);
+
     const found = await cli(dir, ['doctor', '--json']);
-    assert.equal(found.code, 1, `${kind}: ${JSON.stringify(found.json)}`);
-    const finding = found.json.findings.find((f) => f.check === 'temp');
-    assert.equal(finding.subject, path.join(dir, '.tmp'));
-    assert.equal(finding.severity, 'error');
-    assert.match(finding.message, kind === 'file' ? /is not a directory/ : /is a symbolic link/);
-    const text = await cli(dir, ['doctor']);
-    assert.doesNotMatch(text.stdout, /The store is healthy/);
-  }
-});
+    assert.equal(found.code, 1);
+    const temps = found.json.findings.filter((f) => f.check === 'temp');
+    assert.deepEqual(temps.map((f) => f.subject).sort(), [legacy, stray].sort());
+    assert.match(temps.find((f) => f.subject === stray).message, /of session b\.2 /);
+    assert.match(temps.find((f) => f.subject === legacy).message, /of session a /);
+    assert.ok(temps.every((f) => f.severity === 'error' && f.repair === 'remove it'));
+    assert.ok(existsSync(stray) && existsSync(legacy), 'without --repair nothing changes');
 
-test('doctor --repair removes an old empty session directory (a create that died) under its lock; a fresh one stays', async (t) => {
-  const dir = tempDir(t);
-  await build(dir, [{ id: 'a', phase: 'approval' }]);
-  mkdirSync(path.join(dir, 'dead'));
-  utimesSync(path.join(dir, 'dead'), HOUR_AGO, HOUR_AGO);
-  mkdirSync(path.join(dir, 'young'));
-  mkdirSync(path.join(dir, 'full'));
-  writeFileSync(path.join(dir, 'full', 'notes.txt'), 'kept');
-  utimesSync(path.join(dir, 'full'), HOUR_AGO, HOUR_AGO);
+    const repaired = await cli(dir, ['doctor', '--json', '--repair']);
+    assert.equal(repaired.code, 0, JSON.stringify(repaired.json));
+    assert.deepEqual(repaired.json.remaining, []);
+    assert.ok(!existsSync(stray) && !existsSync(legacy));
+    assert.ok(existsSync(freshLegacy), 'a fresh temp may belong to a live writer');
+    assert.equal(readFileSync(path.join(dir, 'a', 'state.json'), 'utf8'), before);
+  },
+);
 
-  const found = await cli(dir, ['doctor', '--json']);
-  const records = Object.fromEntries(
-    found.json.findings.filter((f) => f.check === 'record').map((f) => [f.subject, f]),
-  );
-  assert.equal(records.dead.repair, 'remove the empty directory');
-  assert.equal(records.young.repair, null, 'a fresh one may be a create in progress');
-  assert.equal(records.full.repair, null, 'a directory with files is never removed');
+test(
+  'a dry run counts each state.json; ' + 'a real purge moves, and counts, whatever else its directory holds',
+  async (t) => {
+    const dir = tempDir(t);
+    await build(dir, [{ id: 'old', outcome: 'completed', hoursAgo: 48 }]);
+    const recordBytes = readFileSync(path.join(dir, 'old', 'state.json')).length;
+    writeFileSync(path.join(dir, 'old', 'notes.txt'), 'twelve bytes');
+    const dry = await cli(dir, ['cleanup', '--dry-run', '--json']);
+    assert.equal(dry.json.bytes_to_trash, recordBytes);
+    assert.equal(dry.json.bytes_freed, 0);
+    // Without a backup, the same bytes are freed at once, in a dry run as in a real one.
+    const dryNoBackup = await cli(dir, ['cleanup', '--dry-run', '--no-backup', '--json']);
+    assert.deepEqual([dryNoBackup.json.bytes_to_trash, dryNoBackup.json.bytes_freed], [0, recordBytes]);
+    const real = await cli(dir, ['cleanup', '--json']);
+    assert.deepEqual(real.json.removed, ['old']);
+    assert.equal(real.json.bytes_to_trash, recordBytes + 12);
+    const [entry] = files(path.join(dir, '.trash'));
+    assert.deepEqual(files(path.join(dir, '.trash', entry, 'sessions', 'old')), ['notes.txt', 'state.json']);
+  },
+);
 
-  const repaired = await cli(dir, ['doctor', '--json', '--repair']);
-  assert.ok(repaired.json.repairs.includes('removed the empty directory dead'), JSON.stringify(repaired.json.repairs));
-  assert.equal(existsSync(path.join(dir, 'dead')), false);
-  assert.ok(existsSync(path.join(dir, 'young')) && existsSync(path.join(dir, 'full', 'notes.txt')));
-  assert.ok(existsSync(path.join(dir, 'a', 'state.json')));
-});
+test(
+  'an unusable .tmp/ fails writes with its path, ' + 'leaves no empty session directory, and doctor names it',
+  async (t) => {
+    const { Sessions } = await loadLibrary();
+    for (const kind of ['file', 'link']) {
+      const dir = tempDir(t);
+      const sessions = Sessions.open({ dir, cwd: dir, env: {} });
+      await sessions.create({ agentName: 'w', id: 'kept' });
+      rmSync(path.join(dir, '.tmp'), { recursive: true });
+      if (kind === 'file') {
+        writeFileSync(path.join(dir, '.tmp'), 'not a directory');
+        await assert.rejects(sessions.create({ agentName: 'w', id: 'new' }), (err) =>
+          err.message.includes(path.join(dir, '.tmp')),
+        );
+        assert.equal(existsSync(path.join(dir, 'new')), false, 'the failed create left no directory');
+        await assert.rejects(sessions.update('kept', { phase: 'approval' }), (err) =>
+          err.message.includes(path.join(dir, '.tmp')),
+        );
+        assert.equal(JSON.parse(readFileSync(path.join(dir, 'kept', 'state.json'), 'utf8')).phase, 'initializing');
+      } else {
+        const outside = tempDir(t);
+        symlinkSync(outside, path.join(dir, '.tmp'));
+      }
+      const found = await cli(dir, ['doctor', '--json']);
+      assert.equal(found.code, 1, `${kind}: ${JSON.stringify(found.json)}`);
+      const finding = found.json.findings.find((f) => f.check === 'temp');
+      assert.equal(finding.subject, path.join(dir, '.tmp'));
+      assert.equal(finding.severity, 'error');
+      assert.match(finding.message, kind === 'file' ? /is not a directory/ : /is a symbolic link/);
+      const text = await cli(dir, ['doctor']);
+      assert.doesNotMatch(text.stdout, /The store is healthy/);
+    }
+  },
+);
+
+test(
+  'doctor --repair removes an old empty session directory ' + '(a create that died) under its lock; a fresh one stays',
+  async (t) => {
+    const dir = tempDir(t);
+    await build(dir, [{ id: 'a', phase: 'approval' }]);
+    mkdirSync(path.join(dir, 'dead'));
+    utimesSync(path.join(dir, 'dead'), HOUR_AGO, HOUR_AGO);
+    mkdirSync(path.join(dir, 'young'));
+    mkdirSync(path.join(dir, 'full'));
+    writeFileSync(path.join(dir, 'full', 'notes.txt'), 'kept');
+    utimesSync(path.join(dir, 'full'), HOUR_AGO, HOUR_AGO);
+
+    const found = await cli(dir, ['doctor', '--json']);
+    const records = Object.fromEntries(
+      found.json.findings.filter((f) => f.check === 'record').map((f) => [f.subject, f]),
+    );
+    assert.equal(records.dead.repair, 'remove the empty directory');
+    assert.equal(records.young.repair, null, 'a fresh one may be a create in progress');
+    assert.equal(records.full.repair, null, 'a directory with files is never removed');
+
+    const repaired = await cli(dir, ['doctor', '--json', '--repair']);
+    assert.ok(
+      repaired.json.repairs.includes('removed the empty directory dead'),
+      JSON.stringify(repaired.json.repairs),
+    );
+    assert.equal(existsSync(path.join(dir, 'dead')), false);
+    assert.ok(existsSync(path.join(dir, 'young')) && existsSync(path.join(dir, 'full', 'notes.txt')));
+    assert.ok(existsSync(path.join(dir, 'a', 'state.json')));
+  },
+);

@@ -28,71 +28,77 @@ async function doctorReport(dir, repair = false) {
   return { code: run.code, report: run.json, stderr: run.stderr };
 }
 
-test("a cleanup destroys a running delete's finished backup: no more, recovery decides again under the entry's lock", async (t) => {
-  const dir = await store(t, recent('d0', 3, 3));
-  const ids = liveIds(dir);
-  assert.equal(ids.length, 13);
-  // The delete has made its trash entry and not yet written the manifest: to a look from outside, an
-  // empty entry without a manifest, as a killed delete leaves.
-  const deleter = faults(t, ['pause:trash-entry-made:1']);
-  const deleting = cli(dir, ['delete', 'd0', '--force', '--json'], { env: deleter.env });
-  await deleter.reached('trash-entry-made', deleting);
-  // The cleanup has seen that entry and is about to take its lock.
-  const cleaner = faults(t, ['pause:recover-entry:1']);
-  const cleaning = cli(dir, ['cleanup', '--hours', '1', '--json'], { env: cleaner.env });
-  await cleaner.reached('recover-entry', cleaning);
-  deleter.release('trash-entry-made');
-  cleaner.release('recover-entry');
-  const [deleted, cleaned] = await Promise.all([deleting, cleaning]);
-  assert.equal(deleted.code, 0, deleted.stderr);
-  assert.equal(cleaned.code, 0, cleaned.stderr);
-  const entries = trashEntries(dir);
-  assert.deepEqual(
-    entries.map((e) => e.entry),
-    [deleted.json.backup.entry],
-    'the acknowledged backup is in the trash',
-  );
-  assert.deepEqual(entries[0].held, ids);
-  assert.equal(entries[0].manifest.status, 'complete');
-  const restored = await cli(dir, ['restore', 'd0', '--json']);
-  assert.equal(restored.code, 0, restored.stderr);
-  assert.deepEqual(liveIds(dir), ids);
-});
+test(
+  "a cleanup destroys a running delete's finished backup: " + "no more, recovery decides again under the entry's lock",
+  async (t) => {
+    const dir = await store(t, recent('d0', 3, 3));
+    const ids = liveIds(dir);
+    assert.equal(ids.length, 13);
+    // The delete has made its trash entry and not yet written the manifest: to a look from outside, an
+    // empty entry without a manifest, as a killed delete leaves.
+    const deleter = faults(t, ['pause:trash-entry-made:1']);
+    const deleting = cli(dir, ['delete', 'd0', '--force', '--json'], { env: deleter.env });
+    await deleter.reached('trash-entry-made', deleting);
+    // The cleanup has seen that entry and is about to take its lock.
+    const cleaner = faults(t, ['pause:recover-entry:1']);
+    const cleaning = cli(dir, ['cleanup', '--hours', '1', '--json'], { env: cleaner.env });
+    await cleaner.reached('recover-entry', cleaning);
+    deleter.release('trash-entry-made');
+    cleaner.release('recover-entry');
+    const [deleted, cleaned] = await Promise.all([deleting, cleaning]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.equal(cleaned.code, 0, cleaned.stderr);
+    const entries = trashEntries(dir);
+    assert.deepEqual(
+      entries.map((e) => e.entry),
+      [deleted.json.backup.entry],
+      'the acknowledged backup is in the trash',
+    );
+    assert.deepEqual(entries[0].held, ids);
+    assert.equal(entries[0].manifest.status, 'complete');
+    const restored = await cli(dir, ['restore', 'd0', '--json']);
+    assert.equal(restored.code, 0, restored.stderr);
+    assert.deepEqual(liveIds(dir), ids);
+  },
+);
 
-test('restoring a child while its parent is being deleted breaks the tree: no more, the restore waits and refuses', async (t) => {
-  const dir = await store(t, [
-    { id: 'P', phase: 'planning' },
-    { id: 'C1', parent: 'P', phase: 'planning' },
-    { id: 'C2', parent: 'P', phase: 'planning' },
-  ]);
-  assert.equal((await cli(dir, ['delete', 'C2', '--force'])).code, 0);
-  // `delete P` holds its locks and has started moving.
-  const deleter = faults(t, ['pause:trash-move-in:1']);
-  const deleting = cli(dir, ['delete', 'P', '--force', '--json'], { env: deleter.env });
-  await deleter.reached('trash-move-in', deleting);
-  const restoring = cli(dir, ['restore', 'C2', '--json']);
-  deleter.release('trash-move-in');
-  const [deleted, restored] = await Promise.all([deleting, restoring]);
-  assert.equal(deleted.code, 0, deleted.stderr);
-  assert.equal(
-    restored.code,
-    3,
-    `restore C2 must be refused while P is in the trash: ${restored.stdout}${restored.stderr}`,
-  );
-  assert.match(restored.stderr, /parent P is in the trash .*restore P first/);
-  assert.deepEqual(liveIds(dir), [], 'nothing is live with its parent in the trash');
+test(
+  'restoring a child while its parent is being deleted breaks the tree: ' + 'no more, the restore waits and refuses',
+  async (t) => {
+    const dir = await store(t, [
+      { id: 'P', phase: 'planning' },
+      { id: 'C1', parent: 'P', phase: 'planning' },
+      { id: 'C2', parent: 'P', phase: 'planning' },
+    ]);
+    assert.equal((await cli(dir, ['delete', 'C2', '--force'])).code, 0);
+    // `delete P` holds its locks and has started moving.
+    const deleter = faults(t, ['pause:trash-move-in:1']);
+    const deleting = cli(dir, ['delete', 'P', '--force', '--json'], { env: deleter.env });
+    await deleter.reached('trash-move-in', deleting);
+    const restoring = cli(dir, ['restore', 'C2', '--json']);
+    deleter.release('trash-move-in');
+    const [deleted, restored] = await Promise.all([deleting, restoring]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.equal(
+      restored.code,
+      3,
+      `restore C2 must be refused while P is in the trash: ${restored.stdout}${restored.stderr}`,
+    );
+    assert.match(restored.stderr, /parent P is in the trash .*restore P first/);
+    assert.deepEqual(liveIds(dir), [], 'nothing is live with its parent in the trash');
 
-  // Restored in order, the tree is whole again, and the cascade takes all of it.
-  assert.equal((await cli(dir, ['restore', 'P'])).code, 0);
-  assert.equal((await cli(dir, ['restore', 'C2'])).code, 0);
-  assert.deepEqual(children(dir, 'P'), ['C1', 'C2']);
-  const listed = await cli(dir, ['children', 'P', '--json']);
-  assert.deepEqual(listed.json.children.map((c) => c.agent_id).sort(), ['C1', 'C2']);
-  assert.equal((await cli(dir, ['delete', 'P', '--force'])).code, 0);
-  assert.deepEqual(liveIds(dir), []);
-  const { code } = await doctorReport(dir);
-  assert.equal(code, 0);
-});
+    // Restored in order, the tree is whole again, and the cascade takes all of it.
+    assert.equal((await cli(dir, ['restore', 'P'])).code, 0);
+    assert.equal((await cli(dir, ['restore', 'C2'])).code, 0);
+    assert.deepEqual(children(dir, 'P'), ['C1', 'C2']);
+    const listed = await cli(dir, ['children', 'P', '--json']);
+    assert.deepEqual(listed.json.children.map((c) => c.agent_id).sort(), ['C1', 'C2']);
+    assert.equal((await cli(dir, ['delete', 'P', '--force'])).code, 0);
+    assert.deepEqual(liveIds(dir), []);
+    const { code } = await doctorReport(dir);
+    assert.equal(code, 0);
+  },
+);
 
 test('a killed restore cannot be finished by running it again: now it can, and doctor sees it half-done', async (t) => {
   const dir = await store(t, recent('big0', 4, 3));
@@ -131,31 +137,34 @@ test('a killed restore cannot be finished by running it again: now it can, and d
   }
 });
 
-test('a killed delete, rerun, then repaired, leaves half the subtree live: no more, the rerun takes all of it', async (t) => {
-  const dir = await store(t, recent('big0', 4, 3));
-  const ids = liveIds(dir);
-  const deleter = faults(t, ['pause:trash-move-in:10']);
-  const deleting = cli(dir, ['delete', 'big0', '--force'], { env: deleter.env });
-  await deleter.reached('trash-move-in', deleting);
-  deleter.kill('trash-move-in');
-  await deleting;
-  assert.equal(liveIds(dir).length, 31, '9 leaves were moved before the kill');
-  const rerun = await cli(dir, ['delete', 'big0', '--force', '--json']);
-  assert.equal(rerun.code, 0, rerun.stderr);
-  assert.equal(rerun.json.total, 40);
-  assert.ok(
-    rerun.json.warnings.some((w) => /interrupted delete held 9 of these sessions: rolled back/.test(w)),
-    rerun.json.warnings.join('\n'),
-  );
-  const repaired = await doctorReport(dir, true);
-  assert.equal(repaired.code, 0, JSON.stringify(repaired.report));
-  assert.deepEqual(liveIds(dir), [], 'no part of the subtree is live');
-  const entries = trashEntries(dir);
-  assert.equal(entries.length, 1);
-  assert.deepEqual(entries[0].held, ids);
-  assert.equal((await cli(dir, ['restore', 'big0'])).code, 0);
-  assert.deepEqual(liveIds(dir), ids);
-});
+test(
+  'a killed delete, rerun, then repaired, leaves half the subtree live: ' + 'no more, the rerun takes all of it',
+  async (t) => {
+    const dir = await store(t, recent('big0', 4, 3));
+    const ids = liveIds(dir);
+    const deleter = faults(t, ['pause:trash-move-in:10']);
+    const deleting = cli(dir, ['delete', 'big0', '--force'], { env: deleter.env });
+    await deleter.reached('trash-move-in', deleting);
+    deleter.kill('trash-move-in');
+    await deleting;
+    assert.equal(liveIds(dir).length, 31, '9 leaves were moved before the kill');
+    const rerun = await cli(dir, ['delete', 'big0', '--force', '--json']);
+    assert.equal(rerun.code, 0, rerun.stderr);
+    assert.equal(rerun.json.total, 40);
+    assert.ok(
+      rerun.json.warnings.some((w) => /interrupted delete held 9 of these sessions: rolled back/.test(w)),
+      rerun.json.warnings.join('\n'),
+    );
+    const repaired = await doctorReport(dir, true);
+    assert.equal(repaired.code, 0, JSON.stringify(repaired.report));
+    assert.deepEqual(liveIds(dir), [], 'no part of the subtree is live');
+    const entries = trashEntries(dir);
+    assert.equal(entries.length, 1);
+    assert.deepEqual(entries[0].held, ids);
+    assert.equal((await cli(dir, ['restore', 'big0'])).code, 0);
+    assert.deepEqual(liveIds(dir), ids);
+  },
+);
 
 test('a failed delete hides sessions: no more, what moved is put back at once', async (t) => {
   const dir = await store(t, [...recent('r1', 3, 3), ...recent('r2', 2, 2)]);
@@ -209,48 +218,55 @@ test('a failed delete hides sessions: no more, what moved is put back at once', 
   assert.equal(audit.filter((e) => e.action === 'recover').at(-1).ids.length, 13);
 });
 
-test('a recovery that cannot finish (a full disk) does not stop cleanup from expiring the trash, and expiry names only what is gone', async (t) => {
-  const dir = await store(t, [...recent('a', 2, 2), ...recent('b', 2, 2), { id: 'c', phase: 'planning' }]);
-  for (const id of ['a', 'c']) assert.equal((await cli(dir, ['delete', id, '--force'])).code, 0);
-  // `c` is created again: the trash holds an older `c` that expiry destroys; the live one stays.
-  assert.equal((await cli(dir, ['create', '--agent', 'w', '--id', 'c'])).code, 0);
-  // `b`'s delete is killed while moving: recovery will fail to write its manifest.
-  const deleter = faults(t, ['pause:trash-move-in:2']);
-  const deleting = cli(dir, ['delete', 'b', '--force'], { env: deleter.env });
-  await deleter.reached('trash-move-in', deleting);
-  deleter.kill('trash-move-in');
-  await deleting;
-  const cleaned = await cli(dir, ['cleanup', '--json'], {
-    env: faults(t, ['fail:trash-restoring:1:ENOSPC'], { AGENT_SESSION_TRASH_RETENTION_DAYS: '0' }).env,
-  });
-  assert.equal(cleaned.code, 0, cleaned.stderr);
-  assert.deepEqual(
-    cleaned.json.recovered.map((r) => [r.action, /no space left/.test(r.detail)]),
-    [['failed', true]],
-  );
-  assert.equal(cleaned.json.expired_trash.length, 2, 'both complete entries expired');
-  assert.deepEqual(
-    trashEntries(dir).map((e) => e.manifest.status),
-    ['moving'],
-  );
-  const audited = auditedPlaces(dir);
-  assert.equal(audited.get('c'), 'live', 'the expiry of the old c does not name the live one');
-  assert.equal(audited.get('a'), 'gone');
-  // With room again, the repair finishes the job.
-  assert.equal((await doctorReport(dir, true)).code, 0);
-  assert.deepEqual(liveIds(dir), ['b', 'b-0', 'b-1', 'c']);
-});
+test(
+  'a recovery that cannot finish (a full disk) does not stop cleanup ' +
+    'from expiring the trash, and expiry names only what is gone',
+  async (t) => {
+    const dir = await store(t, [...recent('a', 2, 2), ...recent('b', 2, 2), { id: 'c', phase: 'planning' }]);
+    for (const id of ['a', 'c']) assert.equal((await cli(dir, ['delete', id, '--force'])).code, 0);
+    // `c` is created again: the trash holds an older `c` that expiry destroys; the live one stays.
+    assert.equal((await cli(dir, ['create', '--agent', 'w', '--id', 'c'])).code, 0);
+    // `b`'s delete is killed while moving: recovery will fail to write its manifest.
+    const deleter = faults(t, ['pause:trash-move-in:2']);
+    const deleting = cli(dir, ['delete', 'b', '--force'], { env: deleter.env });
+    await deleter.reached('trash-move-in', deleting);
+    deleter.kill('trash-move-in');
+    await deleting;
+    const cleaned = await cli(dir, ['cleanup', '--json'], {
+      env: faults(t, ['fail:trash-restoring:1:ENOSPC'], { AGENT_SESSION_TRASH_RETENTION_DAYS: '0' }).env,
+    });
+    assert.equal(cleaned.code, 0, cleaned.stderr);
+    assert.deepEqual(
+      cleaned.json.recovered.map((r) => [r.action, /no space left/.test(r.detail)]),
+      [['failed', true]],
+    );
+    assert.equal(cleaned.json.expired_trash.length, 2, 'both complete entries expired');
+    assert.deepEqual(
+      trashEntries(dir).map((e) => e.manifest.status),
+      ['moving'],
+    );
+    const audited = auditedPlaces(dir);
+    assert.equal(audited.get('c'), 'live', 'the expiry of the old c does not name the live one');
+    assert.equal(audited.get('a'), 'gone');
+    // With room again, the repair finishes the job.
+    assert.equal((await doctorReport(dir, true)).code, 0);
+    assert.deepEqual(liveIds(dir), ['b', 'b-0', 'b-1', 'c']);
+  },
+);
 
-test('an import under a parent in the trash is refused, as a restore is: no live session has its parent in the trash', async (t) => {
-  const dir = await store(t, recent('P', 3, 2));
-  const bundle = path.join(path.dirname(dir), 'c.bundle');
-  assert.equal((await cli(dir, ['export', 'P-1', '-o', bundle])).code, 0);
-  assert.equal((await cli(dir, ['delete', 'P', '--force'])).code, 0);
-  const imported = await cli(dir, ['import', bundle]);
-  assert.equal(imported.code, 3, imported.stderr);
-  assert.match(imported.stderr, /cannot import P-1: its parent P is in the trash .*restore P first/);
-  assert.deepEqual(liveIds(dir), []);
-  assert.equal((await doctorReport(dir)).code, 0, 'no staging or lock is left behind');
-  assert.equal((await cli(dir, ['restore', 'P'])).code, 0);
-  assert.equal(liveIds(dir).length, 7);
-});
+test(
+  'an import under a parent in the trash is refused, as a restore is: ' + 'no live session has its parent in the trash',
+  async (t) => {
+    const dir = await store(t, recent('P', 3, 2));
+    const bundle = path.join(path.dirname(dir), 'c.bundle');
+    assert.equal((await cli(dir, ['export', 'P-1', '-o', bundle])).code, 0);
+    assert.equal((await cli(dir, ['delete', 'P', '--force'])).code, 0);
+    const imported = await cli(dir, ['import', bundle]);
+    assert.equal(imported.code, 3, imported.stderr);
+    assert.match(imported.stderr, /cannot import P-1: its parent P is in the trash .*restore P first/);
+    assert.deepEqual(liveIds(dir), []);
+    assert.equal((await doctorReport(dir)).code, 0, 'no staging or lock is left behind');
+    assert.equal((await cli(dir, ['restore', 'P'])).code, 0);
+    assert.equal(liveIds(dir).length, 7);
+  },
+);

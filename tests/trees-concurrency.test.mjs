@@ -142,7 +142,10 @@ const tolerated = new Set(['ENOTFOUND', 'EREFUSED', 'EEXIST', 'ELOCKED']);
 const counts = { deleted: 0, restored: 0, refused: 0 };
 for (let n = 0; Date.now() < end; n++) {
   const target = targets[n % targets.length];
-  const steps = { deleted: () => lib.deleteSession(sessions, target, { force: true }), restored: () => lib.restoreSession(sessions, target) };
+  const steps = {
+    deleted: () => lib.deleteSession(sessions, target, { force: true }),
+    restored: () => lib.restoreSession(sessions, target)
+  };
   for (const [done, step] of Object.entries(steps)) {
     try { await step(); counts[done]++; } catch (err) { if (!tolerated.has(err.code)) throw err; counts.refused++; }
   }
@@ -171,108 +174,113 @@ async function loop(step) {
   return failures;
 }
 
-test('writers, deletes, restores, cleanups, sweeps and hooks at once, round after round: nothing acknowledged is lost, nothing is split, the audit accounts for every move', async (t) => {
-  const proj = project(t);
-  const dir = proj.store;
-  const base = tempDir(t);
-  const spec = [
-    ...treeSpec('x', 3, 3, { phase: 'planning', hoursAgo: 48 }),
-    ...treeSpec('y', 3, 3, { phase: 'planning', hoursAgo: 48 }),
-    ...treeSpec('z', 3, 2, { outcome: 'completed', hoursAgo: 48 }),
-  ];
-  await build(dir, spec);
-  const ids = spec.map((s) => s.id);
-  const scripts = Object.fromEntries(
-    Object.entries({ updater: UPDATER, deleter: DELETER, cleaner: CLEANER }).map(([name, text]) => {
-      const file = path.join(base, `${name}.mjs`);
-      writeFileSync(file, text);
-      return [name, file];
-    }),
-  );
-  const runScript = (name, args) => runNode(scripts[name], args, { cwd: base });
-  const lastAck = new Map();
-  for (let round = 1; round <= ROUNDS; round++) {
-    const updaters = Array.from({ length: UPDATERS }, (_, k) =>
-      startUpdater(scripts.updater, [dir, String(k), 'x', 'y', ...ids.filter((_, i) => i % UPDATERS === k)]),
-    );
-    await Promise.all(updaters.map((u) => u.warm));
-    // Two deleters: one takes whole trees while the other deletes and restores parts of them.
-    const [deleter, deleter2, cleaner, sweeps, hooks] = await Promise.all([
-      runScript('deleter', [dir, 'x', 'y']),
-      runScript('deleter', [dir, 'x-1', 'y-2', 'x-0-2', 'y-1-1']),
-      runScript('cleaner', [dir]),
-      loop(() => runNode(SUBAGENT_STOP, ['--sweep'], { cwd: proj.dir, env: cleanEnv({ AGENT_SESSION_DIR: dir }) })),
-      loop(async (n) => {
-        const f = flow({ session: `s${round}`, toolUseId: `toolu_${round}_${n}`, agentId: `a${round}-${n}` });
-        for (const payload of [f.pre, f.post, f.start, f.stop('Done.')]) {
-          const r = await hook(payload === f.pre ? PRE_DELEGATE : SUBAGENT_STOP, proj, payload);
-          if (r.code !== 0 || r.stderr) return r;
-        }
-        return { code: 0 };
+test(
+  'writers, deletes, restores, cleanups, sweeps and hooks at once, round after round: ' +
+    'nothing acknowledged is lost, nothing is split, the audit accounts for every move',
+  async (t) => {
+    const proj = project(t);
+    const dir = proj.store;
+    const base = tempDir(t);
+    const spec = [
+      ...treeSpec('x', 3, 3, { phase: 'planning', hoursAgo: 48 }),
+      ...treeSpec('y', 3, 3, { phase: 'planning', hoursAgo: 48 }),
+      ...treeSpec('z', 3, 2, { outcome: 'completed', hoursAgo: 48 }),
+    ];
+    await build(dir, spec);
+    const ids = spec.map((s) => s.id);
+    const scripts = Object.fromEntries(
+      Object.entries({ updater: UPDATER, deleter: DELETER, cleaner: CLEANER }).map(([name, text]) => {
+        const file = path.join(base, `${name}.mjs`);
+        writeFileSync(file, text);
+        return [name, file];
       }),
-    ]);
-    const results = await Promise.all(updaters.map((u) => u.done));
-    const moves = [deleter, deleter2].map((d) => {
-      assert.equal(d.code, 0, `round ${round}: deleter: ${d.stderr}`);
-      return JSON.parse(d.stdout);
-    });
-    // One deleter may see every restore refused (the other held the parents in the trash), not both.
-    const done = (what) => moves.reduce((sum, m) => sum + m[what], 0);
-    assert.ok(
-      done('deleted') > 0 && done('restored') > 0,
-      `round ${round}: the deleters got nothing done: ${JSON.stringify(moves)}`,
     );
-    assert.equal(cleaner.code, 0, `round ${round}: cleaner: ${cleaner.stderr}`);
-    assert.deepEqual(sweeps, [], `round ${round}: sweeps`);
-    assert.deepEqual(hooks, [], `round ${round}: hooks`);
-    for (const [k, r] of results.entries()) {
-      assert.equal(r.code, 0, r.err);
-      for (const line of r.out.split('\n').filter((l) => l.startsWith('ack '))) {
-        const [, id, n] = line.split(' ');
-        lastAck.set(`${id} ${k}`, Number(n));
+    const runScript = (name, args) => runNode(scripts[name], args, { cwd: base });
+    const lastAck = new Map();
+    for (let round = 1; round <= ROUNDS; round++) {
+      const updaters = Array.from({ length: UPDATERS }, (_, k) =>
+        startUpdater(scripts.updater, [dir, String(k), 'x', 'y', ...ids.filter((_, i) => i % UPDATERS === k)]),
+      );
+      await Promise.all(updaters.map((u) => u.warm));
+      // Two deleters: one takes whole trees while the other deletes and restores parts of them.
+      const [deleter, deleter2, cleaner, sweeps, hooks] = await Promise.all([
+        runScript('deleter', [dir, 'x', 'y']),
+        runScript('deleter', [dir, 'x-1', 'y-2', 'x-0-2', 'y-1-1']),
+        runScript('cleaner', [dir]),
+        loop(() => runNode(SUBAGENT_STOP, ['--sweep'], { cwd: proj.dir, env: cleanEnv({ AGENT_SESSION_DIR: dir }) })),
+        loop(async (n) => {
+          const f = flow({ session: `s${round}`, toolUseId: `toolu_${round}_${n}`, agentId: `a${round}-${n}` });
+          for (const payload of [f.pre, f.post, f.start, f.stop('Done.')]) {
+            const r = await hook(payload === f.pre ? PRE_DELEGATE : SUBAGENT_STOP, proj, payload);
+            if (r.code !== 0 || r.stderr) return r;
+          }
+          return { code: 0 };
+        }),
+      ]);
+      const results = await Promise.all(updaters.map((u) => u.done));
+      const moves = [deleter, deleter2].map((d) => {
+        assert.equal(d.code, 0, `round ${round}: deleter: ${d.stderr}`);
+        return JSON.parse(d.stdout);
+      });
+      // One deleter may see every restore refused (the other held the parents in the trash), not both.
+      const done = (what) => moves.reduce((sum, m) => sum + m[what], 0);
+      assert.ok(
+        done('deleted') > 0 && done('restored') > 0,
+        `round ${round}: the deleters got nothing done: ${JSON.stringify(moves)}`,
+      );
+      assert.equal(cleaner.code, 0, `round ${round}: cleaner: ${cleaner.stderr}`);
+      assert.deepEqual(sweeps, [], `round ${round}: sweeps`);
+      assert.deepEqual(hooks, [], `round ${round}: hooks`);
+      for (const [k, r] of results.entries()) {
+        assert.equal(r.code, 0, r.err);
+        for (const line of r.out.split('\n').filter((l) => l.startsWith('ack '))) {
+          const [, id, n] = line.split(' ');
+          lastAck.set(`${id} ${k}`, Number(n));
+        }
       }
-    }
 
-    const entries = trashEntries(dir);
-    assert.deepEqual(
-      entries.filter((e) => e.manifest.status !== 'complete'),
-      [],
-      `round ${round}: every trash entry is complete`,
-    );
-    const live = new Set(liveIds(dir));
-    const held = new Map();
-    for (const e of entries) for (const id of e.held) held.set(id, [...(held.get(id) ?? []), e.entry]);
-    // Every session is live or in exactly one complete entry, never both.
-    for (const id of new Set([...live, ...held.keys(), ...ids])) {
-      const places = (live.has(id) ? 1 : 0) + (held.get(id)?.length ?? 0);
-      assert.equal(places, 1, `round ${round}: ${id} is live: ${live.has(id)}, in the trash: ${held.get(id) ?? []}`);
-    }
-    // Every acknowledged update is in the session's record, wherever that is now.
-    for (const [key, n] of lastAck) {
-      const [id, k] = key.split(' ');
-      const rec = findRecord(dir, id, entries);
-      assert.ok(rec, `round ${round}: ${id} had acknowledged updates and is neither live nor in the trash`);
-      if (rec.metadata[`w${k}`] !== n)
-        assert.ok(rec.metadata[`w${k}`] > n, `round ${round}: updater ${k}: ${id} lost update ${n}`);
-    }
-    // No live session has its parent in the trash; the index and the records agree.
-    const doc = await cli(dir, ['doctor', '--json']);
-    assert.equal(
-      doc.code,
-      0,
-      `round ${round}: ${JSON.stringify(doc.json?.findings?.filter((f) => f.severity === 'error'))}`,
-    );
-    // The audit trail accounts for every move: what it says last of each session is where it is.
-    const audited = auditedPlaces(dir);
-    for (const id of new Set([...live, ...held.keys()])) {
+      const entries = trashEntries(dir);
+      assert.deepEqual(
+        entries.filter((e) => e.manifest.status !== 'complete'),
+        [],
+        `round ${round}: every trash entry is complete`,
+      );
+      const live = new Set(liveIds(dir));
+      const held = new Map();
+      for (const e of entries) for (const id of e.held) held.set(id, [...(held.get(id) ?? []), e.entry]);
+      // Every session is live or in exactly one complete entry, never both.
+      for (const id of new Set([...live, ...held.keys(), ...ids])) {
+        const places = (live.has(id) ? 1 : 0) + (held.get(id)?.length ?? 0);
+        assert.equal(places, 1, `round ${round}: ${id} is live: ${live.has(id)}, in the trash: ${held.get(id) ?? []}`);
+      }
+      // Every acknowledged update is in the session's record, wherever that is now.
+      for (const [key, n] of lastAck) {
+        const [id, k] = key.split(' ');
+        const rec = findRecord(dir, id, entries);
+        assert.ok(rec, `round ${round}: ${id} had acknowledged updates and is neither live nor in the trash`);
+        if (rec.metadata[`w${k}`] !== n)
+          assert.ok(rec.metadata[`w${k}`] > n, `round ${round}: updater ${k}: ${id} lost update ${n}`);
+      }
+      // No live session has its parent in the trash; the index and the records agree.
+      const doc = await cli(dir, ['doctor', '--json']);
       assert.equal(
-        audited.get(id),
-        live.has(id) ? 'live' : 'trash',
-        `round ${round}: the audit trail's last word on ${id}`,
+        doc.code,
+        0,
+        `round ${round}: ${JSON.stringify(doc.json?.findings?.filter((f) => f.severity === 'error'))}`,
+      );
+      // The audit trail accounts for every move: what it says last of each session is where it is.
+      const audited = auditedPlaces(dir);
+      for (const id of new Set([...live, ...held.keys()])) {
+        assert.equal(
+          audited.get(id),
+          live.has(id) ? 'live' : 'trash',
+          `round ${round}: the audit trail's last word on ${id}`,
+        );
+      }
+      t.diagnostic(
+        `round ${round}: ${JSON.stringify(moves)}, ${sweeps.length} sweeps failed, ` +
+          `${live.size} live, ${held.size} in ${entries.length} trash entries`,
       );
     }
-    t.diagnostic(
-      `round ${round}: ${JSON.stringify(moves)}, ${sweeps.length} sweeps failed, ${live.size} live, ${held.size} in ${entries.length} trash entries`,
-    );
-  }
-});
+  },
+);

@@ -86,7 +86,8 @@ test('SIGKILL during delete and cleanup of large trees never leaves a half-delet
     assert.deepEqual(sessionFiles(dir), original, `${mode} #${i}: the restored store differs`);
   }
   t.diagnostic(
-    `${interrupted} of ${ITERATIONS} workers killed before they finished; ${rolledBack} interrupted trash entries rolled back`,
+    `${interrupted} of ${ITERATIONS} workers killed before they finished; ` +
+      `${rolledBack} interrupted trash entries rolled back`,
   );
 });
 

@@ -65,7 +65,8 @@ async function run(t, project, script, extra = {}) {
     timeoutMs: 90_000,
     ...extra,
   });
-  const detail = `code=${result.code} timedOut=${result.timedOut}\nstderr:\n${result.stderr}\nstdout:\n${result.stdout}`;
+  const detail =
+    `code=${result.code} timedOut=${result.timedOut}\n` + `stderr:\n${result.stderr}\nstdout:\n${result.stdout}`;
   assert.deepEqual(api.scriptErrors(), [], 'mock script threw');
   assert.equal(result.code, 0, detail);
   return { api, result };

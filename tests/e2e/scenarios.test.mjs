@@ -99,7 +99,8 @@ async function runScenario(t, project, script, env = {}) {
     env,
     timeoutMs: 90_000,
   });
-  const detail = `code=${result.code} timedOut=${result.timedOut}\nstderr:\n${result.stderr}\nstdout:\n${result.stdout}`;
+  const detail =
+    `code=${result.code} timedOut=${result.timedOut}\n` + `stderr:\n${result.stderr}\nstdout:\n${result.stdout}`;
   assert.deepEqual(api.scriptErrors(), [], 'mock script threw');
   assert.equal(result.code, 0, detail);
   return { api, result };
@@ -138,7 +139,8 @@ before(
 );
 
 test(
-  '(a) a delegation creates a session bound to the real agent id, finalized as completed; install twice changes nothing',
+  '(a) a delegation creates a session bound to the real agent id, ' +
+    'finalized as completed; install twice changes nothing',
   { timeout: 120_000 },
   async (t) => {
     const project = await installedProject(t);
@@ -233,7 +235,8 @@ test(
 );
 
 test(
-  '(b) approval pauses the session; the next delegation is denied with the SendMessage instruction; SendMessage resumes and finalizes the same session',
+  '(b) approval pauses the session; the next delegation is denied with the ' +
+    'SendMessage instruction; SendMessage resumes and finalizes the same session',
   { timeout: 120_000 },
   async (t) => {
     const project = await installedProject(t);
@@ -331,7 +334,8 @@ test(
 );
 
 test(
-  '(b) a model that delegates again instead of using SendMessage is not denied twice: the spawn goes through with the brief',
+  '(b) a model that delegates again instead of using SendMessage is not denied twice: ' +
+    'the spawn goes through with the brief',
   { timeout: 120_000 },
   async (t) => {
     const project = await installedProject(t);
@@ -383,7 +387,9 @@ test(
 
 for (const streamGapMs of [0, 2500])
   test(
-    `(b) two delegations in one message with a paused session, the second streamed ${streamGapMs} ms after the first: one is denied, the other runs in a session of its own`,
+    '(b) two delegations in one message with a paused session, ' +
+      `the second streamed ${streamGapMs} ms after the first: ` +
+      'one is denied, the other runs in a session of its own',
     { timeout: 120_000 },
     async (t) => {
       const project = await installedProject(t);
@@ -565,7 +571,11 @@ const BROKEN_STORES = [
     after: (project) =>
       assert.match(
         hookLog(project),
-        /^\S+ pre_delegate PreToolUse pid=\d+ ECORRUPT: \S+\/\.claude-code is a regular file, not a directory the store made/m,
+        new RegExp(
+          '^\\S+ pre_delegate PreToolUse pid=\\d+ ECORRUPT: ' +
+            '\\S+\\/\\.claude-code is a regular file, not a directory the store made',
+          'm',
+        ),
       ),
     footer: false,
   },
