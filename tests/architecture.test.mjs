@@ -209,3 +209,19 @@ test('every executable bundle is pure ASCII', () => {
     );
   }
 });
+
+test('no source line is over 120 characters (prettier leaves long strings and comments as they are)', () => {
+  const code = /\.(ts|mjs|cjs|js)$/;
+  const files = ['tools', 'hooks', 'scripts', 'bench', 'tests'].flatMap((dir) =>
+    readdirSync(path.join(ROOT, dir), { recursive: true })
+      .filter((f) => code.test(f) && !f.startsWith(`fixtures${path.sep}`))
+      .map((f) => path.join(dir, f)),
+  );
+  assert.ok(files.length > 150, `found only ${files.length} source files: the walk is broken`);
+  const long = files.flatMap((file) =>
+    readFileSync(path.join(ROOT, file), 'utf8')
+      .split('\n')
+      .flatMap((line, i) => (line.length > 120 ? [`${file}:${i + 1} has ${line.length} characters`] : [])),
+  );
+  assert.deepEqual(long, []);
+});
