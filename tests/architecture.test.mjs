@@ -225,3 +225,16 @@ test('no source line is over 120 characters (prettier leaves long strings and co
   );
   assert.deepEqual(long, []);
 });
+
+test('no two modules of tools/ and hooks/ share a file name', () => {
+  const byName = new Map();
+  for (const file of [...sources('tools'), ...sources('hooks')]) {
+    const name = path.basename(file);
+    byName.set(name, [...(byName.get(name) ?? []), file]);
+  }
+  assert.ok(byName.size > 100, `found only ${byName.size} modules: the walk is broken`);
+  assert.deepEqual(
+    [...byName.values()].filter((files) => files.length > 1).map((files) => files.join(' and ')),
+    [],
+  );
+});

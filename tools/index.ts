@@ -1,6 +1,6 @@
 export { Sessions } from './sessions.js';
 export type { CreateInput, SessionsOptions, ShouldResumeResult } from './sessions.js';
-export type { ListResult } from './context.js';
+export type { ListResult } from './session-context.js';
 export { SessionError, isSessionError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { PHASES, OUTCOMES, RESUMABLE_PHASES } from './phases.js';

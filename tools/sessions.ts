@@ -1,6 +1,6 @@
 import { formatEntry } from './audit/entry.js';
 import { resolveSettings, type Settings } from './config.js';
-import type { Actor, ListResult, SessionContext } from './context.js';
+import type { Actor, ListResult, SessionContext } from './session-context.js';
 import { SessionError, toSessionError } from './errors.js';
 import { assertValidId, generateId } from './ids.js';
 import type { JsonObject } from './merge-patch.js';

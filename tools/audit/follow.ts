@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SessionContext } from '../context.js';
+import type { SessionContext } from '../session-context.js';
 import { matches, parseLine, recoverTail, sha256, type AuditEntry, type AuditProblem } from './entry.js';
 import { AUDIT_FILE } from '../store/audit-log.js';
 import { AuditTail } from '../store/audit-tail.js';

@@ -1,4 +1,4 @@
-import type { SessionContext } from '../context.js';
+import type { SessionContext } from '../session-context.js';
 import {
   matches,
   parseLine,

@@ -1,26 +1,26 @@
 import yargs from 'yargs';
 import { SessionError } from '../errors.js';
-import * as audit from './commands/audit.js';
-import * as children from './commands/children.js';
-import * as cleanup from './commands/cleanup.js';
-import * as deleteCommand from './commands/delete.js';
-import * as restore from './commands/restore.js';
-import * as trash from './commands/trash.js';
-import * as tree from './commands/tree.js';
-import * as create from './commands/create.js';
-import * as demo from './commands/demo.js';
-import * as doctorCommand from './commands/doctor.js';
-import * as exportCommand from './commands/export.js';
-import * as finalize from './commands/finalize.js';
-import * as get from './commands/get.js';
-import * as importCommand from './commands/import.js';
-import * as install from './commands/install.js';
-import * as list from './commands/list.js';
-import * as shouldResume from './commands/should-resume.js';
-import * as show from './commands/show.js';
-import * as uninstall from './commands/uninstall.js';
-import * as update from './commands/update.js';
-import type { Context } from './context.js';
+import * as audit from './commands/audit-command.js';
+import * as children from './commands/children-command.js';
+import * as cleanup from './commands/cleanup-command.js';
+import * as deleteCommand from './commands/delete-command.js';
+import * as restore from './commands/restore-command.js';
+import * as trash from './commands/trash-command.js';
+import * as tree from './commands/tree-command.js';
+import * as create from './commands/create-command.js';
+import * as demo from './commands/demo-command.js';
+import * as doctorCommand from './commands/doctor-command.js';
+import * as exportCommand from './commands/export-command.js';
+import * as finalize from './commands/finalize-command.js';
+import * as get from './commands/get-command.js';
+import * as importCommand from './commands/import-command.js';
+import * as install from './commands/install-command.js';
+import * as list from './commands/list-command.js';
+import * as shouldResume from './commands/should-resume-command.js';
+import * as show from './commands/show-command.js';
+import * as uninstall from './commands/uninstall-command.js';
+import * as update from './commands/update-command.js';
+import type { Context } from './command-context.js';
 
 export const COMMANDS = [
   create,

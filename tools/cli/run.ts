@@ -1,6 +1,6 @@
 import { formatError, SessionError } from '../errors.js';
 import { buildCli } from './build-cli.js';
-import { makeContext, type Io } from './context.js';
+import { makeContext, type Io } from './command-context.js';
 import { exitCodeFor } from './exit-codes.js';
 
 /** Runs one command line and returns its exit code; all output goes through `io`. */

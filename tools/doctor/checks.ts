@@ -1,5 +1,5 @@
 import type { SessionRecord } from '../record.js';
-import type { SessionContext } from '../context.js';
+import type { SessionContext } from '../session-context.js';
 import path from 'node:path';
 import { TEMP_DIR, type StoreProblem } from '../store/store.js';
 import {

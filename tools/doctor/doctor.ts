@@ -1,7 +1,7 @@
 import { scanAudit } from '../audit/read.js';
 import { isSessionError, SessionError } from '../errors.js';
-import { throwIfInterrupted } from '../interrupt.js';
-import type { SessionContext } from '../context.js';
+import { throwIfInterrupted } from '../safe-points.js';
+import type { SessionContext } from '../session-context.js';
 import { ImportStaging } from '../store/import-stage.js';
 import { Trash } from '../store/trash.js';
 import { recoverImports } from '../transfer/import.js';

@@ -1,9 +1,9 @@
 import { readAudit } from '../audit/read.js';
 import { SessionError } from '../errors.js';
-import { throwIfInterrupted } from '../interrupt.js';
+import { throwIfInterrupted } from '../safe-points.js';
 import { assertValidId } from '../ids.js';
 import type { SessionRecord } from '../record.js';
-import type { SessionContext } from '../context.js';
+import type { SessionContext } from '../session-context.js';
 import { writeBundleFile } from './bundle-file.js';
 import type { StoreProblem } from '../store/store.js';
 import { subtreeNodes } from '../trees/hierarchy.js';

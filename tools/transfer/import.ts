@@ -1,9 +1,9 @@
 import { readAudit } from '../audit/read.js';
 import { isSessionError, SessionError, toSessionError } from '../errors.js';
-import { throwIfInterrupted } from '../interrupt.js';
+import { throwIfInterrupted } from '../safe-points.js';
 import { generateId } from '../ids.js';
 import { serializeRecord, type SessionRecord } from '../record.js';
-import type { SessionContext } from '../context.js';
+import type { SessionContext } from '../session-context.js';
 import { readBundleFile } from './bundle-file.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { ImportStaging, type ImportManifest } from '../store/import-stage.js';

@@ -1,7 +1,7 @@
 import { isSessionError, SessionError } from '../errors.js';
 import { judgeSession, type CleanupRules } from '../policy/cleanup-plan.js';
 import { applyFinalize } from '../policy/lifecycle.js';
-import type { SessionContext } from '../context.js';
+import type { SessionContext } from '../session-context.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
 import { findStrays, quarantineSession, removeStray } from '../store/strays.js';
 import { diskBytes, type Trash } from '../store/trash.js';

@@ -1,9 +1,9 @@
 import { SessionError } from '../errors.js';
-import { throwIfInterrupted } from '../interrupt.js';
+import { throwIfInterrupted } from '../safe-points.js';
 import { judgeSession, planCleanup, type CleanupRules } from '../policy/cleanup-plan.js';
 import type { TreeNode } from '../policy/tree-guard.js';
 import type { SessionRecord } from '../record.js';
-import type { SessionContext } from '../context.js';
+import type { SessionContext } from '../session-context.js';
 import { census } from '../store/census.js';
 import { withAreaLock } from '../store/subtree-locks.js';
 import { Trash } from '../store/trash.js';

@@ -1,5 +1,5 @@
 import { planDelete, type Blocker, type TreeNode } from '../policy/tree-guard.js';
-import type { SessionContext } from '../context.js';
+import type { SessionContext } from '../session-context.js';
 import { SessionError } from '../errors.js';
 import { diskBytes, Trash } from '../store/trash.js';
 import { subtreeNodes } from './hierarchy.js';

@@ -3,7 +3,7 @@ import { assertValidId } from '../ids.js';
 import type { TreeNode } from '../policy/tree-guard.js';
 import { selectSessions, summarize, type ListFilter, type SessionSummary } from '../policy/selection.js';
 import { compareCreation, type SessionRecord } from '../record.js';
-import type { ListResult, SessionContext } from '../context.js';
+import type { ListResult, SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { notFound } from '../store/store.js';
 

@@ -1,5 +1,5 @@
 import { isSessionError, SessionError } from '../errors.js';
-import type { SessionContext } from '../context.js';
+import type { SessionContext } from '../session-context.js';
 import { faultPoint } from '../store/fault-points.js';
 import { Trash, type TrashManifest } from '../store/trash.js';
 import { putBack } from './restore.js';

@@ -1,7 +1,7 @@
 import { SessionError, toSessionError } from '../errors.js';
-import { throwIfInterrupted } from '../interrupt.js';
+import { throwIfInterrupted } from '../safe-points.js';
 import { planDelete, type Blocker, type DeletePlan, type TreeNode } from '../policy/tree-guard.js';
-import type { SessionContext } from '../context.js';
+import type { SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { withSessionLocks, type SessionLocksCheck } from '../store/subtree-locks.js';
 import {

@@ -1,7 +1,7 @@
 import { isSessionError, SessionError } from '../errors.js';
 import { isValidId } from '../ids.js';
-import { throwIfInterrupted } from '../interrupt.js';
-import type { SessionContext } from '../context.js';
+import { throwIfInterrupted } from '../safe-points.js';
+import type { SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
 import { diskBytes, Trash, type PreservedWork, type TrashManifest } from '../store/trash.js';

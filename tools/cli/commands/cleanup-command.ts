@@ -1,7 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
 import { cleanup, type CleanupReport } from '../../trees/cleanup.js';
-import type { Argv } from '../context.js';
-import { interruptible } from '../interrupt.js';
+import type { Argv } from '../command-context.js';
+import { interruptible } from '../interruptible.js';
 import { checkHours } from '../parse.js';
 
 interface Args {

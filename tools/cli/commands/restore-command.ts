@@ -1,7 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
 import { restoreSession } from '../../trees/restore.js';
-import type { Argv } from '../context.js';
-import { interruptible } from '../interrupt.js';
+import type { Argv } from '../command-context.js';
+import { interruptible } from '../interruptible.js';
 
 export const command = 'restore <target>';
 export const describe = 'Put a deleted session and its subtree back (TARGET: a session id or a trash entry)';

@@ -1,6 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
 import { EXIT } from '../exit-codes.js';
-import type { Argv } from '../context.js';
+import type { Argv } from '../command-context.js';
 
 export const command = 'should-resume <id>';
 export const describe = 'Decide whether a session should resume now (exit 0: yes, 1: no)';

@@ -1,6 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
 import { PHASES, type Phase } from '../../phases.js';
-import type { Argv } from '../context.js';
+import type { Argv } from '../command-context.js';
 import { parseMetadata } from '../parse.js';
 
 interface Args {

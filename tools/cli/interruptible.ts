@@ -1,5 +1,5 @@
 import { PROGRAM } from '../errors.js';
-import type { Context, StopSignal } from './context.js';
+import type { Context, StopSignal } from './command-context.js';
 import { EXIT } from './exit-codes.js';
 
 const NAMES: StopSignal[] = ['SIGINT', 'SIGTERM'];

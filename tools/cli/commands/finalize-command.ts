@@ -1,6 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
 import { OUTCOMES, type Outcome } from '../../phases.js';
-import type { Argv } from '../context.js';
+import type { Argv } from '../command-context.js';
 
 interface Args {
   id: string;

@@ -1,8 +1,8 @@
 import type { Argv as Yargs } from 'yargs';
 import { doctor } from '../../doctor/doctor.js';
-import type { Argv } from '../context.js';
+import type { Argv } from '../command-context.js';
 import { EXIT } from '../exit-codes.js';
-import { interruptible } from '../interrupt.js';
+import { interruptible } from '../interruptible.js';
 
 interface Args {
   repair?: boolean;

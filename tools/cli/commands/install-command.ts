@@ -1,6 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
 import { installHooks, type InstallReport } from '../../install/install.js';
-import type { Argv, Context } from '../context.js';
+import type { Argv, Context } from '../command-context.js';
 
 export interface InstallArgs {
   user?: boolean;

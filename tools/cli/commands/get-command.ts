@@ -1,5 +1,5 @@
 import type { Argv as Yargs } from 'yargs';
-import type { Argv } from '../context.js';
+import type { Argv } from '../command-context.js';
 
 export const command = 'get <id>';
 export const describe = 'Print the session record (state.json)';

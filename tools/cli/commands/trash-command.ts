@@ -1,6 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
 import { listTrash } from '../../trees/restore.js';
-import type { Argv } from '../context.js';
+import type { Argv } from '../command-context.js';
 import { relativeTime, table } from '../format.js';
 
 export const command = 'trash';

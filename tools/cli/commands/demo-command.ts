@@ -1,5 +1,5 @@
-import type { Argv } from '../context.js';
-import { runDemo } from '../../demo.js';
+import type { Argv } from '../command-context.js';
+import { runDemo } from '../../walkthrough.js';
 
 export const command = 'demo';
 export const describe =

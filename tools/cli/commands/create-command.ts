@@ -1,5 +1,5 @@
 import type { Argv as Yargs } from 'yargs';
-import type { Argv } from '../context.js';
+import type { Argv } from '../command-context.js';
 import { parseMetadata } from '../parse.js';
 
 interface Args {

@@ -1,7 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
 import type { Phase } from '../../phases.js';
 import { listOrphans } from '../../trees/hierarchy.js';
-import type { Argv } from '../context.js';
+import type { Argv } from '../command-context.js';
 import { relativeTime, table } from '../format.js';
 import { checkCount } from '../parse.js';
 

@@ -1,6 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
 import type { SessionRecord } from '../../record.js';
-import type { Argv } from '../context.js';
+import type { Argv } from '../command-context.js';
 import { relativeTime } from '../format.js';
 
 export const command = 'show <id>';

@@ -1,8 +1,8 @@
 import type { Argv as Yargs } from 'yargs';
 import { deleteSession, type DeleteResult } from '../../trees/delete.js';
-import type { Argv } from '../context.js';
+import type { Argv } from '../command-context.js';
 import { relativeTime } from '../format.js';
-import { interruptible } from '../interrupt.js';
+import { interruptible } from '../interruptible.js';
 
 interface Args {
   id: string;

@@ -1,7 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
 import { uninstallHooks } from '../../install/install.js';
-import type { Argv } from '../context.js';
-import { printReport, type InstallArgs } from './install.js';
+import type { Argv } from '../command-context.js';
+import { printReport, type InstallArgs } from './install-command.js';
 
 export const command = 'uninstall';
 export const describe =

@@ -3,7 +3,7 @@ import type { AuditEntry } from '../../audit/entry.js';
 import { followAudit } from '../../audit/follow.js';
 import { readAudit } from '../../audit/read.js';
 import { parseDuration } from '../../audit/duration.js';
-import type { Argv, Context } from '../context.js';
+import type { Argv, Context } from '../command-context.js';
 
 interface Args {
   session?: string;

@@ -1,6 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
 import { children } from '../../trees/hierarchy.js';
-import type { Argv } from '../context.js';
+import type { Argv } from '../command-context.js';
 import { relativeTime, table } from '../format.js';
 
 export const command = 'children <id>';

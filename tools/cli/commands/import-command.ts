@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Argv as Yargs } from 'yargs';
 import { importSessions } from '../../transfer/import.js';
-import type { Argv } from '../context.js';
-import { interruptible } from '../interrupt.js';
+import type { Argv } from '../command-context.js';
+import { interruptible } from '../interruptible.js';
 
 interface Args {
   file: string;
