@@ -142,7 +142,8 @@ async function checkTrash(
   const held = new Map<string, string>();
   // recoverTrash repairs every interrupted entry at once: the first finding carries the fix.
   const recover = async () =>
-    `recovered trash: ${(await recoverTrash(sessions)).map((r) => `${r.entry} ${r.action}`).join(', ') || 'nothing left to do'}`;
+    `recovered trash: ` +
+    ((await recoverTrash(sessions)).map((r) => `${r.entry} ${r.action}`).join(', ') || 'nothing left to do');
   const withFix = () => (found.some((f) => f.check === 'trash' && f.fix) ? {} : { fix: recover });
   for (const entry of entries) {
     const subject = `.trash/${entry}`;
@@ -173,7 +174,9 @@ async function checkTrash(
         });
     } else {
       const what = manifest.status === 'restoring' ? 'a restore' : `a ${manifest.reason}`;
-      const hidden = `${present.length} session(s) are hidden in it${present.length > 0 ? `: ${present.slice(0, 10).join(', ')}${present.length > 10 ? ', …' : ''}` : ''}`;
+      const hidden =
+        `${present.length} session(s) are hidden in ` +
+        `it${present.length > 0 ? `: ${present.slice(0, 10).join(', ')}${present.length > 10 ? ', …' : ''}` : ''}`;
       if (trash.interrupted(manifest)) {
         const repair = manifest.status === 'restoring' ? 'finish the restore' : 'move its sessions back into the store';
         found.push({
