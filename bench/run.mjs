@@ -1,4 +1,4 @@
-// `npm run bench`: runs each issue's benchmark module against the build at AGENT_SESSION_DIST
+// `npm run bench`: runs each benchmark module against the build at AGENT_SESSION_DIST
 // (default dist/), prints a report and writes the figures as JSON.
 // Usage: node bench/run.mjs [--only store,list,hooks,cleanup] [--out FILE] [--quick] [--check] [--tmp DIR]
 //                          [--variant NAME=DIR ...]

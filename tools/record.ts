@@ -5,7 +5,10 @@ import { isPlainObject, type JsonObject } from './merge-patch.js';
 import { isOutcome, isPhase, type Outcome, type Phase } from './phases.js';
 import { parseTimestamp } from './time.js';
 
-/** Version 0 is the earlier Python tool's record (no `schema_version`); it is upgraded on its next write. */
+/**
+ * Version 0 is the record of the `agent_session.py` state files of gaia-ops v3.5.1 (no `schema_version`); it is
+ * upgraded on its next write.
+ */
 export const SCHEMA_VERSION = 1;
 
 export interface HistoryEntry {

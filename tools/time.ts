@@ -1,4 +1,5 @@
-// Zone required: the earlier tool wrote `+00:00`, and a bare local time must not pass as UTC.
+// Zone required: the `agent_session.py` state files of gaia-ops v3.5.1 hold `+00:00`, and a bare local
+// time must not pass as UTC.
 const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
 /** The form the store writes (toISOString). */
 const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -46,7 +46,7 @@ export interface Ignored {
 }
 
 /**
- * The legacy stdin format: that of the earlier tool, gaia-ops v3.5.1's `agent_session.py`, used by
+ * The legacy stdin format: that of gaia-ops v3.5.1's `agent_session.py`, used by
  * orchestrators calling the hooks directly. It has no `hook_event_name`.
  */
 export interface LegacyDelegate {

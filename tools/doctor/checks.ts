@@ -158,7 +158,7 @@ export async function checkIndex(sessions: SessionContext): Promise<Found[]> {
   return found;
 }
 
-/** `.tmp/` unusable, strays as cleanup finds them, and the temp files earlier versions left inside session directories. */
+/** `.tmp/` unusable, strays as cleanup finds them, and temp files of the older layout (inside session directories). */
 export function checkStrays(sessions: SessionContext, snap: StoreSnapshot): Found[] {
   const now = Date.now();
   const problem = tempDirProblem(sessions.store.dir);

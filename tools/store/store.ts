@@ -14,7 +14,7 @@ export const STATE_FILE = 'state.json';
 /** Store-level areas start with "." so that no session id can name them. */
 const LOCKS_DIR = '.locks';
 const REMOVING_DIR = '.removing';
-/** Temp files of record writes, `<id>.state.json.<pid>.<n>.<hex>.tmp`: one readdir finds the strays (issue 4). */
+/** Temp files of record writes, `<id>.state.json.<pid>.<n>.<hex>.tmp`: one readdir finds the strays. */
 export const TEMP_DIR = '.tmp';
 /** A record is a few KiB; one this large is refused (read: ECORRUPT, write: EINVALID), never slowly parsed under a lock. */
 const MAX_RECORD_BYTES = 16 * 1024 * 1024;

@@ -4,8 +4,8 @@
  *   .locks/<name>.lock[.takeover]         a lock directory (or a takeover's guard); stale when not refreshed for a while
  *   .removing/<name>                      something already being destroyed
  *   .quarantine/<id>-<UTC yyyymmdd-hhmmss>-<4 hex>/   a corrupt session directory, moved aside unchanged
- * Versions before `.tmp/` left their temps as `<id>/state.json.<pid>.<n>.<hex>.tmp`: finding those
- * takes a readdir per session, so only doctor looks for them (findLegacyTemps); cleanup does not.
+ * Stores of the older layout, without `.tmp/`, hold temps as `<id>/state.json.<pid>.<n>.<hex>.tmp`: finding
+ * those takes a readdir per session, so only doctor looks for them (findLegacyTemps); cleanup does not.
  */
 import { accessSync, constants, lstatSync, readdirSync, type Stats } from 'node:fs';
 import { lstat, mkdir, rename, rm, rmdir } from 'node:fs/promises';
@@ -49,7 +49,7 @@ export function findStrays(storeDir: string, now: number, minAgeMs: number): Str
   return found.filter((stray) => stray !== undefined);
 }
 
-/** Temp files that versions before `.tmp/` left inside session directories: one readdir per session. */
+/** Temp files of the older layout, inside session directories: one readdir per session. */
 export function findLegacyTemps(storeDir: string, ids: string[], now: number, minAgeMs: number): StrayFile[] {
   const found: (StrayFile | undefined)[] = [];
   for (const id of ids) {
