@@ -219,7 +219,8 @@ async function checkIndex(lib, dir) {
   if (check.missing.length + check.stale.length + check.unindexed.length === 0) return [];
   await lib.rebuildIndex(sessions);
   return [
-    `the fixture's children index did not match the library's (${check.missing.length} missing, ${check.stale.length} stale, ${check.unindexed.length} unindexed): rebuilt with rebuildIndex`,
+    `the fixture's children index did not match the library's (${check.missing.length} missing, ` +
+      `${check.stale.length} stale, ${check.unindexed.length} unindexed): rebuilt with rebuildIndex`,
   ];
 }
 

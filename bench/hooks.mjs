@@ -32,7 +32,8 @@ export async function run({ dist, tmp, quick, env, root, variants = [] }) {
   const payloads = loadPayloads(root);
   if (!payloads) return { skipped: 'no PreToolUse/SubagentStart/SubagentStop fixtures in tests/fixtures/claude' };
 
-  // A project whose store (<project>/.claude/session) holds 10,000 sessions, as Claude Code runs hooks: cwd and CLAUDE_PROJECT_DIR.
+  // A project whose store (<project>/.claude/session) holds 10,000 sessions, as Claude Code runs hooks:
+  // cwd and CLAUDE_PROJECT_DIR.
   const project = path.join(tmp, 'project');
   const store = path.join(project, '.claude', 'session');
   writeStore(await loadSerializer(dist), store, STORE_SIZE, { shape: 'trees', index: true });
@@ -149,7 +150,8 @@ export async function run({ dist, tmp, quick, env, root, variants = [] }) {
       `store: ${STORE_SIZE} sessions; each pre_delegate run is the first delegation of its Claude Code session;`,
       'floor: bench/lib/hook-floor.cjs (fs calls only: two locks, two fsynced atomic writes, one audit append),',
       'the least any durable hook does;',
-      `each subagent_stop run follows its own delegation and SubagentStart (untimed), in its own Claude Code session (${flows} flows)`,
+      'each subagent_stop run follows its own delegation and SubagentStart (untimed), ' +
+        `in its own Claude Code session (${flows} flows)`,
       ...hooks.slice(1).map(({ name, dist: other }) => `variant ${name}: ${path.relative(root, other)}`),
     ],
   };

@@ -54,7 +54,8 @@ const results = {
   modules: {},
 };
 console.log(
-  `agent-session bench: ${results.node}, ${results.cpus}, build ${path.relative(root, dist) || '.'}${opts.quick ? ' (quick)' : ''}`,
+  `agent-session bench: ${results.node}, ${results.cpus}, ` +
+    `build ${path.relative(root, dist) || '.'}${opts.quick ? ' (quick)' : ''}`,
 );
 
 const started = performance.now();
@@ -90,7 +91,8 @@ const targets = Object.values(results.modules).flatMap((m) => m.targets ?? []);
 const failed = targets.filter((t) => !t.pass);
 const errors = Object.entries(results.modules).filter(([, m]) => m.error);
 console.log(
-  `\nTargets: ${targets.length - failed.length} of ${targets.length} pass${failed.length ? ` (FAIL: ${failed.map((t) => t.label).join('; ')})` : ''}; ${results.seconds} s in all.`,
+  `\nTargets: ${targets.length - failed.length} of ${targets.length} pass` +
+    `${failed.length ? ` (FAIL: ${failed.map((t) => t.label).join('; ')})` : ''}; ${results.seconds} s in all.`,
 );
 mkdirSync(path.dirname(path.resolve(opts.out)), { recursive: true });
 writeFileSync(opts.out, `${JSON.stringify(results, null, 2)}\n`);

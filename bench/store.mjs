@@ -60,7 +60,10 @@ export async function run({ dist, tmp, quick }) {
   };
 }
 
-/** The floor for one update: lock (a bare mkdir, the store's lock protocol), read, write temp, fsync, rename, unlock. */
+/**
+ * The floor for one update: lock (a bare mkdir, the store's lock protocol), read, write temp, fsync, rename,
+ * unlock.
+ */
 async function bareLockedWrite(file, lockPath) {
   await mkdir(lockPath);
   try {

@@ -39,6 +39,7 @@ export function assertValidId(id: unknown, what = 'session id'): asserts id is s
 /** `agent-YYYYMMDD-HHMMSS-<8 hex>`, in UTC. */
 export function generateId(now: Date, random: () => string = () => randomHex(8)): string {
   const iso = formatTimestamp(now.getTime()); // 2026-11-22T14:15:00.000Z
-  const stamp = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}`;
+  const day = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}`;
+  const stamp = `${day}-${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}`;
   return `agent-${stamp}-${random()}`;
 }

@@ -95,7 +95,8 @@ export function parseRecord(text: string, id: string): SessionRecord {
   if ((version as number) > SCHEMA_VERSION) {
     throw new SessionError(
       'EVERSION',
-      `session ${id} has schema_version ${version}, newer than this agent-session understands (${SCHEMA_VERSION}); upgrade agent-session`,
+      `session ${id} has schema_version ${version}, newer than this agent-session understands ` +
+        `(${SCHEMA_VERSION}); upgrade agent-session`,
       { details: { id, schema_version: version } },
     );
   }
@@ -104,7 +105,10 @@ export function parseRecord(text: string, id: string): SessionRecord {
   return withDefaults(raw, version as number);
 }
 
-/** Fills in the freshly parsed object itself: no copy per record (list and cleanup parse thousands); same key order as a spread. */
+/**
+ * Fills in the freshly parsed object itself: no copy per record (list and cleanup parse thousands); same key
+ * order as a spread.
+ */
 function withDefaults(raw: JsonObject, version: number): SessionRecord {
   const record = raw as Record<string, unknown>;
   record.schema_version = version;

@@ -13,7 +13,9 @@ export function formatTimestamp(ms: number): string {
   const year = d.getUTCFullYear();
   // Out of toISOString's four-digit years (and invalid dates): its own form, or its RangeError.
   if (!(year >= 0 && year <= 9999)) return d.toISOString();
-  return `${pad(year, 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}T${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}.${pad(d.getUTCMilliseconds(), 3)}Z`;
+  const day = `${pad(year, 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}`;
+  const clock = `${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}`;
+  return `${day}T${clock}.${pad(d.getUTCMilliseconds(), 3)}Z`;
 }
 
 function pad(n: number, digits: number): string {

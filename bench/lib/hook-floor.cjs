@@ -9,7 +9,8 @@ const fs = require('node:fs');
 
 const store = process.argv[2];
 const payload = JSON.parse(fs.readFileSync(0, 'utf8'));
-const id = `agent-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${Math.random().toString(16).slice(2, 10)}`;
+const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15);
+const id = `agent-${stamp}-${Math.random().toString(16).slice(2, 10)}`;
 const conversation = `${store}/.claude-code/${payload.session_id}`;
 
 function atomic(file, text, temp = `${file}.${process.pid}.tmp`) {
@@ -54,5 +55,7 @@ fs.rmdirSync(`${store}/.claude-code/.locks/${payload.session_id}.lock`);
 const prompt = `${payload.tool_input.prompt}\n\n[agent-session: session ${id}]`;
 fs.writeSync(
   1,
-  `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { ...payload.tool_input, prompt } } })}\n`,
+  `${JSON.stringify({
+    hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { ...payload.tool_input, prompt } },
+  })}\n`,
 );

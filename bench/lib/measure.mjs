@@ -116,7 +116,8 @@ function check(result, args, expectCode) {
   if (result.error) throw result.error;
   if (expectCode !== undefined && result.status !== expectCode) {
     throw new Error(
-      `node ${args.join(' ').slice(0, 200)} exited ${result.status ?? result.signal}: ${result.stderr.toString('utf8').slice(0, 500)}`,
+      `node ${args.join(' ').slice(0, 200)} exited ${result.status ?? result.signal}: ` +
+        result.stderr.toString('utf8').slice(0, 500),
     );
   }
 }

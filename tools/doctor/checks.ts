@@ -94,7 +94,8 @@ export function checkParents(snap: StoreSnapshot, inTrash: Map<string, string>):
     const parent = r.parent_session_id;
     const entry = parent === null ? undefined : inTrash.get(parent);
     if (parent !== null && !present.has(parent) && entry !== undefined) {
-      const message = `its parent ${parent} is in the trash entry ${entry}: restore ${parent}, or delete ${r.agent_id} too`;
+      const fix = `restore ${parent}, or delete ${r.agent_id} too`;
+      const message = `its parent ${parent} is in the trash entry ${entry}: ${fix}`;
       found.push({ check: 'parent', severity: 'error', subject: r.agent_id, message, repair: null });
     } else if (parent !== null && !present.has(parent)) {
       found.push({
@@ -181,7 +182,8 @@ export function checkStrays(sessions: SessionContext, snap: StoreSnapshot): Foun
   const what = (stray: StrayFile) => {
     if (stray.kind === 'lock') return 'a stale lock';
     if (stray.kind === 'removing') return 'a leftover of a removal';
-    return `a temp file left by an interrupted write${stray.session === undefined ? '' : ` of session ${stray.session}`}`;
+    const session = stray.session === undefined ? '' : ` of session ${stray.session}`;
+    return `a temp file left by an interrupted write${session}`;
   };
   return [
     ...unusable,

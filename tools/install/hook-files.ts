@@ -23,7 +23,8 @@ export function locateBuiltHooks<Name extends string>(
   }
   throw new SessionError(
     'EIO',
-    `the built hooks (${names.map((n) => `${n}.js`).join(', ')}) were not found in ${looked.join(', ')}; build the package (npm run build) or reinstall it`,
+    `the built hooks (${names.map((n) => `${n}.js`).join(', ')}) were not found in ${looked.join(', ')}; ` +
+      'build the package (npm run build) or reinstall it',
     { details: { looked } },
   );
 }

@@ -121,7 +121,10 @@ function notWhatItShouldBe(file: string, ok: (info: Stats) => boolean, should: s
   return ok(info) ? undefined : `${file} is ${kindOf(info)}, not ${should}`;
 }
 
-/** Throws ECORRUPT when `dir` exists as anything but a directory (a symbolic link would carry sessions out of the store). */
+/**
+ * Throws ECORRUPT when `dir` exists as anything but a directory (a symbolic link would carry sessions out of
+ * the store).
+ */
 export function assertArea(dir: string): void {
   const problem = areaProblem(dir);
   if (problem) throw new SessionError('ECORRUPT', problem, { details: { path: dir } });

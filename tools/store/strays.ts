@@ -1,7 +1,8 @@
 /**
  * Strays (what cleanup removes besides sessions) and the quarantine. On disk, inside the store:
  *   .tmp/<id>.state.json.<pid>.<n>.<hex>.tmp   a record write interrupted by a crash (store.ts, atomic.ts)
- *   .locks/<name>.lock[.takeover]         a lock directory (or a takeover's guard); stale when not refreshed for a while
+ *   .locks/<name>.lock[.takeover]         a lock directory (or a takeover's guard); stale when not
+ *                                         refreshed for a while
  *   .removing/<name>                      something already being destroyed
  *   .quarantine/<id>-<UTC yyyymmdd-hhmmss>-<4 hex>/   a corrupt session directory, moved aside unchanged
  * Stores of the older layout, without `.tmp/`, hold temps as `<id>/state.json.<pid>.<n>.<hex>.tmp`: finding
@@ -141,12 +142,18 @@ export function tempDirProblem(storeDir: string): string | undefined {
   const info = lstatIfAny(dir);
   if (!info) return undefined;
   if (info.isSymbolicLink())
-    return 'is a symbolic link: record writes would put their temp files wherever it points; replace it with a directory';
+    return (
+      'is a symbolic link: record writes would put their temp files wherever it points; ' +
+      'replace it with a directory'
+    );
   if (!info.isDirectory()) return 'is not a directory: no record can be written until it is moved away';
   try {
     accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (err) {
-    return `is not writable (${(err as NodeJS.ErrnoException).code}): no record can be written; fix its owner or permissions`;
+    return (
+      `is not writable (${(err as NodeJS.ErrnoException).code}): no record can be written; ` +
+      'fix its owner or permissions'
+    );
   }
   return undefined;
 }
@@ -163,7 +170,10 @@ export function isOldEmptySessionDir(storeDir: string, id: string, now: number, 
   );
 }
 
-/** Removes `<store>/<id>` if it is still empty (rmdir refuses otherwise); true when it is gone. Call under the id's lock. */
+/**
+ * Removes `<store>/<id>` if it is still empty (rmdir refuses otherwise); true when it is gone. Call under the
+ * id's lock.
+ */
 export async function removeEmptySessionDir(storeDir: string, id: string): Promise<boolean> {
   assertValidId(id);
   return rmdir(path.join(storeDir, id)).then(

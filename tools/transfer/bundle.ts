@@ -50,7 +50,8 @@ export function verifyBundle(raw: unknown): { bundle: Bundle; records: SessionRe
   if ((version as number) > BUNDLE_VERSION) {
     throw new SessionError(
       'EVERSION',
-      `the bundle has format_version ${version}, newer than this agent-session understands (${BUNDLE_VERSION}); upgrade agent-session`,
+      `the bundle has format_version ${version}, newer than this agent-session understands ` +
+        `(${BUNDLE_VERSION}); upgrade agent-session`,
       {
         details: { format_version: version },
       },

@@ -22,7 +22,10 @@ export interface CleanupOptions {
   backup?: boolean;
   /** Called as the work advances (the CLI draws a progress bar from it). */
   onProgress?: (progress: { done: number; total: number; scanned: number }) => void;
-  /** Aborting it stops the cleanup between two steps (EINTERRUPTED, details {done, total}); what was done stays done, and audited. */
+  /**
+   * Aborting it stops the cleanup between two steps (EINTERRUPTED, details {done, total}); what was done
+   * stays done, and audited.
+   */
   signal?: AbortSignal;
 }
 

@@ -93,7 +93,9 @@ export async function deleteSession(
     work: removal.work.map((w) => ({
       dir: w.dir,
       sessions: w.sessions,
-      summary: `HEAD ${w.head ?? '-'} on ${w.branch ?? '(detached)'}, ${w.untracked.length} untracked, ${w.unpushed} unpushed`,
+      summary:
+        `HEAD ${w.head ?? '-'} on ${w.branch ?? '(detached)'}, ` +
+        `${w.untracked.length} untracked, ${w.unpushed} unpushed`,
       patch: w.patch && removal.entry ? trash.workFilePath(removal.entry, w.patch) : null,
     })),
   };
@@ -112,7 +114,8 @@ async function finishInterrupted(sessions: SessionContext, id: string): Promise<
   const recovered = await recoverTrash(sessions, { touching: new Set(ids) });
   return recovered.map(
     (r) =>
-      `the trash entry ${r.entry} of an interrupted ${r.status === 'moving' ? 'delete' : 'restore'} held ${r.ids.length} of these sessions: ${r.action}`,
+      `the trash entry ${r.entry} of an interrupted ${r.status === 'moving' ? 'delete' : 'restore'} ` +
+      `held ${r.ids.length} of these sessions: ${r.action}`,
   );
 }
 

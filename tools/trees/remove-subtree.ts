@@ -191,7 +191,9 @@ async function undoMoves(trash: Trash, entry: string, moved: string[], err: unkn
   } catch {
     // Recovered by another process meanwhile (this one was frozen past its locks' staleness).
     if (!trash.exists(entry)) return cause;
-    const message = `${cause.message}; ${moved.length} session(s) wait in the trash entry ${entry}: run \`agent-session doctor --repair\` to put them back`;
+    const message =
+      `${cause.message}; ${moved.length} session(s) wait in the trash entry ${entry}: ` +
+      'run `agent-session doctor --repair` to put them back';
     return new SessionError(cause.code, message, { cause: err, details: { ...cause.details, entry, hidden: moved } });
   }
 }

@@ -28,7 +28,9 @@ export async function findUnsavedWork(nodes: TreeNode[]): Promise<UnsavedWork[]>
   for (const [dir, sessions] of byDir) {
     const state = await inspectWork(dir);
     if (!state || !hasUnsavedWork(state)) continue;
-    const summary = `${state.changed.length} changed file(s), ${state.untracked.length} untracked file(s), ${state.unpushed} unpushed commit(s)`;
+    const summary =
+      `${state.changed.length} changed file(s), ${state.untracked.length} untracked file(s), ` +
+      `${state.unpushed} unpushed commit(s)`;
     found.push({ dir, sessions, state, summary });
   }
   return found;

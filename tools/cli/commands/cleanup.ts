@@ -55,7 +55,8 @@ function describeReport(r: CleanupReport): string[] {
   const would = r.dry_run ? 'Would purge' : 'Purged';
   const lines = [
     `Scanned ${r.scanned} session(s); cutoff ${r.cutoff}${r.dry_run ? ' (dry run: nothing changed)' : ''}.`,
-    `${would} ${r.purged.length}, abandoned ${r.abandoned.length}, quarantined ${r.quarantined.length}, skipped ${r.skipped.length}, kept ${r.kept} recent.`,
+    `${would} ${r.purged.length}, abandoned ${r.abandoned.length}, quarantined ${r.quarantined.length}, ` +
+      `skipped ${r.skipped.length}, kept ${r.kept} recent.`,
   ];
   for (const p of r.purged) lines.push(`  purge ${p.id}: ${p.reason}`);
   for (const a of r.abandoned) lines.push(`  abandon ${a.id}: ${a.reason}`);
@@ -67,7 +68,8 @@ function describeReport(r: CleanupReport): string[] {
   for (const x of r.recovered) lines.push(`  interrupted trash entry ${x.entry}: ${x.action}`);
   if (r.backups.length > 0)
     lines.push(
-      `Backups: ${r.backups.length} trash entr${r.backups.length === 1 ? 'y' : 'ies'} (${r.bytes_to_trash} bytes); see agent-session trash.`,
+      `Backups: ${r.backups.length} trash entr${r.backups.length === 1 ? 'y' : 'ies'} ` +
+        `(${r.bytes_to_trash} bytes); see agent-session trash.`,
     );
   lines.push(`Bytes freed: ${r.bytes_freed}.`);
   return lines;

@@ -60,7 +60,8 @@ function describeDelete(r: DeleteResult, now: number): string[] {
   const lines = [`${r.dry_run ? 'Would delete' : 'Deleted'} ${r.total} session(s) (${levels}), ${r.bytes} bytes:`];
   for (const s of r.removed)
     lines.push(
-      `${'  '.repeat(s.depth + 1)}${s.id}  ${s.agent_name ?? '?'}  ${s.phase ?? 'unreadable'}  ${relativeTime(s.last_updated ?? undefined, now)}`,
+      `${'  '.repeat(s.depth + 1)}${s.id}  ${s.agent_name ?? '?'}  ${s.phase ?? 'unreadable'}  ` +
+        `${relativeTime(s.last_updated ?? undefined, now)}`,
     );
   for (const b of r.blocked) lines.push(`Blocked: ${b.id} ${b.reason}`);
   if (r.dry_run && r.blocked.length === 0) lines.push('Nothing blocks it.');

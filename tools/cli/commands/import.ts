@@ -34,6 +34,7 @@ export async function handler(argv: Argv<Args>) {
     ctx.out(`Replaced ${result.replaced.length} session(s); the previous versions are in ${result.backup}`);
   if (result.orphans.length > 0)
     ctx.out(
-      `${result.orphans.length} imported session(s) have a parent that is not in this store: ${result.orphans.join(', ')}`,
+      `${result.orphans.length} imported session(s) have a parent that is not in this store: ` +
+        result.orphans.join(', '),
     );
 }

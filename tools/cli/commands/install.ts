@@ -41,7 +41,8 @@ export function printReport(ctx: Context, report: InstallReport, json: boolean):
     report.action === 'install' ? 'Installed the agent-session hooks in' : 'Removed the agent-session hooks from';
   if (!report.changed)
     ctx.out(
-      `${report.file}: ${report.action === 'install' ? 'hooks already installed' : 'no agent-session hooks'}; nothing changed.`,
+      `${report.file}: ${report.action === 'install' ? 'hooks already installed' : 'no agent-session hooks'}; ` +
+        'nothing changed.',
     );
   else ctx.out(`${verb} ${report.file}${report.backup ? ` (previous version: ${report.backup})` : ''}.`);
   for (const entry of report.added)

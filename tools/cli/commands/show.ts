@@ -28,7 +28,8 @@ export function describeSession(r: SessionRecord, now: number): string[] {
     `  created:      ${ago(r.created_at)}`,
     `  last updated: ${ago(r.last_updated)}`,
     `  parent:       ${r.parent_session_id ?? '-'}`,
-    `  errors:       ${r.error_count}${r.last_error ? `, last: ${r.last_error.message} (${relativeTime(r.last_error.timestamp, now)})` : ''}`,
+    `  errors:       ${r.error_count}` +
+      `${r.last_error ? `, last: ${r.last_error.message} (${relativeTime(r.last_error.timestamp, now)})` : ''}`,
   ];
   if (r.finalized_at) {
     lines.push(`  finalized:    ${ago(r.finalized_at)} as ${r.outcome}, after ${r.duration_seconds} s`);

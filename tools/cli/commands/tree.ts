@@ -20,7 +20,8 @@ export async function handler(argv: Argv<{ id?: string }>) {
   for (const r of rows) {
     const orphan = r.orphan ? `  (orphan: parent ${r.parent_session_id} is gone)` : '';
     ctx.out(
-      `${'  '.repeat(r.depth)}${r.agent_id}  ${r.agent_name}  ${r.phase}  ${relativeTime(r.last_updated, now)}${orphan}`,
+      `${'  '.repeat(r.depth)}${r.agent_id}  ${r.agent_name}  ${r.phase}  ` +
+        `${relativeTime(r.last_updated, now)}${orphan}`,
     );
   }
 }
