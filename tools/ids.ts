@@ -13,11 +13,6 @@ export function isValidId(id: unknown): id is string {
   return typeof id === 'string' && ID_PATTERN.test(id) && !RESERVED.test(id);
 }
 
-/** Whether `name` is one of the store's own file names, never a session id. */
-export function isReservedName(name: string): boolean {
-  return RESERVED.test(name);
-}
-
 /** Ids become directory names, so they are checked wherever they enter. */
 export function assertValidId(id: unknown, what = 'session id'): asserts id is string {
   if (isValidId(id)) return;

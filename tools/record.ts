@@ -18,7 +18,7 @@ export interface HistoryEntry {
   [event: string]: unknown;
 }
 
-export interface LastError {
+interface LastError {
   message: string;
   timestamp: string;
 }

@@ -6,7 +6,7 @@ import { isPlainObject, type JsonObject } from '../merge-patch.js';
 import type { DelegationRequest } from '../policy/delegation.js';
 
 /** What every Claude Code event tells us about where it happened. */
-export interface Origin {
+interface Origin {
   claudeSession: string;
   transcriptPath: string | null;
   cwd: string | null;
@@ -40,7 +40,7 @@ export interface AgentStop extends Origin {
   agentTranscriptPath: string | null;
 }
 
-export interface Ignored {
+interface Ignored {
   kind: 'ignored';
   why: string;
 }

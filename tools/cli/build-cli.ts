@@ -22,7 +22,7 @@ import * as uninstall from './commands/uninstall.js';
 import * as update from './commands/update.js';
 import type { Context } from './context.js';
 
-export const COMMANDS = [
+const COMMANDS = [
   create,
   update,
   shouldResume,

@@ -19,7 +19,7 @@ const APPEND_FLAGS =
   constants.O_NONBLOCK |
   constants.O_NOCTTY;
 
-export interface ReadOptions {
+interface ReadOptions {
   /** Larger files are refused (ECORRUPT) without being read. */
   maxBytes: number;
   /** Follow a symbolic link (a file the user names, such as the config file); still only a regular file. */

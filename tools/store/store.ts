@@ -29,15 +29,15 @@ export interface StoreProblem {
   message: string;
 }
 
-export interface ScanResult {
+interface ScanResult {
   records: SessionRecord[];
   problems: StoreProblem[];
 }
 
 /** Runs under the lock right after a write (the audit trail: its order per session is the order of the writes). */
-export type AfterWrite = (record: SessionRecord, previous?: SessionRecord) => void | Promise<void>;
+type AfterWrite = (record: SessionRecord, previous?: SessionRecord) => void | Promise<void>;
 
-export interface StoreOptions {
+interface StoreOptions {
   lockTimeoutMs: number;
 }
 

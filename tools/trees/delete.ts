@@ -22,7 +22,7 @@ export interface DeleteOptions {
   signal?: AbortSignal;
 }
 
-export interface DeletedSession {
+interface DeletedSession {
   id: string;
   depth: number;
   parent: string | null;

@@ -15,7 +15,7 @@ import {
 import { reconcileIndex, subtreeNodes, type ExtraLinks } from './hierarchy.js';
 import { capturePatch, findUnsavedWork, type UnsavedWork } from './work.js';
 
-export interface RemoveOptions {
+interface RemoveOptions {
   reason: 'delete' | 'cleanup';
   cascade: boolean;
   force: boolean;

@@ -18,7 +18,7 @@ export async function handler(argv: Argv<{ id: string }>) {
   for (const line of describeSession(record, sessions.now())) ctx.out(line);
 }
 
-export function describeSession(r: SessionRecord, now: number): string[] {
+function describeSession(r: SessionRecord, now: number): string[] {
   const ago = (t: string | undefined) => `${t} (${relativeTime(t, now)})`;
   const lines = [
     `Session ${r.agent_id}`,
