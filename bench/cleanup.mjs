@@ -1,4 +1,4 @@
-// Issue 4: cleanup (--dry-run and real) and tree over stores of trees of depth 4 at 1,000 and 10,000
+// Cleanup (--dry-run and real) and tree over stores of trees of depth 4 at 1,000 and 10,000
 // sessions, and delete of 1,000- and 4,000-session subtrees; all as whole CLI processes.
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -8,7 +8,7 @@ import { loadSerializer, writeStore } from './lib/fixtures.mjs';
 import { interleave, interleaveSamples, median, pairedGrowth, round, runProcess, target } from './lib/measure.mjs';
 
 export const name = 'cleanup';
-export const title = 'Issue 4: cleanup, tree and delete over trees of depth 4 (whole processes)';
+export const title = 'Cleanup, tree and delete over trees of depth 4 (whole processes)';
 
 const BARE = new URL('./lib/read-parse.mjs', import.meta.url).pathname;
 const BARE_LIST = new URL('./lib/read-parse-list.mjs', import.meta.url).pathname;

@@ -1,4 +1,4 @@
-// Issue 3: the two hooks as whole processes, on real payloads, with a store of 10,000 sessions,
+// The two hooks as whole processes, on real payloads, with a store of 10,000 sessions,
 // against `node -e ''` and against the floor (lib/hook-floor.cjs): median wall time and peak memory,
 // hook and baseline runs interleaved. With --variant, other builds' hooks run in the same rounds.
 import { spawnSync } from 'node:child_process';
@@ -17,9 +17,8 @@ import {
 } from './lib/measure.mjs';
 
 export const name = 'hooks';
-export const title = 'Issue 3: hooks as whole processes (store of 10,000 sessions)';
+export const title = 'Hooks as whole processes (store of 10,000 sessions)';
 
-const FIXTURES = '/work/shared/claude-code/fixtures';
 const FLOOR = new URL('./lib/hook-floor.cjs', import.meta.url).pathname;
 const STORE_SIZE = 10_000;
 
@@ -31,11 +30,10 @@ export async function run({ dist, tmp, quick, env, root, variants = [] }) {
     .map((f) => path.relative(root, f));
   if (missing.length) return { skipped: `no ${missing.join(', ')} in the build` };
   const payloads = loadPayloads(root);
-  if (!payloads)
-    return { skipped: `no PreToolUse/SubagentStart/SubagentStop fixtures in tests/fixtures or ${FIXTURES}` };
+  if (!payloads) return { skipped: 'no PreToolUse/SubagentStart/SubagentStop fixtures in tests/fixtures/claude' };
 
-  // A project whose store (<project>/.claude/session) holds 10,000 sessions, as Claude Code runs hooks: cwd and
-  // CLAUDE_PROJECT_DIR.
+  // A project whose store (<project>/.claude/session) holds 10,000 sessions, as Claude Code runs hooks:
+  // cwd and CLAUDE_PROJECT_DIR.
   const project = path.join(tmp, 'project');
   const store = path.join(project, '.claude', 'session');
   writeStore(await loadSerializer(dist), store, STORE_SIZE, { shape: 'trees', index: true });
@@ -152,8 +150,8 @@ export async function run({ dist, tmp, quick, env, root, variants = [] }) {
       `store: ${STORE_SIZE} sessions; each pre_delegate run is the first delegation of its Claude Code session;`,
       'floor: bench/lib/hook-floor.cjs (fs calls only: two locks, two fsynced atomic writes, one audit append),',
       'the least any durable hook does;',
-      `each subagent_stop run follows its own delegation and SubagentStart (untimed), in its own Claude Code ` +
-        `session (${flows} flows)`,
+      'each subagent_stop run follows its own delegation and SubagentStart (untimed), ' +
+        `in its own Claude Code session (${flows} flows)`,
       ...hooks.slice(1).map(({ name, dist: other }) => `variant ${name}: ${path.relative(root, other)}`),
     ],
   };
@@ -192,14 +190,11 @@ function syncDisks() {
     throw new Error(`sync failed: ${result.error?.message ?? `exit ${result.status}`}`);
 }
 
-/** Real payloads: the copies in tests/fixtures when present, else the shared captures. */
+/** Real payloads, captured from Claude Code: the test fixtures. */
 function loadPayloads(root) {
   const read = (file) => {
-    for (const dir of [path.join(root, 'tests', 'fixtures'), FIXTURES]) {
-      const candidate = path.join(dir, file);
-      if (existsSync(candidate)) return JSON.parse(readFileSync(candidate, 'utf8'));
-    }
-    return undefined;
+    const candidate = path.join(root, 'tests', 'fixtures', 'claude', file);
+    return existsSync(candidate) ? JSON.parse(readFileSync(candidate, 'utf8')) : undefined;
   };
   const payloads = {
     pre: read('pretooluse-task.json'),

@@ -1,4 +1,4 @@
-// Issue 2: `agent-session list --json` as a whole process against a bare Node script that reads and
+// `agent-session list --json` as a whole process against a bare Node script that reads and
 // parses the same files, at 1,000 and 10,000 sessions, and how the cost grows between the two.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -6,7 +6,7 @@ import { loadSerializer, writeStore } from './lib/fixtures.mjs';
 import { interleaveSamples, median, pairedGrowth, round, runProcess, target } from './lib/measure.mjs';
 
 export const name = 'list';
-export const title = 'Issue 2: agent-session list --json (whole processes)';
+export const title = 'agent-session list --json (whole processes)';
 
 const BARE = new URL('./lib/read-parse.mjs', import.meta.url).pathname;
 const SIZES = [1000, 10_000];

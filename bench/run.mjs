@@ -1,4 +1,4 @@
-// `npm run bench`: runs each issue's benchmark module against the build at AGENT_SESSION_DIST
+// `npm run bench`: runs each benchmark module against the build at AGENT_SESSION_DIST
 // (default dist/), prints a report and writes the figures as JSON.
 // Usage: node bench/run.mjs [--only store,list,hooks,cleanup] [--out FILE] [--quick] [--check] [--tmp DIR]
 //                          [--variant NAME=DIR ...]
@@ -54,8 +54,8 @@ const results = {
   modules: {},
 };
 console.log(
-  `agent-session bench: ${results.node}, ${results.cpus}, build ` +
-    `${path.relative(root, dist) || '.'}${opts.quick ? ' (quick)' : ''}`,
+  `agent-session bench: ${results.node}, ${results.cpus}, ` +
+    `build ${path.relative(root, dist) || '.'}${opts.quick ? ' (quick)' : ''}`,
 );
 
 const started = performance.now();
@@ -91,8 +91,8 @@ const targets = Object.values(results.modules).flatMap((m) => m.targets ?? []);
 const failed = targets.filter((t) => !t.pass);
 const errors = Object.entries(results.modules).filter(([, m]) => m.error);
 console.log(
-  `\nTargets: ${targets.length - failed.length} of ${targets.length} ` +
-    `pass${failed.length ? ` (FAIL: ${failed.map((t) => t.label).join('; ')})` : ''}; ${results.seconds} s in all.`,
+  `\nTargets: ${targets.length - failed.length} of ${targets.length} pass` +
+    `${failed.length ? ` (FAIL: ${failed.map((t) => t.label).join('; ')})` : ''}; ${results.seconds} s in all.`,
 );
 mkdirSync(path.dirname(path.resolve(opts.out)), { recursive: true });
 writeFileSync(opts.out, `${JSON.stringify(results, null, 2)}\n`);

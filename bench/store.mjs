@@ -1,4 +1,4 @@
-// Issue 2: the library's operations in process, and one update against a bare locked atomic write.
+// The library's operations in process, and one update against a bare locked atomic write.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rmdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { interleave, round, target, timeAsync } from './lib/measure.mjs';
 
 export const name = 'store';
-export const title = 'Issue 2: library operations in process';
+export const title = 'Library operations in process';
 
 export async function run({ dist, tmp, quick }) {
   const { Sessions } = await import(pathToFileURL(path.join(dist, 'tools', 'index.js')).href);
@@ -61,7 +61,8 @@ export async function run({ dist, tmp, quick }) {
 }
 
 /**
- * The floor for one update: lock (a bare mkdir, the store's lock protocol), read, write temp, fsync, rename, unlock.
+ * The floor for one update: lock (a bare mkdir, the store's lock protocol), read, write temp, fsync, rename,
+ * unlock.
  */
 async function bareLockedWrite(file, lockPath) {
   await mkdir(lockPath);

@@ -31,7 +31,7 @@ interface SettingSpec {
   kind: Kind;
 }
 
-export const SETTING_SPECS: Record<keyof Settings, SettingSpec> = {
+const SETTING_SPECS: Record<keyof Settings, SettingSpec> = {
   resumeWindowMinutes: {
     env: 'AGENT_SESSION_RESUME_WINDOW_MINUTES',
     file: 'resume_window_minutes',
@@ -98,7 +98,7 @@ export const SETTING_SPECS: Record<keyof Settings, SettingSpec> = {
   },
 };
 
-export interface SettingSources {
+interface SettingSources {
   options?: Partial<Settings>;
   env?: Record<string, string | undefined>;
   file?: unknown;

@@ -13,11 +13,6 @@ export function isValidId(id: unknown): id is string {
   return typeof id === 'string' && ID_PATTERN.test(id) && !RESERVED.test(id);
 }
 
-/** Whether `name` is one of the store's own file names, never a session id. */
-export function isReservedName(name: string): boolean {
-  return RESERVED.test(name);
-}
-
 /** Ids become directory names, so they are checked wherever they enter. */
 export function assertValidId(id: unknown, what = 'session id'): asserts id is string {
   if (isValidId(id)) return;
@@ -39,7 +34,7 @@ export function assertValidId(id: unknown, what = 'session id'): asserts id is s
 /** `agent-YYYYMMDD-HHMMSS-<8 hex>`, in UTC. */
 export function generateId(now: Date, random: () => string = () => randomHex(8)): string {
   const iso = formatTimestamp(now.getTime()); // 2026-11-22T14:15:00.000Z
-  const date = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}`;
-  const stamp = `${date}-${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}`;
+  const day = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}`;
+  const stamp = `${day}-${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}`;
   return `agent-${stamp}-${random()}`;
 }

@@ -17,6 +17,6 @@ export function mergePatch(target: Json | undefined, patch: Json): Json {
 }
 
 /** Plain assignment of a `__proto__` key would change the prototype instead of storing data. */
-export function setOwn(target: JsonObject, key: string, value: Json): void {
+function setOwn(target: JsonObject, key: string, value: Json): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }

@@ -5,7 +5,10 @@ import { isPlainObject, type JsonObject } from './merge-patch.js';
 import { isOutcome, isPhase, type Outcome, type Phase } from './phases.js';
 import { parseTimestamp } from './time.js';
 
-/** Version 0 is the earlier Python tool's record (no `schema_version`); it is upgraded on its next write. */
+/**
+ * Version 0 is the record of the `agent_session.py` state files of gaia-ops v3.5.1 (no `schema_version`); it is
+ * upgraded on its next write.
+ */
 export const SCHEMA_VERSION = 1;
 
 export interface HistoryEntry {
@@ -15,7 +18,7 @@ export interface HistoryEntry {
   [event: string]: unknown;
 }
 
-export interface LastError {
+interface LastError {
   message: string;
   timestamp: string;
 }
@@ -103,8 +106,8 @@ export function parseRecord(text: string, id: string): SessionRecord {
 }
 
 /**
- * Fills in the freshly parsed object itself: no copy per record (list and cleanup parse thousands); same key order as
- * a spread.
+ * Fills in the freshly parsed object itself: no copy per record (list and cleanup parse thousands); same key
+ * order as a spread.
  */
 function withDefaults(raw: JsonObject, version: number): SessionRecord {
   const record = raw as Record<string, unknown>;

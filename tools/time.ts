@@ -1,4 +1,5 @@
-// Zone required: the earlier tool wrote `+00:00`, and a bare local time must not pass as UTC.
+// Zone required: the `agent_session.py` state files of gaia-ops v3.5.1 hold `+00:00`, and a bare local
+// time must not pass as UTC.
 const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
 /** The form the store writes (toISOString). */
 const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -12,9 +13,9 @@ export function formatTimestamp(ms: number): string {
   const year = d.getUTCFullYear();
   // Out of toISOString's four-digit years (and invalid dates): its own form, or its RangeError.
   if (!(year >= 0 && year <= 9999)) return d.toISOString();
-  const date = `${pad(year, 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}`;
-  const time = `${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}`;
-  return `${date}T${time}.${pad(d.getUTCMilliseconds(), 3)}Z`;
+  const day = `${pad(year, 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}`;
+  const clock = `${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}`;
+  return `${day}T${clock}.${pad(d.getUTCMilliseconds(), 3)}Z`;
 }
 
 function pad(n: number, digits: number): string {

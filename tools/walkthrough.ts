@@ -36,8 +36,8 @@ export async function runDemo(log: (line: string) => void): Promise<string> {
   log(`8. cleanup      -> 25 h later, removed ${report.removed.length} of ${report.scanned} (default cutoff 24 h)`);
   log(
     `Done. Finished sessions past the cutoff went to the trash (${report.backups.length} ` +
-      `entr${report.backups.length === 1 ? 'y' : 'ies'}); ${other.agent_id} never finished, so it stays ` +
-      `until it is stuck long enough to be abandoned. The project stays at ${project}.`,
+      `entr${report.backups.length === 1 ? 'y' : 'ies'}); ${other.agent_id} never finished, ` +
+      `so it stays until it is stuck long enough to be abandoned. The project stays at ${project}.`,
   );
   return project;
 }

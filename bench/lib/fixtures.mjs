@@ -85,8 +85,8 @@ export function defaultKind(i) {
 function makeRecord({ i, prefix, parent, phase, updated }) {
   const created = updated - (5 + (hash(i) % 55)) * 60_000;
   const stamp = new Date(created).toISOString();
-  const time = `${stamp.slice(0, 10).replaceAll('-', '')}-${stamp.slice(11, 19).replaceAll(':', '')}`;
-  const id = `agent-${time}-${prefix}${i.toString(16).padStart(7, '0')}`;
+  const day = stamp.slice(0, 10).replaceAll('-', '');
+  const id = `agent-${day}-${stamp.slice(11, 19).replaceAll(':', '')}-${prefix}${i.toString(16).padStart(7, '0')}`;
   const final = phase === 'completed' || phase === 'failed' || phase === 'abandoned';
   const steps = final
     ? PATH_TO_FINAL.slice(0, 2 + (hash(i) % 4))

@@ -117,7 +117,7 @@ function check(result, args, expectCode) {
   if (expectCode !== undefined && result.status !== expectCode) {
     throw new Error(
       `node ${args.join(' ').slice(0, 200)} exited ${result.status ?? result.signal}: ` +
-        `${result.stderr.toString('utf8').slice(0, 500)}`,
+        result.stderr.toString('utf8').slice(0, 500),
     );
   }
 }

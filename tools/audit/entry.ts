@@ -13,7 +13,7 @@ export const MAX_LINE_BYTES = 4096;
 /** Details larger than this (as JSON) are replaced by a short description of what was there. */
 const MAX_DETAILS_BYTES = 2048;
 
-export type AuditActor = 'cli' | 'hook' | 'api';
+type AuditActor = 'cli' | 'hook' | 'api';
 
 export interface AuditEntry {
   v: number;
@@ -28,7 +28,7 @@ export interface AuditEntry {
   hash: string;
 }
 
-export interface AuditInput {
+interface AuditInput {
   time: number;
   action: string;
   ids: string[];

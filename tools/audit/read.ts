@@ -41,7 +41,7 @@ export async function readAudit(sessions: SessionContext, options: ReadAuditOpti
   };
 }
 
-export interface AuditScan {
+interface AuditScan {
   entries: AuditEntry[];
   /** Every bad line with its full text; `acknowledged` when an `audit-repair` entry names its digest. */
   bad: { problem: AuditProblem; raw: string; acknowledged: boolean }[];

@@ -6,7 +6,7 @@ import { isPlainObject, type JsonObject } from '../merge-patch.js';
 import type { DelegationRequest } from '../policy/delegation.js';
 
 /** What every Claude Code event tells us about where it happened. */
-export interface Origin {
+interface Origin {
   claudeSession: string;
   transcriptPath: string | null;
   cwd: string | null;
@@ -40,13 +40,13 @@ export interface AgentStop extends Origin {
   agentTranscriptPath: string | null;
 }
 
-export interface Ignored {
+interface Ignored {
   kind: 'ignored';
   why: string;
 }
 
 /**
- * The legacy stdin format: that of the earlier tool, gaia-ops v3.5.1's `agent_session.py`, used by
+ * The legacy stdin format: that of gaia-ops v3.5.1's `agent_session.py`, used by
  * orchestrators calling the hooks directly. It has no `hook_event_name`.
  */
 export interface LegacyDelegate {

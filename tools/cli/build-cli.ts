@@ -22,7 +22,7 @@ import * as uninstall from './commands/uninstall-command.js';
 import * as update from './commands/update-command.js';
 import type { Context } from './command-context.js';
 
-export const COMMANDS = [
+const COMMANDS = [
   create,
   update,
   shouldResume,

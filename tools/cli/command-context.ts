@@ -5,7 +5,7 @@ import { Sessions } from '../sessions.js';
 export type StopSignal = 'SIGINT' | 'SIGTERM';
 
 /** How the CLI hears SIGINT/SIGTERM and exits at once; the bin passes `process`'s, tests a fake. */
-export interface SignalSource {
+interface SignalSource {
   on(name: StopSignal, listener: () => void): void;
   off(name: StopSignal, listener: () => void): void;
   exit(code: number): void;
@@ -25,7 +25,7 @@ export interface Io {
   signals?: SignalSource;
 }
 
-export interface GlobalArgs {
+interface GlobalArgs {
   dir?: string;
   json?: boolean;
 }

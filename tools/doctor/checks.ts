@@ -94,8 +94,8 @@ export function checkParents(snap: StoreSnapshot, inTrash: Map<string, string>):
     const parent = r.parent_session_id;
     const entry = parent === null ? undefined : inTrash.get(parent);
     if (parent !== null && !present.has(parent) && entry !== undefined) {
-      const message =
-        `its parent ${parent} is in the trash entry ${entry}: ` + `restore ${parent}, or delete ${r.agent_id} too`;
+      const fix = `restore ${parent}, or delete ${r.agent_id} too`;
+      const message = `its parent ${parent} is in the trash entry ${entry}: ${fix}`;
       found.push({ check: 'parent', severity: 'error', subject: r.agent_id, message, repair: null });
     } else if (parent !== null && !present.has(parent)) {
       found.push({
@@ -159,10 +159,7 @@ export async function checkIndex(sessions: SessionContext): Promise<Found[]> {
   return found;
 }
 
-/**
- * `.tmp/` unusable, strays as cleanup finds them, and the temp files earlier versions left inside session
- * directories.
- */
+/** `.tmp/` unusable, strays as cleanup finds them, and temp files of the older layout (inside session directories). */
 export function checkStrays(sessions: SessionContext, snap: StoreSnapshot): Found[] {
   const now = Date.now();
   const problem = tempDirProblem(sessions.store.dir);
@@ -185,10 +182,8 @@ export function checkStrays(sessions: SessionContext, snap: StoreSnapshot): Foun
   const what = (stray: StrayFile) => {
     if (stray.kind === 'lock') return 'a stale lock';
     if (stray.kind === 'removing') return 'a leftover of a removal';
-    return (
-      `a temp file left by an interrupted ` +
-      `write${stray.session === undefined ? '' : ` of session ${stray.session}`}`
-    );
+    const session = stray.session === undefined ? '' : ` of session ${stray.session}`;
+    return `a temp file left by an interrupted write${session}`;
   };
   return [
     ...unusable,

@@ -141,9 +141,10 @@ async function checkTrash(
   const found: Found[] = [];
   const held = new Map<string, string>();
   // recoverTrash repairs every interrupted entry at once: the first finding carries the fix.
-  const recover = async () =>
-    `recovered trash: ` +
-    ((await recoverTrash(sessions)).map((r) => `${r.entry} ${r.action}`).join(', ') || 'nothing left to do');
+  const recover = async () => {
+    const done = (await recoverTrash(sessions)).map((r) => `${r.entry} ${r.action}`).join(', ');
+    return `recovered trash: ${done || 'nothing left to do'}`;
+  };
   const withFix = () => (found.some((f) => f.check === 'trash' && f.fix) ? {} : { fix: recover });
   for (const entry of entries) {
     const subject = `.trash/${entry}`;
@@ -174,9 +175,8 @@ async function checkTrash(
         });
     } else {
       const what = manifest.status === 'restoring' ? 'a restore' : `a ${manifest.reason}`;
-      const hidden =
-        `${present.length} session(s) are hidden in ` +
-        `it${present.length > 0 ? `: ${present.slice(0, 10).join(', ')}${present.length > 10 ? ', …' : ''}` : ''}`;
+      const listed = present.length > 10 ? `${present.slice(0, 10).join(', ')}, …` : present.join(', ');
+      const hidden = `${present.length} session(s) are hidden in it${present.length > 0 ? `: ${listed}` : ''}`;
       if (trash.interrupted(manifest)) {
         const repair = manifest.status === 'restoring' ? 'finish the restore' : 'move its sessions back into the store';
         found.push({

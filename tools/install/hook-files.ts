@@ -24,7 +24,7 @@ export function locateBuiltHooks<Name extends string>(
   throw new SessionError(
     'EIO',
     `the built hooks (${names.map((n) => `${n}.js`).join(', ')}) were not found in ${looked.join(', ')}; ` +
-      `build the package (npm run build) or reinstall it`,
+      'build the package (npm run build) or reinstall it',
     { details: { looked } },
   );
 }

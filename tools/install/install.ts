@@ -109,8 +109,8 @@ async function checkedProjectDir(options: InstallOptions): Promise<string> {
   if (await sameDirectory(dir, homeDir(options.env))) {
     throw new SessionError(
       'EINVALID',
-      `the project would be your home directory ${dir}${where}, whose .claude/settings.json is your user ` +
-        `settings: use install --user, or run it in a project`,
+      `the project would be your home directory ${dir}${where}, ` +
+        'whose .claude/settings.json is your user settings: use install --user, or run it in a project',
     );
   }
   return dir;

@@ -7,7 +7,7 @@ import {
   type HookRegistration,
 } from './registrations.js';
 
-export type SettingsObject = Record<string, unknown>;
+type SettingsObject = Record<string, unknown>;
 
 /** One of our entries as the report shows it. */
 export interface HookEntry {

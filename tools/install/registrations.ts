@@ -39,11 +39,10 @@ const OUR_EVENTS = new Set(HOOK_REGISTRATIONS.map((r) => r.event));
  * Which of our hooks a settings entry runs, or undefined when the entry is not ours: under one of our
  * events, a command that runs a built hook with Node (`node [options] <anywhere>/dist/hooks/<hook>.js`,
  * quoted or not, Windows paths with unquoted backslashes included, also behind wrappers such as `env`
- * or `timeout 5`, and as one command of a list such as the repository's `test ! -f … || node …`) or runs one of
- * our bin names
- * (`agent-session-pre-delegate`, also through `npx [-y]`). A command that merely mentions such a path
- * (a linter given the file, `echo node …`, a comment, the user's own `.claude/hooks/pre_delegate.js`)
- * is not ours.
+ * or `timeout 5`, and as one command of a list such as the repository's `test ! -f … || node …`) or
+ * runs one of our bin names (`agent-session-pre-delegate`, also through `npx [-y]`). A command that
+ * merely mentions such a path (a linter given the file, `echo node …`, a comment, the user's own
+ * `.claude/hooks/pre_delegate.js`) is not ours.
  */
 export function ourHook(entry: unknown, event?: string): HookName | undefined {
   if (typeof entry !== 'object' || entry === null) return undefined;

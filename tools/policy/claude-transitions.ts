@@ -79,7 +79,7 @@ export function recordStart(
   return { record: applyUpdate(attached, { phase: 'executing', event }, now), change };
 }
 
-export interface StopFacts {
+interface StopFacts {
   agentId: string;
   message: string | null;
   agentTranscriptPath: string | null;
@@ -114,7 +114,7 @@ export function recordStop(
   }
 }
 
-export interface DecisionEntry {
+interface DecisionEntry {
   policy: string;
   decision: 'deny' | 'brief' | 'record';
   reason: string;

@@ -15,7 +15,7 @@ export interface CleanupRules {
   clockSkewMs: number;
 }
 
-export type Verdict =
+type Verdict =
   | { kind: 'purge'; reason: string }
   | { kind: 'abandon'; reason: string }
   | { kind: 'running'; reason: string }
@@ -59,7 +59,7 @@ export function judgeSession(record: SessionRecord, now: number, rules: CleanupR
   return { kind: 'recent', reason: `${record.phase} ${hours(age)} ago` };
 }
 
-export interface PurgeRoot {
+interface PurgeRoot {
   id: string;
   reason: string;
   /** The subtree, root first (pre-order), and the depth of each below the root. */
@@ -69,7 +69,7 @@ export interface PurgeRoot {
 }
 
 /** A session directory whose record could not be read. */
-export interface UnreadableSession {
+interface UnreadableSession {
   id: string;
   /** Its parent, when the record says (one of a newer schema); such a session keeps its ancestors. */
   parent?: string | null;
@@ -77,7 +77,7 @@ export interface UnreadableSession {
   stays?: string;
 }
 
-export interface CleanupPlan {
+interface CleanupPlan {
   purge: PurgeRoot[];
   abandon: Blocker[];
   skipped: Blocker[];

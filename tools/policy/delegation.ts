@@ -22,7 +22,7 @@ export interface DelegationRequest {
 }
 
 /** An earlier tool call of a conversation: a denied delegation, or a spawn. */
-export interface EarlierCall {
+interface EarlierCall {
   toolUseId: string;
   /** When it was decided (ms). */
   at: number;

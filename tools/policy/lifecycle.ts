@@ -5,7 +5,7 @@ import { isFinalPhase, isOutcome, isPhase, isResumablePhase, type Outcome, type 
 import { SCHEMA_VERSION, type HistoryEntry, type SessionRecord } from '../record.js';
 import { formatTimestamp, parseTimestamp } from '../time.js';
 
-export interface NewSession {
+interface NewSession {
   id: string;
   agentName: string;
   purpose?: string | null;
@@ -86,7 +86,7 @@ export function applyUpdate(record: SessionRecord, request: UpdateRequest, now: 
   return next;
 }
 
-export interface FinalizeResult {
+interface FinalizeResult {
   record: SessionRecord;
   changed: boolean;
 }

@@ -27,7 +27,7 @@ export function runningReason(record: SessionRecord, now: number, runningMs: num
   return null;
 }
 
-export interface DeletePlanInput {
+interface DeletePlanInput {
   cascade: boolean;
   force: boolean;
   now: number;

@@ -6,7 +6,7 @@ let counter = 0;
 
 export const TEMP_SUFFIX = '.tmp';
 
-export interface AtomicWriteOptions {
+interface AtomicWriteOptions {
   /** The new file's mode (default 0o644), less the umask unless `exactMode`. */
   mode?: number;
   exactMode?: boolean;

@@ -31,7 +31,7 @@ const ROTATE_LOCK = path.join('.locks', '.audit.lock');
 /** Near the longest string V8 makes: a larger audit file is refused with a clear error, not a crash. */
 const MAX_FILE_BYTES = 512 * 1024 * 1024;
 
-export interface AuditLogOptions {
+interface AuditLogOptions {
   /** Rotate when the active file reaches this size. */
   maxBytes: number;
   /** Rotated files kept: audit.1.jsonl (newest) … audit.<keep>.jsonl (oldest). */
@@ -39,7 +39,7 @@ export interface AuditLogOptions {
   lockTimeoutMs: number;
 }
 
-export interface AuditFileText {
+interface AuditFileText {
   /** Relative to the store, e.g. `audit.1.jsonl`. */
   file: string;
   text: string;

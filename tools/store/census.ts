@@ -8,12 +8,12 @@ import type { SessionError } from '../errors.js';
 import { parseRecord, type SessionRecord } from '../record.js';
 import { readRecordText, STATE_FILE, type StoreProblem } from './store.js';
 
-export interface CensusProblem extends StoreProblem {
+interface CensusProblem extends StoreProblem {
   /** The parent a record of a newer schema names (it stays in the store, under that parent). */
   parent?: string | null;
 }
 
-export interface Census {
+interface Census {
   records: SessionRecord[];
   problems: CensusProblem[];
   /**

@@ -34,7 +34,7 @@ export const BACKUPS_DIR = '.backups';
 /** A manifest lists ids; one past this size was not written by an import. */
 const MANIFEST_MAX_BYTES = 16 * 1024 * 1024;
 
-export type ImportStatus = 'staged' | 'committing' | 'done';
+type ImportStatus = 'staged' | 'committing' | 'done';
 
 export interface ImportManifest {
   op: string;

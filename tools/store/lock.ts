@@ -43,7 +43,7 @@ interface Lost {
   message: string;
 }
 
-export interface LockOptions {
+interface LockOptions {
   /** Give up with ELOCKED after this long; longer than LOCK_STALE_MS so a dead holder's lock is recovered. */
   timeoutMs: number;
   /** What the lock protects, for the error message. */
@@ -61,7 +61,7 @@ export interface LockOptions {
  * Throws ELOCKED unless the lock is still ours and fresh (its directory looked at: not taken over, not
  * removed, not stalled near the stale time).
  */
-export type LockCheck = () => void;
+type LockCheck = () => void;
 
 /** A lock held until `release` (which does nothing the second time). */
 export interface Lock {

@@ -8,7 +8,7 @@ import { decodeUtf8, readRegularFileSync } from './regular-file.js';
 /** A config file is a few settings; a larger one is not read. */
 const CONFIG_MAX_BYTES = 1024 * 1024;
 
-export interface Locate {
+interface Locate {
   dir?: string;
   cwd: string;
   env: Record<string, string | undefined>;

@@ -19,7 +19,7 @@ const APPEND_FLAGS =
   constants.O_NONBLOCK |
   constants.O_NOCTTY;
 
-export interface ReadOptions {
+interface ReadOptions {
   /** Larger files are refused (ECORRUPT) without being read. */
   maxBytes: number;
   /** Follow a symbolic link (a file the user names, such as the config file); still only a regular file. */
@@ -122,8 +122,8 @@ function notWhatItShouldBe(file: string, ok: (info: Stats) => boolean, should: s
 }
 
 /**
- * Throws ECORRUPT when `dir` exists as anything but a directory (a symbolic link would carry sessions out of the
- * store).
+ * Throws ECORRUPT when `dir` exists as anything but a directory (a symbolic link would carry sessions out of
+ * the store).
  */
 export function assertArea(dir: string): void {
   const problem = areaProblem(dir);

@@ -14,11 +14,11 @@ export const STATE_FILE = 'state.json';
 /** Store-level areas start with "." so that no session id can name them. */
 const LOCKS_DIR = '.locks';
 const REMOVING_DIR = '.removing';
-/** Temp files of record writes, `<id>.state.json.<pid>.<n>.<hex>.tmp`: one readdir finds the strays (issue 4). */
+/** Temp files of record writes, `<id>.state.json.<pid>.<n>.<hex>.tmp`: one readdir finds the strays. */
 export const TEMP_DIR = '.tmp';
 /**
- * A record is a few KiB; one this large is refused (read: ECORRUPT, write: EINVALID), never slowly parsed under a
- * lock.
+ * A record is a few KiB; one this large is refused (read: ECORRUPT, write: EINVALID), never slowly parsed
+ * under a lock.
  */
 const MAX_RECORD_BYTES = 16 * 1024 * 1024;
 
@@ -29,15 +29,15 @@ export interface StoreProblem {
   message: string;
 }
 
-export interface ScanResult {
+interface ScanResult {
   records: SessionRecord[];
   problems: StoreProblem[];
 }
 
 /** Runs under the lock right after a write (the audit trail: its order per session is the order of the writes). */
-export type AfterWrite = (record: SessionRecord, previous?: SessionRecord) => void | Promise<void>;
+type AfterWrite = (record: SessionRecord, previous?: SessionRecord) => void | Promise<void>;
 
-export interface StoreOptions {
+interface StoreOptions {
   lockTimeoutMs: number;
 }
 
@@ -137,8 +137,8 @@ export class SessionStore {
   }
 
   /**
-   * Names in the store that can be session ids (never the store's own, such as audit.1.jsonl); empty when the store
-   * does not exist yet.
+   * Names in the store that can be session ids (never the store's own, such as audit.1.jsonl); empty when
+   * the store does not exist yet.
    */
   ids(): string[] {
     let entries;
@@ -220,8 +220,8 @@ function refuseUnreadable(id: string, text: string): void {
   if (text.length * 3 > MAX_RECORD_BYTES && Buffer.byteLength(text) > MAX_RECORD_BYTES) {
     throw new SessionError(
       'EINVALID',
-      `session ${id}: the record would be ${Buffer.byteLength(text)} bytes, over the ` +
-        `${MAX_RECORD_BYTES / 1048576} MiB a record may have`,
+      `session ${id}: the record would be ${Buffer.byteLength(text)} bytes, ` +
+        `over the ${MAX_RECORD_BYTES / 1048576} MiB a record may have`,
       { details: { id } },
     );
   }

@@ -5,8 +5,8 @@
  *                                         refreshed for a while
  *   .removing/<name>                      something already being destroyed
  *   .quarantine/<id>-<UTC yyyymmdd-hhmmss>-<4 hex>/   a corrupt session directory, moved aside unchanged
- * Versions before `.tmp/` left their temps as `<id>/state.json.<pid>.<n>.<hex>.tmp`: finding those
- * takes a readdir per session, so only doctor looks for them (findLegacyTemps); cleanup does not.
+ * Stores of the older layout, without `.tmp/`, hold temps as `<id>/state.json.<pid>.<n>.<hex>.tmp`: finding
+ * those takes a readdir per session, so only doctor looks for them (findLegacyTemps); cleanup does not.
  */
 import { accessSync, constants, lstatSync, readdirSync, type Stats } from 'node:fs';
 import { lstat, mkdir, rename, rm, rmdir } from 'node:fs/promises';
@@ -50,7 +50,7 @@ export function findStrays(storeDir: string, now: number, minAgeMs: number): Str
   return found.filter((stray) => stray !== undefined);
 }
 
-/** Temp files that versions before `.tmp/` left inside session directories: one readdir per session. */
+/** Temp files of the older layout, inside session directories: one readdir per session. */
 export function findLegacyTemps(storeDir: string, ids: string[], now: number, minAgeMs: number): StrayFile[] {
   const found: (StrayFile | undefined)[] = [];
   for (const id of ids) {
@@ -151,8 +151,8 @@ export function tempDirProblem(storeDir: string): string | undefined {
     accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (err) {
     return (
-      `is not writable (${(err as NodeJS.ErrnoException).code}): no record can be written; fix its owner ` +
-      `or permissions`
+      `is not writable (${(err as NodeJS.ErrnoException).code}): no record can be written; ` +
+      'fix its owner or permissions'
     );
   }
   return undefined;
@@ -171,8 +171,8 @@ export function isOldEmptySessionDir(storeDir: string, id: string, now: number, 
 }
 
 /**
- * Removes `<store>/<id>` if it is still empty (rmdir refuses otherwise); true when it is gone. Call under the id's
- * lock.
+ * Removes `<store>/<id>` if it is still empty (rmdir refuses otherwise); true when it is gone. Call under the
+ * id's lock.
  */
 export async function removeEmptySessionDir(storeDir: string, id: string): Promise<boolean> {
   assertValidId(id);

@@ -6,7 +6,7 @@ import { ensureAreaSync } from './regular-file.js';
 import { takeLock, TOUCH_AFTER_MS, withLock, type Lock, type LockedReason } from './lock.js';
 
 /** Lock directories live where SessionStore puts them, so these locks exclude its updates. */
-export function sessionLockPath(storeDir: string, id: string): string {
+function sessionLockPath(storeDir: string, id: string): string {
   assertValidId(id);
   return path.join(storeDir, '.locks', `${id}.lock`);
 }

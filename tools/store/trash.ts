@@ -36,7 +36,7 @@ export const TRASH_FORMAT = 1;
 const MANIFEST_MAX_BYTES = 16 * 1024 * 1024;
 
 /** moving (delete in progress) → complete → restoring → restored (kept only for preserved work) or destroyed. */
-export type TrashStatus = 'moving' | 'complete' | 'restoring' | 'restored';
+type TrashStatus = 'moving' | 'complete' | 'restoring' | 'restored';
 
 export interface TrashSession {
   id: string;

@@ -139,11 +139,11 @@ async function refuseRepeat(sessions: SessionContext, bundle: Bundle, err: unkno
   if (earlier.length === 0 || !colliding.every((id) => covered.has(id))) throw err;
   const copied = await replayAudit(sessions, bundle);
   const when = earlier[earlier.length - 1]!.time;
+  const replayed = copied > 0 ? ` (${copied} missing audit entries of the bundle copied)` : '';
   throw new SessionError(
     'EEXIST',
-    `this bundle was already imported (${when}); its ${colliding.length} session(s) are in the store, nothing ` +
-      `changed${copied > 0 ? ` (${copied} missing audit entries of the bundle copied)` : ''}; ` +
-      `use --rename or --overwrite to import it again`,
+    `this bundle was already imported (${when}); its ${colliding.length} session(s) are in the store, ` +
+      `nothing changed${replayed}; use --rename or --overwrite to import it again`,
     {
       details: { ids: colliding, already_imported: when, audit_entries: copied },
     },
@@ -168,7 +168,7 @@ function planImport(
     throw new SessionError(
       'EEXIST',
       `${collisions.length} session(s) of the bundle already exist (${collisions.slice(0, 5).join(', ')}); ` +
-        `use --rename or --overwrite`,
+        'use --rename or --overwrite',
       {
         details: { ids: collisions },
       },

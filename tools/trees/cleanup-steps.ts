@@ -19,7 +19,7 @@ export interface CleanupReport {
   scanned: number;
   /** Every purged session, its subtree root and why the root went. */
   purged: { id: string; root: string; depth: number; reason: string }[];
-  /** The ids of `purged` (the earlier report's field). */
+  /** The ids of `purged`, as a flat list. */
   removed: string[];
   abandoned: { id: string; reason: string }[];
   quarantined: { id: string; reason: string; path: string | null }[];
@@ -146,7 +146,7 @@ export async function expireTrash(
 
 export async function sweep(sessions: SessionContext, dry: boolean, report: CleanupReport): Promise<void> {
   const now = Date.now();
-  // Temp files of versions before `.tmp/` (inside session directories) are doctor's: see strays.ts.
+  // Temp files of the older layout (inside session directories) are doctor's: see strays.ts.
   for (const stray of findStrays(sessions.store.dir, now, STRAY_AGE_MS)) {
     const bytes = await diskBytes(stray.path);
     if (!dry && !(await removeStray(stray, now, STRAY_AGE_MS))) continue;

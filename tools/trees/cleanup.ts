@@ -23,8 +23,8 @@ export interface CleanupOptions {
   /** Called as the work advances (the CLI draws a progress bar from it). */
   onProgress?: (progress: { done: number; total: number; scanned: number }) => void;
   /**
-   * Aborting it stops the cleanup between two steps (EINTERRUPTED, details {done, total}); what was done stays done,
-   * and audited.
+   * Aborting it stops the cleanup between two steps (EINTERRUPTED, details {done, total}); what was done
+   * stays done, and audited.
    */
   signal?: AbortSignal;
 }

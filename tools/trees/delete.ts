@@ -22,7 +22,7 @@ export interface DeleteOptions {
   signal?: AbortSignal;
 }
 
-export interface DeletedSession {
+interface DeletedSession {
   id: string;
   depth: number;
   parent: string | null;
@@ -94,8 +94,8 @@ export async function deleteSession(
       dir: w.dir,
       sessions: w.sessions,
       summary:
-        `HEAD ${w.head ?? '-'} on ${w.branch ?? '(detached)'}, ${w.untracked.length} untracked, ` +
-        `${w.unpushed} unpushed`,
+        `HEAD ${w.head ?? '-'} on ${w.branch ?? '(detached)'}, ` +
+        `${w.untracked.length} untracked, ${w.unpushed} unpushed`,
       patch: w.patch && removal.entry ? trash.workFilePath(removal.entry, w.patch) : null,
     })),
   };
@@ -114,8 +114,8 @@ async function finishInterrupted(sessions: SessionContext, id: string): Promise<
   const recovered = await recoverTrash(sessions, { touching: new Set(ids) });
   return recovered.map(
     (r) =>
-      `the trash entry ${r.entry} of an interrupted ${r.status === 'moving' ? 'delete' : 'restore'} held ` +
-      `${r.ids.length} of these sessions: ${r.action}`,
+      `the trash entry ${r.entry} of an interrupted ${r.status === 'moving' ? 'delete' : 'restore'} ` +
+      `held ${r.ids.length} of these sessions: ${r.action}`,
   );
 }
 

@@ -12,7 +12,7 @@ export interface Recovery {
   detail?: string;
 }
 
-export interface RecoverOptions {
+interface RecoverOptions {
   dryRun?: boolean;
   /** Only the entries whose manifest names one of these sessions (a delete finishing its own). */
   touching?: Set<string>;

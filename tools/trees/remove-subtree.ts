@@ -15,7 +15,7 @@ import {
 import { reconcileIndex, subtreeNodes, type ExtraLinks } from './hierarchy.js';
 import { capturePatch, findUnsavedWork, type UnsavedWork } from './work.js';
 
-export interface RemoveOptions {
+interface RemoveOptions {
   reason: 'delete' | 'cleanup';
   cascade: boolean;
   force: boolean;
@@ -192,8 +192,8 @@ async function undoMoves(trash: Trash, entry: string, moved: string[], err: unkn
     // Recovered by another process meanwhile (this one was frozen past its locks' staleness).
     if (!trash.exists(entry)) return cause;
     const message =
-      `${cause.message}; ${moved.length} session(s) wait in the trash entry ${entry}: run ` +
-      `\`agent-session doctor --repair\` to put them back`;
+      `${cause.message}; ${moved.length} session(s) wait in the trash entry ${entry}: ` +
+      'run `agent-session doctor --repair` to put them back';
     return new SessionError(cause.code, message, { cause: err, details: { ...cause.details, entry, hidden: moved } });
   }
 }

@@ -97,9 +97,9 @@ export async function restoreSession(
  * Marks the entry `restoring`, audits it (`restore` or `recover`), moves its sessions back into the
  * store, parents first, then retires the entry: kept as `restored` while it holds preserved work, else
  * destroyed. Runs under the locks of those sessions and of their parents outside the entry, so that no
- * delete of a parent runs meanwhile. EEXIST when one of them exists in the store again; EREFUSED when
- * a parent is in the trash itself (a live session never has its parent in the trash: restore the
- * parent first).
+ * delete of a parent runs meanwhile. EEXIST when
+ * one of them exists in the store again; EREFUSED when a parent is in the trash itself (a live
+ * session never has its parent in the trash: restore the parent first).
  */
 export async function putBack(
   sessions: SessionContext,

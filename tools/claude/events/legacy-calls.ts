@@ -1,5 +1,5 @@
-// Orchestrators that call the hooks directly with the legacy stdin format (that of the earlier tool,
-// gaia-ops v3.5.1's `agent_session.py`), and get its answers, key for key.
+// Orchestrators that call the hooks directly with the legacy stdin format (that of gaia-ops v3.5.1's
+// `agent_session.py`), and get its answers, key for key.
 import { SessionError } from '../../errors.js';
 import type { JsonObject } from '../../merge-patch.js';
 import type { HistoryEntry } from '../../record.js';

@@ -8,7 +8,7 @@ import { writeSweepReport } from '../../store/sweep-stamp.js';
 import { cleanup, type CleanupReport } from '../../trees/cleanup.js';
 import type { HookContext } from './hook-context.js';
 
-export interface SweepReport {
+interface SweepReport {
   abandoned: string[];
   cleanup: CleanupReport;
   pruned_indexes: string[];

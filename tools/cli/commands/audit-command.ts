@@ -62,11 +62,9 @@ function print(ctx: Context, entry: AuditEntry, json: boolean | undefined) {
   ctx.out(json ? JSON.stringify(entry) : formatEntryLine(entry));
 }
 
-export function formatEntryLine(e: AuditEntry): string {
+function formatEntryLine(e: AuditEntry): string {
   const ids = e.ids.length > 3 ? `${e.ids.slice(0, 3).join(',')},… (${e.ids.length})` : e.ids.join(',');
   const part = e.part ? ` [part ${e.part[0]}/${e.part[1]}]` : '';
-  return (
-    `${e.time}  ${e.action.padEnd(8)}  ${e.actor.padEnd(4)}  pid ${e.pid}  ${ids}${part}  ` +
-    `${JSON.stringify(e.details)}`
-  );
+  const head = `${e.time}  ${e.action.padEnd(8)}  ${e.actor.padEnd(4)}  pid ${e.pid}`;
+  return `${head}  ${ids}${part}  ${JSON.stringify(e.details)}`;
 }

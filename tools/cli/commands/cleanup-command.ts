@@ -68,8 +68,8 @@ function describeReport(r: CleanupReport): string[] {
   for (const x of r.recovered) lines.push(`  interrupted trash entry ${x.entry}: ${x.action}`);
   if (r.backups.length > 0)
     lines.push(
-      `Backups: ${r.backups.length} trash entr${r.backups.length === 1 ? 'y' : 'ies'} (${r.bytes_to_trash} ` +
-        `bytes); see agent-session trash.`,
+      `Backups: ${r.backups.length} trash entr${r.backups.length === 1 ? 'y' : 'ies'} ` +
+        `(${r.bytes_to_trash} bytes); see agent-session trash.`,
     );
   lines.push(`Bytes freed: ${r.bytes_freed}.`);
   return lines;

@@ -30,8 +30,8 @@ export async function handler(argv: Argv<Args>) {
   ctx.out(`Checked ${sessions} session(s), ${audit_entries} audit entries, ${trash_entries} trash entries.`);
   for (const f of report.findings)
     ctx.out(
-      `${f.severity === 'error' ? 'ERROR' : 'warn '}  ${f.check.padEnd(8)} ${f.subject}: ` +
-        `${f.message}${f.repair && !argv.repair ? ` (--repair: ${f.repair})` : ''}`,
+      `${f.severity === 'error' ? 'ERROR' : 'warn '}  ${f.check.padEnd(8)} ${f.subject}: ${f.message}` +
+        `${f.repair && !argv.repair ? ` (--repair: ${f.repair})` : ''}`,
     );
   for (const line of report.repairs) ctx.out(`repaired: ${line}`);
   for (const f of report.remaining) ctx.out(`still wrong: ${f.subject}: ${f.message}`);

@@ -35,6 +35,6 @@ export async function handler(argv: Argv<Args>) {
   if (result.orphans.length > 0)
     ctx.out(
       `${result.orphans.length} imported session(s) have a parent that is not in this store: ` +
-        `${result.orphans.join(', ')}`,
+        result.orphans.join(', '),
     );
 }

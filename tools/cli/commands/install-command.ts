@@ -42,7 +42,7 @@ export function printReport(ctx: Context, report: InstallReport, json: boolean):
   if (!report.changed)
     ctx.out(
       `${report.file}: ${report.action === 'install' ? 'hooks already installed' : 'no agent-session hooks'}; ` +
-        `nothing changed.`,
+        'nothing changed.',
     );
   else ctx.out(`${verb} ${report.file}${report.backup ? ` (previous version: ${report.backup})` : ''}.`);
   for (const entry of report.added)

@@ -18,7 +18,7 @@ export async function handler(argv: Argv<{ id: string }>) {
   for (const line of describeSession(record, sessions.now())) ctx.out(line);
 }
 
-export function describeSession(r: SessionRecord, now: number): string[] {
+function describeSession(r: SessionRecord, now: number): string[] {
   const ago = (t: string | undefined) => `${t} (${relativeTime(t, now)})`;
   const lines = [
     `Session ${r.agent_id}`,
@@ -29,7 +29,7 @@ export function describeSession(r: SessionRecord, now: number): string[] {
     `  last updated: ${ago(r.last_updated)}`,
     `  parent:       ${r.parent_session_id ?? '-'}`,
     `  errors:       ${r.error_count}` +
-      (r.last_error ? `, last: ${r.last_error.message} (${relativeTime(r.last_error.timestamp, now)})` : ''),
+      `${r.last_error ? `, last: ${r.last_error.message} (${relativeTime(r.last_error.timestamp, now)})` : ''}`,
   ];
   if (r.finalized_at) {
     lines.push(`  finalized:    ${ago(r.finalized_at)} as ${r.outcome}, after ${r.duration_seconds} s`);
