@@ -1,4 +1,4 @@
-// The built `agent-session` CLI, spawned with a temp store: every command of issue 2, its --json
+// The built `agent-session` CLI, spawned with a temp store: every command, its --json
 // document, its exit code, its one-line error on stderr, and the files on disk.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-// The pure rules of issue 2 (phases, resume decision, merge patch, ids, timestamps, update, finalize,
+// The pure rules (phases, resume decision, merge patch, ids, timestamps, update, finalize,
 // settings), through the built library and its policy modules, with the clock passed in.
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Record writes put their temp file in the store's `.tmp/` (issue 4: cleanup finds strays with one
+// Record writes put their temp file in the store's `.tmp/` (so that cleanup finds strays with one
 // readdir): a write leaves nothing behind, a crash's leftover never matters to readers and is swept
 // when old, `.tmp` is never a session, and temps that earlier versions left inside session
 // directories are doctor's to find and remove.

@@ -1,4 +1,4 @@
-// End-to-end scenarios of issue 3 (section 7) with the REAL Claude Code CLI (pinned in
+// End-to-end scenarios with the REAL Claude Code CLI (pinned in
 // install-claude.mjs), driven offline by a scripted Messages API. In each test: a temp project
 // where the BUILT `agent-session install` wired the built hooks, one `claude -p` run, then
 // assertions on the session store (read with the built CLI), on the requests the mock received
