@@ -1,7 +1,7 @@
 // Claude Code's transcripts (JSONL files outside the store, only ever read): whether one is still
 // there, and which assistant message holds a tool call.
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 /** Whether Claude Code still has a transcript (SendMessage reloads an agent from it). */
 export function transcriptExists(file: string): boolean {
@@ -18,12 +18,7 @@ export function transcriptExists(file: string): boolean {
  */
 export function callerTranscript(transcriptPath: string | null, caller: string | null): string | null {
   if (transcriptPath === null || caller === null) return transcriptPath;
-  return path.join(
-    path.dirname(transcriptPath),
-    path.basename(transcriptPath, '.jsonl'),
-    'subagents',
-    `agent-${caller}.jsonl`,
-  );
+  return join(dirname(transcriptPath), basename(transcriptPath, '.jsonl'), 'subagents', `agent-${caller}.jsonl`);
 }
 
 /** The most of a transcript read at once; more written after a given point means a later turn. */

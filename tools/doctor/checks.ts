@@ -1,6 +1,6 @@
 import type { SessionRecord } from '../record.js';
 import type { SessionContext } from '../session-context.js';
-import path from 'node:path';
+import { join } from 'node:path';
 import { TEMP_DIR, type StoreProblem } from '../store/store.js';
 import {
   findLegacyTemps,
@@ -170,7 +170,7 @@ export function checkStrays(sessions: SessionContext, snap: StoreSnapshot): Foun
           {
             check: 'temp',
             severity: 'error',
-            subject: path.join(sessions.store.dir, TEMP_DIR),
+            subject: join(sessions.store.dir, TEMP_DIR),
             message: `the store's temp directory ${problem}`,
             repair: null,
           },

@@ -1,4 +1,4 @@
-import path from 'node:path';
+import { join } from 'node:path';
 import { isSessionError } from '../errors.js';
 import { CLAUDE_DIR } from '../store/claude-index.js';
 import { INDEX_DIR } from '../store/children-index.js';
@@ -32,23 +32,23 @@ const FILES = [HOOK_LOG, `${HOOK_LOG}.1`];
 export function checkLayout(storeDir: string): Found[] {
   const found: Found[] = [];
   for (const name of AREAS) {
-    const problem = areaProblem(path.join(storeDir, name));
+    const problem = areaProblem(join(storeDir, name));
     if (problem)
       found.push({
         check: 'store',
         severity: 'error',
-        subject: path.join(storeDir, name),
+        subject: join(storeDir, name),
         message: problem,
         repair: null,
       });
   }
   for (const name of FILES) {
-    const problem = fileProblem(path.join(storeDir, name));
+    const problem = fileProblem(join(storeDir, name));
     if (problem)
       found.push({
         check: 'store',
         severity: 'error',
-        subject: path.join(storeDir, name),
+        subject: join(storeDir, name),
         message: problem,
         repair: null,
       });

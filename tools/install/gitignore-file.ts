@@ -1,10 +1,10 @@
-import path from 'node:path';
+import { join } from 'node:path';
 import { unlink } from 'node:fs/promises';
 import { toSessionError } from '../errors.js';
 import { readOptional, replaceTextFile, writeTarget } from './replace-file.js';
 
 export function gitignorePath(projectDir: string): string {
-  return path.join(projectDir, '.gitignore');
+  return join(projectDir, '.gitignore');
 }
 
 /** The project's .gitignore, or undefined when it has none. */

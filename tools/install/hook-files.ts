@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import path from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SessionError } from '../errors.js';
 
@@ -11,15 +11,15 @@ export function locateBuiltHooks<Name extends string>(
   names: readonly Name[],
   from: string = import.meta.url,
 ): Record<Name, string> {
-  const start = path.dirname(from.startsWith('file:') ? fileURLToPath(from) : path.resolve(from));
+  const start = dirname(from.startsWith('file:') ? fileURLToPath(from) : resolve(from));
   const looked: string[] = [];
-  for (let dir = start, level = 0; level < 4; dir = path.dirname(dir), level++) {
-    const hooksDir = path.join(dir, 'hooks');
+  for (let dir = start, level = 0; level < 4; dir = dirname(dir), level++) {
+    const hooksDir = join(dir, 'hooks');
     looked.push(hooksDir);
-    const files = names.map((name) => path.join(hooksDir, `${name}.js`));
+    const files = names.map((name) => join(hooksDir, `${name}.js`));
     if (files.every((file) => existsSync(file)))
       return Object.fromEntries(names.map((name, i) => [name, files[i]])) as Record<Name, string>;
-    if (path.dirname(dir) === dir) break;
+    if (dirname(dir) === dir) break;
   }
   throw new SessionError(
     'EIO',

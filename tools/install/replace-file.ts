@@ -1,7 +1,7 @@
 // Editing a file of the user's project in place (Claude Code's settings, .gitignore): the text read
 // before is compared before writing, and the write goes through symlinks and keeps the mode.
 import { readFile, readlink, stat, mkdir } from 'node:fs/promises';
-import path from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { writeFileAtomic } from '../store/atomic.js';
 
@@ -19,7 +19,7 @@ export async function replaceTextFile<T>(
 ): Promise<T> {
   const { target, mode } = await checkReplaceable(file, oldText);
   try {
-    await mkdir(path.dirname(target), { recursive: true });
+    await mkdir(dirname(target), { recursive: true });
     const prepared = await prepare();
     await writeFileAtomic(target, text, mode === undefined ? {} : { mode, exactMode: true });
     return prepared;
@@ -61,14 +61,14 @@ export async function checkReplaceable(
 
 /** Where writing `file` goes: the file, or the end of its chain of symlinks (which may not exist yet). */
 export async function writeTarget(file: string): Promise<string> {
-  let target = path.resolve(file);
+  let target = resolve(file);
   for (let hops = 0; hops < 40; hops++) {
     const link = await readlink(target).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'EINVAL' || err.code === 'ENOENT') return undefined;
       throw err;
     });
     if (link === undefined) return target;
-    target = path.resolve(path.dirname(target), link);
+    target = resolve(dirname(target), link);
   }
   throw new SessionError('EINVALID', `${file}: too many levels of symbolic links`, { details: { file } });
 }

@@ -3,7 +3,7 @@
 import { constants } from 'node:fs';
 import { copyFile, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import path from 'node:path';
+import { join, resolve } from 'node:path';
 import { findProjectDir } from '../store/project.js';
 import { readOptional, replaceTextFile } from './replace-file.js';
 import { parseSettingsText, type SettingsFile } from './settings-text.js';
@@ -11,12 +11,12 @@ import { parseSettingsText, type SettingsFile } from './settings-text.js';
 type Env = Record<string, string | undefined>;
 
 export function homeDir(env: Env): string {
-  return path.resolve(env.HOME || env.USERPROFILE || homedir());
+  return resolve(env.HOME || env.USERPROFILE || homedir());
 }
 
 /** `~/.claude/settings.json`, HOME taken from `env`. */
 export function userSettingsPath(env: Env): string {
-  return path.join(homeDir(env), '.claude', 'settings.json');
+  return join(homeDir(env), '.claude', 'settings.json');
 }
 
 /**
@@ -29,7 +29,7 @@ export function installProjectDir({ cwd, env }: { cwd: string; env: Env }): stri
 
 /** Whether two paths are one directory, symlinks resolved (compared as given when one cannot be resolved). */
 export async function sameDirectory(a: string, b: string): Promise<boolean> {
-  const real = (dir: string) => realpath(dir).catch(() => path.resolve(dir));
+  const real = (dir: string) => realpath(dir).catch(() => resolve(dir));
   return (await real(a)) === (await real(b));
 }
 
@@ -41,7 +41,7 @@ export function isDirectory(dir: string): Promise<boolean> {
 }
 
 export function projectSettingsPath(projectDir: string): string {
-  return path.join(projectDir, '.claude', 'settings.json');
+  return join(projectDir, '.claude', 'settings.json');
 }
 
 /** Reads and parses a settings file; a missing file is a value, anything but a JSON object is EINVALID. */

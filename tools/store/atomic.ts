@@ -1,6 +1,6 @@
 import { randomHex } from '../random.js';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
-import path from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 let counter = 0;
 
@@ -23,10 +23,10 @@ interface AtomicWriteOptions {
 
 /** A unique temp name, fsync, rename: readers see the old file or the new one. */
 export async function writeFileAtomic(file: string, data: string, options: AtomicWriteOptions = {}): Promise<void> {
-  const dir = options.tempDir ?? path.dirname(file);
-  const temp = path.join(
+  const dir = options.tempDir ?? dirname(file);
+  const temp = join(
     dir,
-    `${options.tempName ?? path.basename(file)}.${process.pid}.${++counter}.${randomHex(6)}${TEMP_SUFFIX}`,
+    `${options.tempName ?? basename(file)}.${process.pid}.${++counter}.${randomHex(6)}${TEMP_SUFFIX}`,
   );
   const mode = options.mode ?? 0o644;
   try {

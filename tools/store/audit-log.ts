@@ -10,7 +10,7 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import path from 'node:path';
+import { dirname, join } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
@@ -27,7 +27,7 @@ import { randomHex } from '../random.js';
 export const AUDIT_FILE = 'audit.jsonl';
 const ROTATED = /^audit\.(\d+)\.jsonl$/;
 /** Store-level locks are named with a leading "." in `.locks/`, so no session's lock can collide. */
-const ROTATE_LOCK = path.join('.locks', '.audit.lock');
+const ROTATE_LOCK = join('.locks', '.audit.lock');
 /** Near the longest string V8 makes: a larger audit file is refused with a clear error, not a crash. */
 const MAX_FILE_BYTES = 512 * 1024 * 1024;
 
@@ -60,7 +60,7 @@ export class AuditLog {
   }
 
   get activePath(): string {
-    return path.join(this.dir, AUDIT_FILE);
+    return join(this.dir, AUDIT_FILE);
   }
 
   /** Appends whole lines (each under MAX_LINE_BYTES), then rotates if the file grew past its limit. */
@@ -112,9 +112,9 @@ export class AuditLog {
   /** Keeps copies of bad lines in `.quarantine/.audit-<stamp>-<hex>.jsonl` (lossless repair); returns the file. */
   async quarantineLines(lines: string[], now: number): Promise<string> {
     const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-    const file = path.join(this.dir, '.quarantine', `.audit-${stamp}-${randomHex(4)}.jsonl`);
+    const file = join(this.dir, '.quarantine', `.audit-${stamp}-${randomHex(4)}.jsonl`);
     try {
-      mkdirSync(path.dirname(file), { recursive: true });
+      mkdirSync(dirname(file), { recursive: true });
       await writeFileAtomic(file, lines.map((l) => `${l}\n`).join(''));
     } catch (err) {
       throw toSessionError(err, `writing ${file}`);
@@ -126,7 +126,7 @@ export class AuditLog {
   readAll(): AuditFileText[] {
     const result: AuditFileText[] = [];
     for (const file of [...this.rotatedFiles().reverse(), AUDIT_FILE]) {
-      const full = path.join(this.dir, file);
+      const full = join(this.dir, file);
       let data: Buffer | undefined;
       try {
         // Never a link's target, a FIFO or a directory (an old session named audit.1.jsonl): ECORRUPT naming it.
@@ -162,8 +162,8 @@ export class AuditLog {
 
   /** Shifts audit.jsonl → audit.1.jsonl → … under a store-level lock, so two rotators never race. */
   async rotate(force = false): Promise<void> {
-    const lockPath = path.join(this.dir, ROTATE_LOCK);
-    ensureAreaSync(path.dirname(lockPath));
+    const lockPath = join(this.dir, ROTATE_LOCK);
+    ensureAreaSync(dirname(lockPath));
     await withLock(lockPath, { timeoutMs: this.options.lockTimeoutMs, what: 'the audit trail' }, async () => {
       // Another process may have rotated while we waited for the lock.
       if (!force && this.activeSize() < this.options.maxBytes) return;
@@ -171,18 +171,18 @@ export class AuditLog {
       const names = this.rotatedFiles();
       // Only regular files move: a link would be followed by the next read, a directory is not ours.
       for (const name of [AUDIT_FILE, ...names]) {
-        const problem = fileProblem(path.join(this.dir, name));
+        const problem = fileProblem(join(this.dir, name));
         if (problem)
           throw new SessionError('ECORRUPT', `cannot rotate the audit trail: ${problem}`, {
-            details: { path: path.join(this.dir, name) },
+            details: { path: join(this.dir, name) },
           });
       }
       for (const name of names) {
-        if (Number(ROTATED.exec(name)![1]) >= keep) unlinkSync(path.join(this.dir, name));
+        if (Number(ROTATED.exec(name)![1]) >= keep) unlinkSync(join(this.dir, name));
       }
       for (let n = keep - 1; n >= 1; n--)
-        renameIfExists(path.join(this.dir, `audit.${n}.jsonl`), path.join(this.dir, `audit.${n + 1}.jsonl`));
-      renameIfExists(this.activePath, path.join(this.dir, 'audit.1.jsonl'));
+        renameIfExists(join(this.dir, `audit.${n}.jsonl`), join(this.dir, `audit.${n + 1}.jsonl`));
+      renameIfExists(this.activePath, join(this.dir, 'audit.1.jsonl'));
     });
   }
 

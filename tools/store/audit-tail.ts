@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { join } from 'node:path';
 import { toSessionError } from '../errors.js';
 
 /** One open file and how far it has been read; `pending` is a line not yet ended by "\n". */
@@ -60,7 +60,7 @@ export class AuditTail {
     private readonly dir: string,
     active: string,
   ) {
-    this.file = path.join(dir, active);
+    this.file = join(dir, active);
   }
 
   /** Starts at the current end of the file (or at its start when `fromStart`). */
@@ -68,7 +68,7 @@ export class AuditTail {
     this.current = Cursor.open(this.file);
     if (this.current && !fromStart) this.current.offset = fstatSync(this.current.fd).size;
     for (const name of this.rotatedNames()) {
-      const ino = statIno(path.join(this.dir, name));
+      const ino = statIno(join(this.dir, name));
       if (ino !== -1) this.consumed.add(ino);
     }
   }
@@ -86,7 +86,7 @@ export class AuditTail {
     const present = new Set<number>();
     for (const name of this.rotatedNames()) {
       // Read through the descriptor: a name can point to another file by the time it is opened.
-      const cursor = Cursor.open(path.join(this.dir, name));
+      const cursor = Cursor.open(join(this.dir, name));
       if (!cursor) continue;
       present.add(cursor.ino);
       if (!this.consumed.has(cursor.ino) && cursor.ino !== next?.ino) {

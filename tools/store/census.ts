@@ -3,7 +3,7 @@
  * SessionStore.scan does), and its size. No directory is listed: temp files live in `.tmp/` (found by
  * strays.ts with one readdir), so a session directory holds state.json and nothing the store wrote.
  */
-import path from 'node:path';
+import { sep } from 'node:path';
 import type { SessionError } from '../errors.js';
 import { parseRecord, type SessionRecord } from '../record.js';
 import { readRecordText, STATE_FILE, type StoreProblem } from './store.js';
@@ -27,9 +27,9 @@ interface Census {
 export function census(storeDir: string, ids: string[]): Census {
   const result: Census = { records: [], problems: [], bytes: new Map() };
   // Plain concatenation (ids are single path segments), as in SessionStore.scan.
-  const prefix = storeDir.endsWith(path.sep) ? storeDir : storeDir + path.sep;
+  const prefix = storeDir.endsWith(sep) ? storeDir : storeDir + sep;
   for (const id of ids) {
-    const file = `${prefix}${id}${path.sep}${STATE_FILE}`;
+    const file = `${prefix}${id}${sep}${STATE_FILE}`;
     let text: string | undefined;
     try {
       // A FIFO, link or device is ECORRUPT here as in SessionStore.read: cleanup quarantines it.

@@ -16,7 +16,7 @@
  */
 import { mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
+import { dirname, join } from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { ensureAreaSync } from './regular-file.js';
@@ -28,8 +28,8 @@ export class ChildrenIndex {
   private readonly idsDir: string;
 
   constructor(storeDir: string) {
-    this.childrenDir = path.join(storeDir, INDEX_DIR, 'children');
-    this.idsDir = path.join(storeDir, INDEX_DIR, 'ids');
+    this.childrenDir = join(storeDir, INDEX_DIR, 'children');
+    this.idsDir = join(storeDir, INDEX_DIR, 'ids');
   }
 
   /** Records that `child` has `parent` (null for a root). Call before the child's record is written. */
@@ -39,12 +39,12 @@ export class ChildrenIndex {
     try {
       // The children directory always exists once anything is indexed (see present()). Areas that
       // are links are refused: markers would be written outside the store.
-      ensureAreaSync(path.dirname(this.childrenDir));
+      ensureAreaSync(dirname(this.childrenDir));
       ensureAreaSync(this.childrenDir);
-      if (parent !== null) await mkdir(path.join(this.childrenDir, parent), { recursive: true });
-      if (parent !== null) await writeFile(path.join(this.childrenDir, parent, child), '');
+      if (parent !== null) await mkdir(join(this.childrenDir, parent), { recursive: true });
+      if (parent !== null) await writeFile(join(this.childrenDir, parent, child), '');
       ensureAreaSync(this.idsDir);
-      await writeFile(path.join(this.idsDir, child), '');
+      await writeFile(join(this.idsDir, child), '');
     } catch (err) {
       throw toSessionError(err, `indexing session ${child}`);
     }
@@ -56,20 +56,20 @@ export class ChildrenIndex {
    */
   async remove(parent: string | null, child: string): Promise<void> {
     assertValidId(child);
-    const targets = [path.join(this.idsDir, child)];
-    if (parent !== null) targets.push(path.join(this.childrenDir, parent, child));
+    const targets = [join(this.idsDir, child)];
+    if (parent !== null) targets.push(join(this.childrenDir, parent, child));
     try {
       for (const target of targets) await rm(target, { recursive: true, force: true });
     } catch (err) {
       throw toSessionError(err, `unindexing session ${child}`);
     }
-    await rmdir(path.join(this.childrenDir, child)).catch(() => undefined);
+    await rmdir(join(this.childrenDir, child)).catch(() => undefined);
   }
 
   /** The ids the index lists under `parent`; unverified (callers check the child's record). */
   async childIds(parent: string): Promise<string[]> {
     assertValidId(parent);
-    return listNames(path.join(this.childrenDir, parent));
+    return listNames(join(this.childrenDir, parent));
   }
 
   /** Whether the index exists as a whole (see the rules above). */
@@ -88,7 +88,7 @@ export class ChildrenIndex {
   async allLinks(): Promise<[string, string][]> {
     const links: [string, string][] = [];
     for (const parent of await listNames(this.childrenDir)) {
-      for (const child of await listNames(path.join(this.childrenDir, parent))) links.push([parent, child]);
+      for (const child of await listNames(join(this.childrenDir, parent))) links.push([parent, child]);
     }
     return links;
   }
@@ -99,7 +99,7 @@ export class ChildrenIndex {
 
   /** Drops the whole index (it is rebuilt from the records). */
   async clear(): Promise<void> {
-    await rm(path.dirname(this.childrenDir), { recursive: true, force: true });
+    await rm(dirname(this.childrenDir), { recursive: true, force: true });
   }
 }
 

@@ -5,7 +5,7 @@
  * It holds nothing that the session records do not (it can be rebuilt from their `claude` objects).
  */
 import { readdir, stat, unlink } from 'node:fs/promises';
-import path from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { JsonTooDeepError, parseJson } from '../json.js';
@@ -61,7 +61,7 @@ export class ClaudeIndex {
   private readonly lockTimeoutMs: number;
 
   constructor(storeDir: string, options: { lockTimeoutMs: number }) {
-    this.dir = path.join(path.resolve(storeDir), CLAUDE_DIR);
+    this.dir = join(resolve(storeDir), CLAUDE_DIR);
     this.lockTimeoutMs = options.lockTimeoutMs;
   }
 
@@ -84,9 +84,9 @@ export class ClaudeIndex {
     change: (data: ClaudeIndexData) => Promise<{ data: ClaudeIndexData; result: T }>,
   ): Promise<T> {
     const file = this.file(claudeSession);
-    const lockPath = path.join(this.dir, '.locks', `${claudeSession}.lock`);
+    const lockPath = join(this.dir, '.locks', `${claudeSession}.lock`);
     ensureAreaSync(this.dir);
-    ensureAreaSync(path.dirname(lockPath));
+    ensureAreaSync(dirname(lockPath));
     return withLock(
       lockPath,
       { timeoutMs: this.lockTimeoutMs, what: `Claude Code session ${claudeSession}` },
@@ -109,7 +109,7 @@ export class ClaudeIndex {
     const names = await readdir(this.dir).catch(() => [] as string[]);
     const removed: string[] = [];
     for (const name of names.filter((n) => n.endsWith('.json'))) {
-      const file = path.join(this.dir, name);
+      const file = join(this.dir, name);
       const info = await stat(file).catch(() => undefined);
       if (!info || now - info.mtimeMs <= olderThanMs) continue;
       await unlink(file).then(
@@ -122,7 +122,7 @@ export class ClaudeIndex {
 
   private file(claudeSession: string): string {
     assertValidId(claudeSession, 'Claude Code session id');
-    return path.join(this.dir, `${claudeSession}.json`);
+    return join(this.dir, `${claudeSession}.json`);
   }
 }
 

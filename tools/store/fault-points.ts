@@ -1,5 +1,5 @@
 import { existsSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { join } from 'node:path';
 
 /**
  * A seam for the race and crash tests: named points in the store's multi-step operations where a
@@ -28,6 +28,6 @@ export async function faultPoint(point: string): Promise<void> {
 
 async function pauseHere(point: string): Promise<void> {
   const dir = process.env.AGENT_SESSION_TEST_FAULTS_DIR ?? '.';
-  writeFileSync(path.join(dir, `${point}.reached`), String(process.pid));
-  while (!existsSync(path.join(dir, `${point}.go`))) await new Promise((resolve) => setTimeout(resolve, 5));
+  writeFileSync(join(dir, `${point}.reached`), String(process.pid));
+  while (!existsSync(join(dir, `${point}.go`))) await new Promise((resolve) => setTimeout(resolve, 5));
 }

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, renameSync, writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { openAppendSync } from './regular-file.js';
 
 /** The hooks' failure log, in the store; a dot-name so no session id can collide with it. */
@@ -9,7 +9,7 @@ export const HOOK_LOG = '.hooks.log';
 const HOOK_LOG_MAX_BYTES = 256 * 1024;
 
 export function hookLogPath(storeDir: string): string {
-  return path.join(path.resolve(storeDir), HOOK_LOG);
+  return join(resolve(storeDir), HOOK_LOG);
 }
 
 /**
@@ -44,7 +44,7 @@ async function openCreating(file: string): Promise<number> {
     return openAppendSync(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    await mkdir(path.dirname(file), { recursive: true });
+    await mkdir(dirname(file), { recursive: true });
     return openAppendSync(file);
   }
 }

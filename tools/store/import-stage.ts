@@ -17,7 +17,7 @@
  */
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
+import { dirname, join } from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { parseJson } from '../json.js';
@@ -58,23 +58,22 @@ export class ImportStaging {
 
   /** Runs `fn` holding the import's lock; ELOCKED after `timeoutMs` (its importer is alive). */
   async withOpLock<T>(op: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
-    await this.ensureDir(path.join(this.storeDir, '.locks'));
+    await this.ensureDir(join(this.storeDir, '.locks'));
     return withLock(areaLockPath(this.storeDir, `import-${op}`), { timeoutMs, what: `import ${op}` }, () => fn());
   }
 
   async writeManifest(manifest: ImportManifest): Promise<void> {
     // Every import starts here: a `.importing` that is a symbolic link would stage sessions outside the store.
-    assertArea(path.join(this.storeDir, IMPORTING_DIR));
+    assertArea(join(this.storeDir, IMPORTING_DIR));
     await this.ensureDir(this.opDir(manifest.op));
     await this.io(
-      () =>
-        writeFileAtomic(path.join(this.opDir(manifest.op), 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`),
+      () => writeFileAtomic(join(this.opDir(manifest.op), 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`),
       'writing the import manifest',
     );
   }
 
   async readManifest(op: string): Promise<ImportManifest | undefined> {
-    const file = path.join(this.opDir(op), 'manifest.json');
+    const file = join(this.opDir(op), 'manifest.json');
     try {
       const data = readRegularFileSync(file, { maxBytes: MANIFEST_MAX_BYTES });
       return data === undefined ? undefined : (parseJson(decodeUtf8(data, file)) as ImportManifest);
@@ -86,7 +85,7 @@ export class ImportStaging {
   async stage(op: string, id: string, text: string): Promise<void> {
     const dir = this.staged(op, id);
     await this.ensureDir(dir);
-    await this.io(() => writeFileAtomic(path.join(dir, STATE_FILE), text), `staging session ${id}`);
+    await this.io(() => writeFileAtomic(join(dir, STATE_FILE), text), `staging session ${id}`);
   }
 
   /** Staged → live. The id's lock must be held and the id free. */
@@ -101,7 +100,7 @@ export class ImportStaging {
 
   /** Live → replaced (what `--overwrite` backs up). */
   async setAside(op: string, id: string): Promise<void> {
-    await this.ensureDir(path.join(this.opDir(op), 'replaced'));
+    await this.ensureDir(join(this.opDir(op), 'replaced'));
     await this.io(() => rename(this.live(id), this.replaced(op, id)), `backing up session ${id}`);
   }
 
@@ -123,11 +122,11 @@ export class ImportStaging {
 
   /** Moves set-aside sessions to `.backups/import-<op>/` (returned, or null if none); the staging stays. */
   async keepBackup(op: string): Promise<string | null> {
-    const replaced = path.join(this.opDir(op), 'replaced');
-    const backup = path.join(this.storeDir, BACKUPS_DIR, `import-${op}`);
+    const replaced = join(this.opDir(op), 'replaced');
+    const backup = join(this.storeDir, BACKUPS_DIR, `import-${op}`);
     if (existsSync(replaced)) {
-      assertArea(path.dirname(backup));
-      await this.ensureDir(path.dirname(backup));
+      assertArea(dirname(backup));
+      await this.ensureDir(dirname(backup));
       await this.io(() => rename(replaced, backup), 'keeping the backup of replaced sessions');
     }
     // Already moved by an importer killed right after: the same path.
@@ -140,9 +139,9 @@ export class ImportStaging {
 
   /** Imports left behind (by a crash, or in progress in another process). */
   async ops(): Promise<string[]> {
-    assertArea(path.join(this.storeDir, IMPORTING_DIR));
+    assertArea(join(this.storeDir, IMPORTING_DIR));
     try {
-      return (await readdir(path.join(this.storeDir, IMPORTING_DIR))).sort();
+      return (await readdir(join(this.storeDir, IMPORTING_DIR))).sort();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw toSessionError(err, 'reading the import staging area');
@@ -162,22 +161,22 @@ export class ImportStaging {
   }
 
   private opDir(op: string): string {
-    return path.join(this.storeDir, IMPORTING_DIR, op);
+    return join(this.storeDir, IMPORTING_DIR, op);
   }
 
   private staged(op: string, id: string): string {
     assertValidId(id);
-    return path.join(this.opDir(op), 'sessions', id);
+    return join(this.opDir(op), 'sessions', id);
   }
 
   private replaced(op: string, id: string): string {
     assertValidId(id);
-    return path.join(this.opDir(op), 'replaced', id);
+    return join(this.opDir(op), 'replaced', id);
   }
 
   private live(id: string): string {
     assertValidId(id);
-    return path.join(this.storeDir, id);
+    return join(this.storeDir, id);
   }
 
   private async ensureDir(dir: string): Promise<void> {

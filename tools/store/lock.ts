@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, rmdirSync, statSync, utimesSync } from 'node:fs';
-import path from 'node:path';
+import { dirname } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 
 /**
@@ -147,7 +147,7 @@ function tryLock(lockPath: string, what: string, timer: boolean): HeldLock | und
     return takeOver(lockPath, timer);
   } catch (err) {
     // Removed between our mkdir and stat (its holder released it): try again.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(path.dirname(lockPath))) return undefined;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(dirname(lockPath))) return undefined;
     throw toSessionError(err, `locking ${what}`);
   }
 }

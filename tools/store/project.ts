@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import path from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { SessionError } from '../errors.js';
 import { parseJson } from '../json.js';
 import { decodeUtf8, readRegularFileSync } from './regular-file.js';
@@ -16,13 +16,13 @@ interface Locate {
 
 /** `CLAUDE_PROJECT_DIR`, else the nearest ancestor of cwd with a `.claude/` directory, else cwd. */
 export function findProjectDir({ cwd, env }: Locate): string {
-  if (env.CLAUDE_PROJECT_DIR) return path.resolve(env.CLAUDE_PROJECT_DIR);
-  const start = path.resolve(cwd);
+  if (env.CLAUDE_PROJECT_DIR) return resolve(env.CLAUDE_PROJECT_DIR);
+  const start = resolve(cwd);
   // ~/.claude is Claude Code's user settings, not a project: it only counts when we start at home.
-  const home = path.resolve(env.HOME || homedir());
-  for (let dir = start; ; dir = path.dirname(dir)) {
-    if (isDirectory(path.join(dir, '.claude')) && (dir === start || !isHome(dir, home))) return dir;
-    if (path.dirname(dir) === dir) return start;
+  const home = resolve(env.HOME || homedir());
+  for (let dir = start; ; dir = dirname(dir)) {
+    if (isDirectory(join(dir, '.claude')) && (dir === start || !isHome(dir, home))) return dir;
+    if (dirname(dir) === dir) return start;
   }
 }
 
@@ -38,15 +38,15 @@ function isHome(dir: string, home: string): boolean {
 
 /** `--dir` / `dir`, else `AGENT_SESSION_DIR`, else `<project>/.claude/session`. */
 export function resolveStoreDir(locate: Locate): string {
-  if (locate.dir) return path.resolve(locate.cwd, locate.dir);
-  if (locate.env.AGENT_SESSION_DIR) return path.resolve(locate.cwd, locate.env.AGENT_SESSION_DIR);
-  return path.join(findProjectDir(locate), '.claude', 'session');
+  if (locate.dir) return resolve(locate.cwd, locate.dir);
+  if (locate.env.AGENT_SESSION_DIR) return resolve(locate.cwd, locate.env.AGENT_SESSION_DIR);
+  return join(findProjectDir(locate), '.claude', 'session');
 }
 
 /** `AGENT_SESSION_CONFIG`, else `<project>/.claude/agent-session.json`. */
 export function configFilePath(locate: Locate): string {
-  if (locate.env.AGENT_SESSION_CONFIG) return path.resolve(locate.cwd, locate.env.AGENT_SESSION_CONFIG);
-  return path.join(findProjectDir(locate), '.claude', 'agent-session.json');
+  if (locate.env.AGENT_SESSION_CONFIG) return resolve(locate.cwd, locate.env.AGENT_SESSION_CONFIG);
+  return join(findProjectDir(locate), '.claude', 'agent-session.json');
 }
 
 /** The parsed config file, or undefined when there is none. A broken file is an error, not ignored. */
@@ -79,7 +79,7 @@ function isDirectory(p: string): boolean {
 
 /** A fresh project directory (with `.claude/`) under the system temp dir, for the demo. */
 export function makeTempProject(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'agent-session-demo-'));
-  mkdirSync(path.join(dir, '.claude'));
+  const dir = mkdtempSync(join(tmpdir(), 'agent-session-demo-'));
+  mkdirSync(join(dir, '.claude'));
   return dir;
 }

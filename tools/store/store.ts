@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { lstat, mkdir, rename, rm, rmdir } from 'node:fs/promises';
-import path from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId, isValidId } from '../ids.js';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../json.js';
@@ -47,12 +47,12 @@ export class SessionStore {
   private readonly lockTimeoutMs: number;
 
   constructor(dir: string, options: StoreOptions) {
-    this.dir = path.resolve(dir);
+    this.dir = resolve(dir);
     this.lockTimeoutMs = options.lockTimeoutMs;
   }
 
   statePath(id: string): string {
-    return path.join(this.sessionDir(id), STATE_FILE);
+    return join(this.sessionDir(id), STATE_FILE);
   }
 
   /** The record, or undefined when there is no such session. Never creates anything. */
@@ -106,9 +106,9 @@ export class SessionStore {
       if (!current || !stillWanted(current)) return false;
       check();
       // Renamed away first, so a crash mid-way never leaves a half-removed session in place.
-      const parking = path.join(this.dir, REMOVING_DIR, `${id}.${randomHex(8)}`);
-      assertArea(path.dirname(parking));
-      await this.ensureDir(path.dirname(parking));
+      const parking = join(this.dir, REMOVING_DIR, `${id}.${randomHex(8)}`);
+      assertArea(dirname(parking));
+      await this.ensureDir(dirname(parking));
       await rename(this.sessionDir(id), parking).catch((err) => {
         throw toSessionError(err, `removing session ${id}`);
       });
@@ -120,10 +120,10 @@ export class SessionStore {
   /** Every record in the store; unreadable ones come back as problems, never as a failure of the scan. */
   scan(): ScanResult {
     const result: ScanResult = { records: [], problems: [] };
-    // Plain concatenation (ids are single path segments): path.join per record shows in list's profile.
-    const prefix = this.dir.endsWith(path.sep) ? this.dir : this.dir + path.sep;
+    // Plain concatenation (ids are single path segments): join per record shows in list's profile.
+    const prefix = this.dir.endsWith(sep) ? this.dir : this.dir + sep;
     for (const id of this.ids()) {
-      const file = `${prefix}${id}${path.sep}${STATE_FILE}`;
+      const file = `${prefix}${id}${sep}${STATE_FILE}`;
       try {
         const text = readRecordText(file, id);
         // A directory without state.json is a create in progress (or one that crashed): not a session.
@@ -153,9 +153,9 @@ export class SessionStore {
 
   private sessionDir(id: string): string {
     assertValidId(id);
-    const dir = path.join(this.dir, id);
+    const dir = join(this.dir, id);
     // Belt and braces: the id pattern already rules out separators and "..".
-    if (path.dirname(dir) !== this.dir) throw new SessionError('EINVALID', `session id ${id} leaves the store`);
+    if (dirname(dir) !== this.dir) throw new SessionError('EINVALID', `session id ${id} leaves the store`);
     return dir;
   }
 
@@ -169,11 +169,11 @@ export class SessionStore {
     const text = serializeRecord(record);
     refuseUnreadable(id, text);
     check();
-    const tempDir = path.join(this.dir, TEMP_DIR);
+    const tempDir = join(this.dir, TEMP_DIR);
     // One lstat: a `.tmp` that is a link would put every record's temp file outside the store.
     ensureAreaSync(tempDir);
     const options = { tempDir, tempName: `${id}.${STATE_FILE}`, beforeRename: check };
-    await writeFileAtomic(path.join(dir, STATE_FILE), text, options).catch((err) => {
+    await writeFileAtomic(join(dir, STATE_FILE), text, options).catch((err) => {
       throw toSessionError(err, `writing session ${id}`);
     });
     // The write upgraded a legacy record (serializeRecord stamps the version): callers get what is on disk.
@@ -181,9 +181,9 @@ export class SessionStore {
   }
 
   private async locked<T>(id: string, fn: (check: () => void) => Promise<T>): Promise<T> {
-    const lockPath = path.join(this.dir, LOCKS_DIR, `${id}.lock`);
+    const lockPath = join(this.dir, LOCKS_DIR, `${id}.lock`);
     assertValidId(id);
-    ensureAreaSync(path.dirname(lockPath));
+    ensureAreaSync(dirname(lockPath));
     return withLock(lockPath, { timeoutMs: this.lockTimeoutMs, what: `session ${id}` }, fn);
   }
 

@@ -10,7 +10,7 @@
  */
 import { accessSync, constants, lstatSync, readdirSync, type Stats } from 'node:fs';
 import { lstat, mkdir, rename, rm, rmdir } from 'node:fs/promises';
-import path from 'node:path';
+import { dirname, join } from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { TEMP_SUFFIX } from './atomic.js';
@@ -36,17 +36,17 @@ export interface StrayFile {
 /** Temp files in `.tmp/`, stale lock directories and leftovers of `.removing/`: one readdir each. */
 export function findStrays(storeDir: string, now: number, minAgeMs: number): StrayFile[] {
   const found: (StrayFile | undefined)[] = [];
-  const tmp = path.join(storeDir, TEMP_DIR);
+  const tmp = join(storeDir, TEMP_DIR);
   for (const name of namesSync(tmp)) {
     if (name.endsWith(TEMP_SUFFIX))
-      found.push(strayIfOld(path.join(tmp, name), 'temp', now, minAgeMs, TEMP_NAME.exec(name)?.[1]));
+      found.push(strayIfOld(join(tmp, name), 'temp', now, minAgeMs, TEMP_NAME.exec(name)?.[1]));
   }
-  for (const name of namesSync(path.join(storeDir, '.locks'))) {
+  for (const name of namesSync(join(storeDir, '.locks'))) {
     // `<x>.lock.takeover` guards a takeover (lock.ts); one left by a process killed inside it is a stale lock too.
-    if (LOCK_NAME.test(name)) found.push(strayIfOld(path.join(storeDir, '.locks', name), 'lock', now, minAgeMs));
+    if (LOCK_NAME.test(name)) found.push(strayIfOld(join(storeDir, '.locks', name), 'lock', now, minAgeMs));
   }
-  for (const name of namesSync(path.join(storeDir, REMOVING_DIR)))
-    found.push(strayIfOld(path.join(storeDir, REMOVING_DIR, name), 'removing', now, minAgeMs));
+  for (const name of namesSync(join(storeDir, REMOVING_DIR)))
+    found.push(strayIfOld(join(storeDir, REMOVING_DIR, name), 'removing', now, minAgeMs));
   return found.filter((stray) => stray !== undefined);
 }
 
@@ -54,9 +54,9 @@ export function findStrays(storeDir: string, now: number, minAgeMs: number): Str
 export function findLegacyTemps(storeDir: string, ids: string[], now: number, minAgeMs: number): StrayFile[] {
   const found: (StrayFile | undefined)[] = [];
   for (const id of ids) {
-    for (const name of namesSync(path.join(storeDir, id))) {
+    for (const name of namesSync(join(storeDir, id))) {
       if (name.startsWith(`${STATE_FILE}.`) && name.endsWith(TEMP_SUFFIX))
-        found.push(strayIfOld(path.join(storeDir, id, name), 'temp', now, minAgeMs, id));
+        found.push(strayIfOld(join(storeDir, id, name), 'temp', now, minAgeMs, id));
     }
   }
   return found.filter((stray) => stray !== undefined);
@@ -121,12 +121,12 @@ export async function removeStray(stray: StrayFile, now: number, minAgeMs: numbe
 export async function quarantineSession(storeDir: string, id: string, now: number): Promise<string> {
   assertValidId(id);
   const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  const target = path.join(storeDir, QUARANTINE_DIR, `${id}-${stamp}-${randomHex(4)}`);
+  const target = join(storeDir, QUARANTINE_DIR, `${id}-${stamp}-${randomHex(4)}`);
   // A `.quarantine` that is a symbolic link would carry the session out of the store.
-  assertArea(path.dirname(target));
+  assertArea(dirname(target));
   try {
-    await mkdir(path.dirname(target), { recursive: true });
-    await rename(path.join(storeDir, id), target);
+    await mkdir(dirname(target), { recursive: true });
+    await rename(join(storeDir, id), target);
   } catch (err) {
     throw toSessionError(err, `quarantining session ${id}`);
   }
@@ -138,7 +138,7 @@ export async function quarantineSession(storeDir: string, id: string, now: numbe
  * first write makes it). A symbolic link is refused too: temps would be written wherever it points.
  */
 export function tempDirProblem(storeDir: string): string | undefined {
-  const dir = path.join(storeDir, TEMP_DIR);
+  const dir = join(storeDir, TEMP_DIR);
   const info = lstatIfAny(dir);
   if (!info) return undefined;
   if (info.isSymbolicLink())
@@ -161,12 +161,12 @@ export function tempDirProblem(storeDir: string): string | undefined {
 /** Whether `<store>/<id>` is an empty directory last changed over `minAgeMs` ago (a create that died). */
 export function isOldEmptySessionDir(storeDir: string, id: string, now: number, minAgeMs: number): boolean {
   assertValidId(id);
-  const info = lstatIfAny(path.join(storeDir, id));
+  const info = lstatIfAny(join(storeDir, id));
   return (
     info !== undefined &&
     info.isDirectory() &&
     now - info.mtimeMs > minAgeMs &&
-    namesSync(path.join(storeDir, id)).length === 0
+    namesSync(join(storeDir, id)).length === 0
   );
 }
 
@@ -176,7 +176,7 @@ export function isOldEmptySessionDir(storeDir: string, id: string, now: number, 
  */
 export async function removeEmptySessionDir(storeDir: string, id: string): Promise<boolean> {
   assertValidId(id);
-  return rmdir(path.join(storeDir, id)).then(
+  return rmdir(join(storeDir, id)).then(
     () => true,
     (err) => (err as NodeJS.ErrnoException).code === 'ENOENT',
   );

@@ -1,4 +1,4 @@
-import path from 'node:path';
+import { join } from 'node:path';
 import { SessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { faultPoint } from './fault-points.js';
@@ -8,12 +8,12 @@ import { takeLock, TOUCH_AFTER_MS, withLock, type Lock, type LockedReason } from
 /** Lock directories live where SessionStore puts them, so these locks exclude its updates. */
 function sessionLockPath(storeDir: string, id: string): string {
   assertValidId(id);
-  return path.join(storeDir, '.locks', `${id}.lock`);
+  return join(storeDir, '.locks', `${id}.lock`);
 }
 
 /** Store-level locks start with "." so they never collide with a session's. */
 export function areaLockPath(storeDir: string, name: string): string {
-  return path.join(storeDir, '.locks', `.${name}.lock`);
+  return join(storeDir, '.locks', `.${name}.lock`);
 }
 
 /**
@@ -109,5 +109,5 @@ export async function withAreaLock<T>(
 }
 
 async function ensureLocksDir(storeDir: string): Promise<void> {
-  ensureAreaSync(path.join(storeDir, '.locks'));
+  ensureAreaSync(join(storeDir, '.locks'));
 }

@@ -1,5 +1,5 @@
 import { stat, utimes, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { CLAUDE_DIR } from './claude-index.js';
 import { withLock } from './lock.js';
@@ -7,7 +7,7 @@ import { ensureAreaSync } from './regular-file.js';
 
 /** `<store>/.claude-code/last-sweep`: its modification time is when the last sweep was claimed. */
 function sweepStampPath(storeDir: string): string {
-  return path.join(path.resolve(storeDir), CLAUDE_DIR, 'last-sweep');
+  return join(resolve(storeDir), CLAUDE_DIR, 'last-sweep');
 }
 
 /**
@@ -18,7 +18,7 @@ export async function claimSweep(storeDir: string, now: number, intervalMs: numb
   const file = sweepStampPath(storeDir);
   const last = await stampTime(file);
   if (last !== undefined && now - last < intervalMs) return false;
-  ensureAreaSync(path.dirname(file));
+  ensureAreaSync(dirname(file));
   return withLock(`${file}.lock`, { timeoutMs: 500, what: 'the sweep stamp' }, async () => {
     // Checked again under the lock: another hook may have claimed it since the stat.
     const again = await stampTime(file);
@@ -38,10 +38,10 @@ async function stampTime(file: string): Promise<number | undefined> {
 
 /** Where the last sweep leaves its report (`--sweep` also prints it). */
 function sweepReportPath(storeDir: string): string {
-  return path.join(path.resolve(storeDir), CLAUDE_DIR, 'last-sweep.json');
+  return join(resolve(storeDir), CLAUDE_DIR, 'last-sweep.json');
 }
 
 export async function writeSweepReport(storeDir: string, report: unknown): Promise<void> {
-  ensureAreaSync(path.dirname(sweepReportPath(storeDir)));
+  ensureAreaSync(dirname(sweepReportPath(storeDir)));
   await writeFileAtomic(sweepReportPath(storeDir), `${JSON.stringify(report, null, 2)}\n`);
 }

@@ -17,7 +17,7 @@
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { dirname, join } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { parseJson } from '../json.js';
@@ -82,7 +82,7 @@ export class Trash {
 
   constructor(storeDir: string) {
     this.storeDir = storeDir;
-    this.dir = path.join(storeDir, TRASH_DIR);
+    this.dir = join(storeDir, TRASH_DIR);
   }
 
   newEntryName(now: number, root: string): string {
@@ -96,7 +96,7 @@ export class Trash {
     }
     assertValidId(entry.slice(21), 'trash entry root');
     this.checkArea();
-    return path.join(this.dir, entry);
+    return join(this.dir, entry);
   }
 
   /** ECORRUPT when `.trash` is a symbolic link or a file: sessions would move out of the store (or in from outside). */
@@ -114,7 +114,7 @@ export class Trash {
     signal?: AbortSignal,
   ): Promise<T> {
     this.entryDir(entry);
-    ensureAreaSync(path.join(this.storeDir, '.locks'));
+    ensureAreaSync(join(this.storeDir, '.locks'));
     return withLock(
       areaLockPath(this.storeDir, `trash-${entry}`),
       { timeoutMs, what: `trash entry ${entry}`, signal },
@@ -125,7 +125,7 @@ export class Trash {
   /** Creates the entry with its manifest; nothing has moved yet. On failure no entry is left behind. */
   async begin(manifest: TrashManifest): Promise<void> {
     const dir = this.entryDir(manifest.entry);
-    await this.ensureDir(path.join(dir, 'sessions'));
+    await this.ensureDir(join(dir, 'sessions'));
     try {
       await faultPoint('trash-entry-made');
       await this.writeManifest(manifest);
@@ -137,7 +137,7 @@ export class Trash {
   }
 
   async writeManifest(manifest: TrashManifest): Promise<void> {
-    const file = path.join(this.entryDir(manifest.entry), 'manifest.json');
+    const file = join(this.entryDir(manifest.entry), 'manifest.json');
     const write = () => writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);
     await faultPoint(`trash-${manifest.status}`)
       .then(write)
@@ -147,21 +147,21 @@ export class Trash {
   }
 
   async writeWorkFile(entry: string, name: string, data: Buffer): Promise<void> {
-    const dir = path.join(this.entryDir(entry), 'work');
+    const dir = join(this.entryDir(entry), 'work');
     await this.ensureDir(dir);
     // Not atomic on purpose: the entry is not complete until its manifest says so (see the invariant).
-    await writeFile(path.join(dir, name), data).catch((err) => {
+    await writeFile(join(dir, name), data).catch((err) => {
       throw toSessionError(err, `writing preserved work ${name}`);
     });
   }
 
   workFilePath(entry: string, name: string): string {
-    return path.join(this.entryDir(entry), 'work', name);
+    return join(this.entryDir(entry), 'work', name);
   }
 
   /** The manifest, undefined when the entry does not exist; ECORRUPT when unreadable. */
   async read(entry: string): Promise<TrashManifest | undefined> {
-    const file = path.join(this.entryDir(entry), 'manifest.json');
+    const file = join(this.entryDir(entry), 'manifest.json');
     let data: Buffer | undefined;
     try {
       // Synchronous: a manifest is small, and cleanup reads every one (twice: recovery, expiry); a
@@ -201,7 +201,7 @@ export class Trash {
     assertValidId(id);
     return (await this.entries())
       .reverse()
-      .filter((entry) => lstatOrNull(path.join(this.dir, entry, 'sessions', id)) !== null);
+      .filter((entry) => lstatOrNull(join(this.dir, entry, 'sessions', id)) !== null);
   }
 
   /**
@@ -215,12 +215,12 @@ export class Trash {
 
   /** The session ids actually present in the entry. */
   async present(entry: string): Promise<string[]> {
-    return names(path.join(this.entryDir(entry), 'sessions'));
+    return names(join(this.entryDir(entry), 'sessions'));
   }
 
   async moveIn(entry: string, id: string): Promise<void> {
     const from = this.sessionDir(id);
-    const to = path.join(this.entryDir(entry), 'sessions', id);
+    const to = join(this.entryDir(entry), 'sessions', id);
     await faultPoint('trash-move-in')
       .then(() => rename(from, to))
       .catch((err) => {
@@ -230,7 +230,7 @@ export class Trash {
 
   /** Moves a session back into the store; EEXIST when the store has that session again. */
   async moveOut(entry: string, id: string): Promise<void> {
-    const from = path.join(this.entryDir(entry), 'sessions', id);
+    const from = join(this.entryDir(entry), 'sessions', id);
     const to = this.sessionDir(id);
     const existing = await names(to).catch(() => ['?']);
     if (existing.length > 0) throw new SessionError('EEXIST', `session ${id} exists in the store`, { details: { id } });
@@ -245,9 +245,9 @@ export class Trash {
 
   /** Destroys an entry: one rename out of `.trash` (atomic), then a recursive delete. */
   async destroy(entry: string): Promise<void> {
-    const parking = path.join(this.storeDir, REMOVING_DIR, `trash-${entry}-${randomHex(6)}`);
-    assertArea(path.dirname(parking));
-    await this.ensureDir(path.dirname(parking));
+    const parking = join(this.storeDir, REMOVING_DIR, `trash-${entry}-${randomHex(6)}`);
+    assertArea(dirname(parking));
+    await this.ensureDir(dirname(parking));
     await rename(this.entryDir(entry), parking).catch((err) => {
       throw toSessionError(err, `destroying trash entry ${entry}`);
     });
@@ -256,7 +256,7 @@ export class Trash {
 
   sessionDir(id: string): string {
     assertValidId(id);
-    return path.join(this.storeDir, id);
+    return join(this.storeDir, id);
   }
 
   private async ensureDir(dir: string): Promise<void> {
@@ -282,7 +282,7 @@ function diskBytesSync(file: string): number {
   }
   if (!info.isDirectory()) return info.size;
   let total = 0;
-  for (const name of namesSync(file)) total += diskBytesSync(path.join(file, name));
+  for (const name of namesSync(file)) total += diskBytesSync(join(file, name));
   return total;
 }
 

@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { TEMP_SUFFIX, writeFileAtomic } from '../store/atomic.js';
 import { processRuns } from '../store/pid.js';
@@ -11,7 +11,7 @@ const STALE_MS = 3_600_000;
 
 /** Export bundles are files the user names, outside the store; written whole or not at all. */
 export async function writeBundleFile(file: string, text: string): Promise<void> {
-  const target = path.resolve(file);
+  const target = resolve(file);
   // An export killed mid-write left its temp file beside the bundle, where no sweep of the store looks.
   removeStaleTemps(target, Date.now());
   await writeFileAtomic(target, text).catch((err) => {
@@ -21,7 +21,7 @@ export async function writeBundleFile(file: string, text: string): Promise<void>
 
 export async function readBundleFile(file: string): Promise<string> {
   try {
-    return await readFile(path.resolve(file), 'utf8');
+    return await readFile(resolve(file), 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT')
       throw new SessionError('ENOTFOUND', `no bundle file ${file}`, { details: { file } });
@@ -34,11 +34,11 @@ export async function readBundleFile(file: string): Promise<string> {
  * that died, or untouched for an hour. Only regular files of exactly that name; best effort.
  */
 function removeStaleTemps(target: string, now: number): string[] {
-  const base = path.basename(target);
+  const base = basename(target);
   const removed: string[] = [];
   let names: string[];
   try {
-    names = readdirSync(path.dirname(target));
+    names = readdirSync(dirname(target));
   } catch {
     return removed;
   }
@@ -46,7 +46,7 @@ function removeStaleTemps(target: string, now: number): string[] {
     if (!name.startsWith(`${base}.`) || !name.endsWith(TEMP_SUFFIX)) continue;
     const pid = /^\.(\d+)\.\d+\.[0-9a-f]{12}\.tmp$/.exec(name.slice(base.length))?.[1];
     if (pid === undefined || Number(pid) === process.pid) continue;
-    const file = path.join(path.dirname(target), name);
+    const file = join(dirname(target), name);
     try {
       const info = lstatSync(file);
       const age = now - info.mtimeMs;

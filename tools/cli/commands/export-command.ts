@@ -1,4 +1,4 @@
-import path from 'node:path';
+import { resolve } from 'node:path';
 import type { Argv as Yargs } from 'yargs';
 import { exportSessions } from '../../transfer/export.js';
 import type { Argv } from '../command-context.js';
@@ -22,7 +22,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
-  const file = argv.output === undefined ? undefined : path.resolve(ctx.io.cwd, argv.output);
+  const file = argv.output === undefined ? undefined : resolve(ctx.io.cwd, argv.output);
   const sessions = ctx.open(argv);
   const result = await interruptible(ctx, (signal) =>
     exportSessions(sessions, { id: argv.id, all: argv.all, file, signal }),

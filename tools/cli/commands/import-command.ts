@@ -1,4 +1,4 @@
-import path from 'node:path';
+import { resolve } from 'node:path';
 import type { Argv as Yargs } from 'yargs';
 import { importSessions } from '../../transfer/import.js';
 import type { Argv } from '../command-context.js';
@@ -22,7 +22,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
-  const file = path.resolve(ctx.io.cwd, argv.file);
+  const file = resolve(ctx.io.cwd, argv.file);
   const sessions = ctx.open(argv);
   const result = await interruptible(ctx, (signal) =>
     importSessions(sessions, { file }, { rename: argv.rename, overwrite: argv.overwrite, signal }),
