@@ -1,5 +1,6 @@
-// STYLE.md rules that a reader of the sources can check: each kind of file has one owning module,
-// no import cycles, the library never prints or exits, and the hooks never load the CLI's dependencies.
+// Rules of the code's layout that a reader of the sources can check (ARCHITECTURE.md): the layers,
+// each kind of file has one owning module, no import cycles, the library never prints or exits, and
+// the hooks never load the CLI's dependencies.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Delegation flows through the built hooks, in the orders Claude Code produces (PROTOCOL.md):
+// Delegation flows through the built hooks, in the orders Claude Code produces (tests/e2e/NOTES.md):
 // foreground, background, SendMessage continuation, nested delegation, several agents of one type,
 // and the resume policies continue / brief / off.
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
-// Orchestrators call the hooks directly with the earlier tool's format (no hook_event_name), with no
-// command-line argument and outside Claude Code (no CLAUDECODE).
+// Orchestrators call the hooks directly with the stdin format of gaia-ops v3.5.1's agent_session.py
+// (no hook_event_name), with no command-line argument and outside Claude Code (no CLAUDECODE).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { project, readSession, sessionIds } from './helpers/hooks.mjs';

@@ -1,5 +1,5 @@
-// Records written by the earlier Python tool (tests/fixtures/legacy/python: json.dump with indent 2, no
-// trailing newline, no schema_version, isoformat `+00:00` timestamps with or without microseconds, no
+// Records written by gaia-ops v3.5.1's agent_session.py (tests/fixtures/legacy/python: json.dump with
+// indent 2, no trailing newline, no schema_version, isoformat `+00:00` timestamps with or without microseconds, no
 // finalized_at, optional keys missing, \u escapes) are read by the built CLI and library and upgraded on
 // their next write; tests/fixtures/legacy/python-refused holds a zone-less record and a newer one.
 import assert from 'node:assert/strict';
@@ -44,7 +44,7 @@ function timestamps(r) {
   return out;
 }
 
-test('the fixtures are as the earlier tool wrote them', () => {
+test('the fixtures are as agent_session.py wrote them', () => {
   for (const id of [PAUSED, DONE, MINIMAL]) {
     const text = readFileSync(path.join(PYTHON, id, 'state.json'), 'utf8');
     const r = JSON.parse(text);
@@ -138,7 +138,7 @@ test(
     assert.equal(Object.keys(disk)[0], 'schema_version');
     for (const stamp of [disk.last_updated, disk.last_error.timestamp, disk.history.at(-1).timestamp])
       assert.match(stamp, Z_STAMP);
-    // What the earlier tool recorded keeps its instants (to the millisecond).
+    // What agent_session.py recorded keeps its instants (to the millisecond).
     const ms = (stamp) => Math.floor(Date.parse(stamp.replace(/(\.\d{3})\d+/, '$1')));
     assert.equal(ms(disk.created_at), ms(raw.created_at));
     raw.history.forEach((h, i) => {
@@ -202,7 +202,7 @@ test('finalize upgrades a legacy record; a legacy final record stays final; unkn
   ]);
   assert.deepEqual([update.code, other.code, same.code], [3, 3, 0]);
   assert.match(update.stderr, /^agent-session: [^\n]+\n$/);
-  // The earlier tool's own key (final_summary) is kept through a write that upgrades the record.
+  // agent_session.py's own key (final_summary) is kept through a write that upgrades the record.
   const kept = Sessions.open({ dir: s.dir, cwd: s.dir, env: {} });
   await kept.store.update(DONE, (r) => ({ ...r, metadata: { touched: true } }));
   const upgraded = JSON.parse(s.read(DONE));

@@ -107,7 +107,7 @@ test('resume decision: every reason value', async (t) => {
   assert.equal(reason(paused()), 'resumable');
   assert.equal(reason(undefined), 'not_found');
   assert.equal(reason(applyFinalize(paused(), 'completed', null, T0).record), 'finalized');
-  // A final phase without finalized_at (an earlier tool's record) is final too.
+  // A final phase without finalized_at (a record of agent_session.py) is final too.
   assert.equal(reason({ ...paused(), phase: 'failed' }), 'finalized');
   for (const phase of ['initializing', 'executing', 'validating'])
     assert.equal(reason(applyUpdate(paused(), { phase }, T0)), 'phase_not_resumable');

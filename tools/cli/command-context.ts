@@ -21,7 +21,7 @@ export interface Io {
   isTTY?: boolean;
   /** Whether stderr is a terminal (progress bars go there, never on stdout). */
   stderrIsTTY?: boolean;
-  /** SIGINT/SIGTERM for the bulk commands (see interrupt.ts); without it they cannot be interrupted. */
+  /** SIGINT/SIGTERM for the bulk commands (see interruptible.ts); without it they cannot be interrupted. */
   signals?: SignalSource;
 }
 
