@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // An executable (dist/bin/agent-session.js, dist/hooks/<hook>.js; written by scripts/build.mjs from
-// this template, which fills in NAME, BUNDLE_HASH and HOOK). It runs its bundle (bundles/NAME.cjs)
+// this template, which fills in NAME, BUNDLE_HASH and whether it runs a hook). It runs its bundle (bundles/NAME.cjs)
 // with V8's code cache, so Node does not parse and compile the whole bundle on each run: a few
 // milliseconds of every hook and command.
 // The cache sits next to the bundle, named after the bundle's content (V8 itself only compares the

@@ -119,6 +119,33 @@ test('each kind of file has one owning module: only the owners import the file s
   );
 });
 
+/** The layers of ARCHITECTURE.md, bottom first: a module imports from its own layer or those below. */
+const LAYERS = [
+  ['values', /^tools\/(errors|ids|random|time|json|merge-patch|phases|record|config|safe-points)\.ts$/],
+  ['rules and store', /^tools\/(policy|store)\//],
+  ['context', /^tools\/session-context\.ts$/],
+  ['operations', /^tools\/(trees|transfer|audit|doctor|git)\//],
+  ['sessions', /^tools\/sessions\.ts$/],
+  ['integrations', /^tools\/(claude|install)\//],
+  ['entry points', /^(hooks\/|tools\/cli\/|tools\/(index|walkthrough)\.ts$)/],
+];
+
+function layerOf(file) {
+  const posix = file.split(path.sep).join('/');
+  const at = LAYERS.findIndex(([, pattern]) => pattern.test(posix));
+  assert.notEqual(at, -1, `${posix} is in no layer of ARCHITECTURE.md`);
+  return at;
+}
+
+test('every module imports only from its own layer or the layers below it', () => {
+  const upward = [...importGraph()].flatMap(([file, targets]) =>
+    targets
+      .filter((target) => layerOf(target) > layerOf(file))
+      .map((target) => `${file} (${LAYERS[layerOf(file)][0]}) imports ${target} (${LAYERS[layerOf(target)][0]})`),
+  );
+  assert.deepEqual(upward, []);
+});
+
 test('tools/ and hooks/ import each other without cycles', () => {
   const graph = importGraph();
   assert.ok([...graph.values()].flat().length > 100, 'the import graph has too few edges: the parser is broken');
@@ -141,14 +168,19 @@ test('the modules under Sessions take its context and never import it', () => {
 });
 
 test('the library never prints or exits: only the executables do', () => {
-  const executables = new Set([path.join('tools', 'cli', 'main.ts'), ...sources('hooks')]);
+  const executables = new Set([
+    path.join('tools', 'cli', 'main.ts'),
+    // The sweep bundle's entry (started by subagent_stop, or `--sweep`).
+    path.join('tools', 'claude', 'run', 'sweep-main.ts'),
+    // A hook process's stdout and stderr (its owner in DISK_OWNERS), for the hook entry points.
+    path.join('tools', 'claude', 'run', 'hook-io.ts'),
+    ...sources('hooks'),
+  ]);
+  const printsOrExits =
+    /\bprocess\.(exit\(|exitCode\b|std(out|err)\.(?!columns\b))|\bconsole\.(log|error|warn)\(|\bwriteSync\([12],/;
   const offenders = sources('tools')
     .filter((file) => !executables.has(file))
-    .filter((file) =>
-      /\bprocess\.exit\(|\bconsole\.(log|error|warn)\(|\bprocess\.(stdout|stderr)\.write\(/.test(
-        readFileSync(path.join(ROOT, file), 'utf8'),
-      ),
-    );
+    .filter((file) => printsOrExits.test(readFileSync(path.join(ROOT, file), 'utf8')));
   assert.deepEqual(offenders, []);
 });
 

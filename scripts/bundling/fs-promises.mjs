@@ -5,7 +5,6 @@
 // and the library use the real module.
 // Named imports: a namespace import would copy every property of node:fs at start-up (esbuild's __toESM).
 import {
-  appendFileSync,
   closeSync,
   copyFileSync,
   fsyncSync,
@@ -39,7 +38,6 @@ const promised =
   (...args) =>
     call(fn, args);
 
-export const appendFile = promised(appendFileSync);
 export const copyFile = promised(copyFileSync);
 export const lstat = promised(lstatSync);
 export const mkdir = promised(mkdirSync);

@@ -9,7 +9,7 @@ const AUDIT_VERSION = 1;
  * Lines are kept under this size so that one `write` on an O_APPEND descriptor puts a whole line in
  * the file without interleaving (Linux local file systems; see SESSION_README.md, "Audit trail").
  */
-export const MAX_LINE_BYTES = 4096;
+const MAX_LINE_BYTES = 4096;
 /** Details larger than this (as JSON) are replaced by a short description of what was there. */
 const MAX_DETAILS_BYTES = 2048;
 

@@ -32,9 +32,10 @@ const MANY_TOUCH_AFTER_MS = LOCK_STALE_MS / 4;
 /**
  * Why an ELOCKED error was thrown, in its `details.reason`: the lock stayed busy past the timeout, or
  * a held lock stopped being ours (its holder stalled past the trusted time, another process took it
- * over or removed it, or its directory could not be looked at or touched).
+ * over or removed it, or its directory could not be looked at or touched); `changing` is for the
+ * callers that take the locks of a subtree and find it changed under them, attempt after attempt.
  */
-export type LockedReason = 'timeout' | LostReason;
+export type LockedReason = 'timeout' | 'changing' | LostReason;
 type LostReason = 'stale' | 'taken-over' | 'removed' | 'io-error';
 
 /** Why a held lock is no longer ours: `message` goes into the error's text. */

@@ -144,7 +144,7 @@ export async function expireTrash(
   }
 }
 
-export async function sweep(sessions: SessionContext, dry: boolean, report: CleanupReport): Promise<void> {
+export async function removeStrays(sessions: SessionContext, dry: boolean, report: CleanupReport): Promise<void> {
   const now = Date.now();
   // Temp files of the older layout (inside session directories) are doctor's: see strays.ts.
   for (const stray of findStrays(sessions.store.dir, now, STRAY_AGE_MS)) {

@@ -7,7 +7,7 @@ import type { SessionContext } from '../session-context.js';
 import { census } from '../store/census.js';
 import { withAreaLock } from '../store/subtree-locks.js';
 import { Trash } from '../store/trash.js';
-import { abandon, describe, expireTrash, quarantine, sweep, type CleanupReport } from './cleanup-steps.js';
+import { abandon, describe, expireTrash, quarantine, removeStrays, type CleanupReport } from './cleanup-steps.js';
 import { reconcileIndex, type ExtraLinks } from './hierarchy.js';
 import { recoverTrash } from './recover.js';
 import { removeSubtree, type Removal } from './remove-subtree.js';
@@ -101,7 +101,7 @@ async function run(sessions: SessionContext, hours: number, options: CleanupOpti
   }
   await expireTrash(sessions, trash, dry, report, stopHere);
   stopHere();
-  await sweep(sessions, dry, report);
+  await removeStrays(sessions, dry, report);
   report.removed = report.purged.map((p) => p.id);
   if (!dry && (report.purged.length > 0 || report.expired_trash.length > 0 || report.swept.length > 0)) {
     // The summary names no sessions: each purge and expiry wrote its own entry as it took effect.

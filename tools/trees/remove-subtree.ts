@@ -3,6 +3,7 @@ import { throwIfInterrupted } from '../safe-points.js';
 import { planDelete, type Blocker, type DeletePlan, type TreeNode } from '../policy/tree-guard.js';
 import type { SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
+import type { LockedReason } from '../store/lock.js';
 import { withSessionLocks, type SessionLocksCheck } from '../store/subtree-locks.js';
 import {
   diskBytes,
@@ -90,7 +91,7 @@ export async function removeSubtree(
     if (result) return result;
     if (attempt >= ATTEMPTS)
       throw new SessionError('ELOCKED', `the subtree of ${rootId} kept changing; try again`, {
-        details: { id: rootId, reason: 'changing' },
+        details: { id: rootId, reason: 'changing' satisfies LockedReason },
       });
   }
 }

@@ -2,7 +2,7 @@
 import { onDelegation, type DelegationResult } from '../events/delegation-event.js';
 import { legacyDelegate, legacyFailure, type LegacyAnswer } from '../events/legacy-calls.js';
 import { parsePreDelegate, type PreDelegateInput } from '../payload.js';
-import type { HookRun } from './hook-run.js';
+import type { HookRun } from './hook-process.js';
 import type { HookSpec } from './run-hook.js';
 
 /** Everything pre_delegate can conclude. */

@@ -3,7 +3,7 @@ import { JsonTooDeepError, parseJson } from '../../json.js';
 import { isPlainObject, type JsonObject } from '../../merge-patch.js';
 import { isLegacy, type LegacyFailureReason } from '../payload.js';
 import { readStdin, STDIN_MAX_BYTES, writeAllSync, type StdinResult } from './hook-io.js';
-import { HookRun } from './hook-run.js';
+import { HookRun } from './hook-process.js';
 
 /** What makes one hook executable: its name, its payloads, their handler and its protocol. */
 export interface HookSpec<Input, Outcome extends { kind: string }> {

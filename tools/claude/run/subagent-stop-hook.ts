@@ -4,7 +4,7 @@ import { onAgentStart, onAgentStop, onSpawned, type AgentEventResult } from '../
 import { legacyStop, legacyStopFailure, type LegacyStopAnswer } from '../events/legacy-calls.js';
 import { claimSweepFor } from '../events/sweep-claim.js';
 import { parseAgentEvent, type AgentEventInput } from '../payload.js';
-import type { HookRun } from './hook-run.js';
+import type { HookRun } from './hook-process.js';
 import type { HookSpec } from './run-hook.js';
 import { startDetachedSweep } from './sweep-process.js';
 

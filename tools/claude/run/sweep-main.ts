@@ -3,7 +3,7 @@
 // the cleanup machinery (trees, trash, plans) stays out of the bundles Claude Code waits for.
 import { runSweep } from '../events/periodic-sweep.js';
 import { writeAllSync } from './hook-io.js';
-import { HookRun } from './hook-run.js';
+import { HookRun } from './hook-process.js';
 
 async function main(): Promise<void> {
   const run = new HookRun('sweep', process.env, process.cwd());
