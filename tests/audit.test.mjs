@@ -7,15 +7,9 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { CLI, DIST, cleanEnv, cli, loadLibrary, runNode, tempDir } from './helpers/run.mjs';
+import { CLI, DIST, cleanEnv, cli, cliJson, loadLibrary, runNode, tempDir } from './helpers/run.mjs';
 
 const LIB = pathToFileURL(path.join(DIST, 'tools', 'index.js')).href;
-
-async function cliJson(dir, args, env) {
-  const result = await cli(dir, [...args, '--json'], { env });
-  assert.equal(result.code, 0, result.stderr);
-  return JSON.parse(result.stdout);
-}
 
 function auditLines(dir, file = 'audit.jsonl') {
   return readFileSync(path.join(dir, file), 'utf8').split('\n').filter(Boolean);
@@ -199,7 +193,7 @@ test('the file rotates by size, keeps N files, and readers read across them in o
   const older = auditLines(store, 'audit.2.jsonl').map(verifyLine);
   assert.ok(Buffer.byteLength(readFileSync(path.join(store, 'audit.1.jsonl'))) >= 4096);
 
-  const shown = await cliJson(store, ['audit'], env);
+  const shown = await cliJson(store, ['audit'], { env });
   const numbers = shown.entries.map((e) => e.details.i);
   assert.equal(numbers[0], older[0].details.i);
   assert.equal(numbers.at(-1), 59);

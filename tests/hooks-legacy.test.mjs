@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { project, readSession, sessionIds } from './helpers/hooks.mjs';
-import { cleanEnv, PRE_DELEGATE, runCli, runNode, SUBAGENT_STOP } from './helpers/run.mjs';
+import { cleanEnv, cliJson, PRE_DELEGATE, runNode, SUBAGENT_STOP } from './helpers/run.mjs';
 
 const ANSWER_KEYS = ['agent_id', 'original_context', 'reason', 'resume_metadata', 'should_resume'];
 
@@ -17,12 +17,6 @@ async function call(script, proj, input) {
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout);
 }
-
-const cli = async (proj, ...args) => {
-  const result = await runCli([...args, '--dir', proj.store, '--json']);
-  assert.equal(result.code, 0, result.stderr);
-  return JSON.parse(result.stdout);
-};
 
 test('pre_delegate: no session yet creates one and says no_existing_session', async (t) => {
   const proj = project(t);
@@ -55,8 +49,8 @@ test('pre_delegate: no session yet creates one and says no_existing_session', as
 
 test('pre_delegate: a paused session is session_resumable with its metadata; a final one is not', async (t) => {
   const proj = project(t);
-  const created = await cli(proj, 'create', '--agent', 'builder', '--metadata', '{"step":2}');
-  await cli(proj, 'update', created.agent_id, '--phase', 'approval');
+  const created = await cliJson(proj.store, ['create', '--agent', 'builder', '--metadata', '{"step":2}']);
+  await cliJson(proj.store, ['update', created.agent_id, '--phase', 'approval']);
   const yes = await call(PRE_DELEGATE, proj, { agent_name: 'builder', agent_id: created.agent_id });
   assert.deepEqual(Object.keys(yes).sort(), ANSWER_KEYS);
   assert.deepEqual([yes.should_resume, yes.reason, yes.agent_id], [true, 'session_resumable', created.agent_id]);
@@ -69,7 +63,7 @@ test('pre_delegate: a paused session is session_resumable with its metadata; a f
     session_metadata: { step: 2 },
   });
 
-  await cli(proj, 'finalize', created.agent_id, 'completed');
+  await cliJson(proj.store, ['finalize', created.agent_id, 'completed']);
   const no = await call(PRE_DELEGATE, proj, { agent_name: 'builder', agent_id: created.agent_id });
   assert.deepEqual(
     [no.should_resume, no.reason, no.resume_metadata.previous_phase],
@@ -96,7 +90,7 @@ test('pre_delegate: invalid JSON and invalid input get invalid_json and error an
 test('subagent_stop: exit code 0 completes, anything else fails, outcome wins, repeats are idempotent', async (t) => {
   const proj = project(t);
   const ids = [];
-  for (let i = 0; i < 3; i++) ids.push((await cli(proj, 'create', '--agent', 'builder')).agent_id);
+  for (let i = 0; i < 3; i++) ids.push((await cliJson(proj.store, ['create', '--agent', 'builder'])).agent_id);
   const done = await call(SUBAGENT_STOP, proj, { agent_id: ids[0], exit_code: 0, summary: 'built' });
   assert.deepEqual(done, { agent_id: ids[0], finalized: true, outcome: 'completed', reason: 'finalized' });
   assert.equal(readSession(proj.store, ids[0]).summary, 'built');

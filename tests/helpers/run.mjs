@@ -91,3 +91,10 @@ export async function cli(dir, args, { env = {}, cwd = path.dirname(dir), input,
   }
   return { ...result, json };
 }
+
+/** `cli` with --json that must succeed: its exit code 0 (else the stderr fails the test), its parsed stdout. */
+export async function cliJson(dir, args, options) {
+  const result = await cli(dir, [...args, '--json'], options);
+  assert.equal(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout);
+}
