@@ -84,10 +84,7 @@ export class AuditTail {
     const next = Cursor.open(this.file);
     if (this.current) this.consumed.add(this.current.ino);
     const present = new Set<number>();
-    for (const name of this.rotatedNames()) {
-      // Read through the descriptor: a name can point to another file by the time it is opened.
-      const cursor = Cursor.open(join(this.dir, name));
-      if (!cursor) continue;
+    for (const cursor of this.openRotated()) {
       present.add(cursor.ino);
       if (!this.consumed.has(cursor.ino) && cursor.ino !== next?.ino) {
         this.consumed.add(cursor.ino);
@@ -107,6 +104,25 @@ export class AuditTail {
     this.previous?.close();
     this.current?.close();
     this.previous = this.current = undefined;
+  }
+
+  /**
+   * The rotated files, oldest first, each open (read through the descriptor: a name can point to
+   * another file by the time it is opened). A rotation while they are opened renames each one place
+   * up, so a name could give a newer file than its place says and the entries would come out of
+   * order: listed and opened again until the names and their files stay the same throughout.
+   */
+  private openRotated(): Cursor[] {
+    for (let attempt = 1; ; attempt++) {
+      const names = this.rotatedNames();
+      const cursors = names.map((name) => Cursor.open(join(this.dir, name)));
+      const again = this.rotatedNames();
+      const stable =
+        again.length === names.length &&
+        again.every((name, i) => name === names[i] && statIno(join(this.dir, name)) === (cursors[i]?.ino ?? -1));
+      if (stable || attempt === 10) return cursors.filter((c): c is Cursor => c !== undefined);
+      for (const cursor of cursors) cursor?.close();
+    }
   }
 
   /** Rotated file names, oldest first. */
