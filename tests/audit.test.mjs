@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import fs, { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -295,3 +296,49 @@ test(
     assert.deepEqual(await f.exited, { code: 0, signal: null });
   },
 );
+
+// A rotation renames every file one place up. One that lands while the follower opens the rotated
+// files it listed must not make it read a newer file before an older one. The rotation is made to land
+// exactly there: inside the follower's own open of `audit.1.jsonl` (fs.openSync, patched for the test).
+test('audit --follow reads rotated files oldest first even when a rotation lands while it opens them', async (t) => {
+  const { AuditTail } = await import(pathToFileURL(path.join(DIST, 'tools', 'store', 'audit-tail.js')).href);
+  const dir = tempDir(t);
+  const file = (name) => path.join(dir, name);
+  const rotate = () => {
+    for (let n = 9; n >= 1; n--)
+      if (existsSync(file(`audit.${n}.jsonl`))) renameSync(file(`audit.${n}.jsonl`), file(`audit.${n + 1}.jsonl`));
+    renameSync(file('audit.jsonl'), file('audit.1.jsonl'));
+  };
+  writeFileSync(file('audit.jsonl'), 'a0\na1\n');
+  const tail = new AuditTail(dir, 'audit.jsonl');
+  tail.start(true);
+  t.after(() => tail.close());
+  const seen = [...tail.read()];
+  // Two rotations the follower has not seen yet: audit.2 is the file it has open, audit.1 is unread.
+  appendFileSync(file('audit.jsonl'), 'a2\n');
+  rotate();
+  writeFileSync(file('audit.jsonl'), 'b0\nb1\n');
+  rotate();
+  writeFileSync(file('audit.jsonl'), 'c0\n');
+  const openSync = fs.openSync;
+  let rotatedInside = false;
+  fs.openSync = (name, ...rest) => {
+    if (!rotatedInside && String(name) === file('audit.1.jsonl')) {
+      rotatedInside = true;
+      rotate();
+      writeFileSync(file('audit.jsonl'), 'd0\n');
+    }
+    return openSync(name, ...rest);
+  };
+  syncBuiltinESMExports();
+  t.after(() => {
+    fs.openSync = openSync;
+    syncBuiltinESMExports();
+  });
+  seen.push(...tail.read());
+  assert.ok(rotatedInside, 'the follower never opened audit.1.jsonl: the test proves nothing');
+  fs.openSync = openSync;
+  syncBuiltinESMExports();
+  seen.push(...tail.read(), ...tail.read());
+  assert.deepEqual(seen, ['a0', 'a1', 'a2', 'b0', 'b1', 'c0', 'd0']);
+});
