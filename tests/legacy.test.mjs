@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { RECORD_KEYS } from './helpers/record-keys.mjs';
 import { cleanEnv, FIXTURES, loadLibrary, runCli, tempDir } from './helpers/run.mjs';
 
 const PYTHON = path.join(FIXTURES, 'legacy', 'python');
@@ -165,21 +166,7 @@ test('a minimal legacy record gains every key in the stable order on its first w
   const result = await s.run('update', MINIMAL, '--phase', 'approval', '--json');
   assert.equal(result.code, 0, result.stderr);
   const disk = JSON.parse(s.read(MINIMAL));
-  assert.deepEqual(Object.keys(disk), [
-    'schema_version',
-    'agent_id',
-    'agent_name',
-    'purpose',
-    'created_at',
-    'last_updated',
-    'phase',
-    'metadata',
-    'resume_ready',
-    'history',
-    'error_count',
-    'last_error',
-    'parent_session_id',
-  ]);
+  assert.deepEqual(Object.keys(disk), RECORD_KEYS);
   assert.deepEqual([disk.schema_version, disk.resume_ready, disk.history.length, disk.error_count], [1, true, 1, 0]);
   assert.equal((await s.run('should-resume', MINIMAL)).code, 0);
 });

@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { RECORD_KEYS } from './helpers/record-keys.mjs';
 import { DIST, loadLibrary, tempDir } from './helpers/run.mjs';
 
 const load = (rel) => import(pathToFileURL(path.join(DIST, 'tools', rel)).href);
@@ -347,21 +348,7 @@ test('create: initializing, not resume ready, stable key order, pretty JSON with
   const text = readFileSync(file(record.agent_id), 'utf8');
   assert.equal(text, `${JSON.stringify(JSON.parse(text), null, 2)}\n`);
   const onDisk = JSON.parse(text);
-  assert.deepEqual(Object.keys(onDisk), [
-    'schema_version',
-    'agent_id',
-    'agent_name',
-    'purpose',
-    'created_at',
-    'last_updated',
-    'phase',
-    'metadata',
-    'resume_ready',
-    'history',
-    'error_count',
-    'last_error',
-    'parent_session_id',
-  ]);
+  assert.deepEqual(Object.keys(onDisk), RECORD_KEYS);
   assert.deepEqual(onDisk, {
     schema_version: 1,
     agent_id: record.agent_id,
