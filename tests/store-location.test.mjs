@@ -1,6 +1,6 @@
 // Where the store is found (SESSION_README.md, "Where sessions live"), through the built CLI.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { cleanEnv, runCli, tempDir } from './helpers/run.mjs';
@@ -30,6 +30,27 @@ test('the nearest ancestor with .claude/ is the project, but ~/.claude is not a 
     existsSync(path.join(home, 'code', 'app', '.claude', 'session', 's2', 'state.json')),
     'the nearest ancestor with .claude/',
   );
+});
+
+test('with no .claude/ in the work tree, the git root is the project, and the search stops there', async (t) => {
+  const root = tempDir(t);
+  // A stray .claude/ above the repository is not the repository's project.
+  mkdirSync(path.join(root, '.claude'));
+  const repo = path.join(root, 'repo');
+  mkdirSync(path.join(repo, '.git'), { recursive: true });
+  const work = path.join(repo, 'src', 'lib');
+  mkdirSync(work, { recursive: true });
+  await createIn(work, { HOME: path.join(root, 'home') });
+  assert.ok(existsSync(path.join(repo, '.claude', 'session', 's1', 'state.json')), 'the git work tree root');
+  assert.ok(!existsSync(path.join(work, '.claude')), 'not the working directory');
+  assert.ok(!existsSync(path.join(root, '.claude', 'session')), 'not the .claude/ above the repository');
+
+  // A linked work tree or a submodule has a .git file: its root too.
+  const linked = path.join(root, 'linked');
+  mkdirSync(path.join(linked, 'pkg'), { recursive: true });
+  writeFileSync(path.join(linked, '.git'), 'gitdir: ../repo/.git/worktrees/linked\n');
+  await createIn(path.join(linked, 'pkg'), { HOME: path.join(root, 'home') }, 's2');
+  assert.ok(existsSync(path.join(linked, '.claude', 'session', 's2', 'state.json')));
 });
 
 test('in the home directory itself, ~/.claude is its project', async (t) => {

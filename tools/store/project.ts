@@ -14,16 +14,35 @@ interface Locate {
   env: Record<string, string | undefined>;
 }
 
-/** `CLAUDE_PROJECT_DIR`, else the nearest ancestor of cwd with a `.claude/` directory, else cwd. */
-export function findProjectDir({ cwd, env }: Locate): string {
-  if (env.CLAUDE_PROJECT_DIR) return resolve(env.CLAUDE_PROJECT_DIR);
+/** Why a directory is the project: what `status` and `install` print. */
+export type ProjectReason = 'CLAUDE_PROJECT_DIR' | 'claude-dir' | 'git' | 'cwd';
+
+export interface ProjectLocation {
+  dir: string;
+  reason: ProjectReason;
+}
+
+/**
+ * The project Claude Code would use: `CLAUDE_PROJECT_DIR`, else the nearest ancestor of cwd with a
+ * `.claude/` directory, else the root of the git work tree around cwd, else cwd itself. The search
+ * for `.claude/` stops at the work tree's root: a stray `.claude/` above a repository is not its project.
+ */
+export function locateProject({ cwd, env }: Locate): ProjectLocation {
+  if (env.CLAUDE_PROJECT_DIR) return { dir: resolve(env.CLAUDE_PROJECT_DIR), reason: 'CLAUDE_PROJECT_DIR' };
   const start = resolve(cwd);
   // ~/.claude is Claude Code's user settings, not a project: it only counts when we start at home.
   const home = resolve(env.HOME || homedir());
   for (let dir = start; ; dir = dirname(dir)) {
-    if (isDirectory(join(dir, '.claude')) && (dir === start || !isHome(dir, home))) return dir;
-    if (dirname(dir) === dir) return start;
+    if (isDirectory(join(dir, '.claude')) && (dir === start || !isHome(dir, home)))
+      return { dir, reason: 'claude-dir' };
+    // A work tree's .git is a directory, or a file in a linked work tree or a submodule.
+    if (exists(join(dir, '.git'))) return { dir, reason: 'git' };
+    if (dirname(dir) === dir) return { dir: start, reason: 'cwd' };
   }
+}
+
+export function findProjectDir(locate: Locate): string {
+  return locateProject(locate).dir;
 }
 
 /** Whether `dir` is the home directory, also when HOME is a symlink (the working directory never is one). */
@@ -66,6 +85,15 @@ export function readConfigFile(file: string): unknown {
     throw new SessionError('EINVALID', `config file ${file} is not valid JSON: ${(err as Error).message}`, {
       cause: err,
     });
+  }
+}
+
+function exists(p: string): boolean {
+  try {
+    statSync(p);
+    return true;
+  } catch {
+    return false;
   }
 }
 
