@@ -1,5 +1,6 @@
-// Installs the real Claude Code CLI at a pinned version into <repo>/.cache/claude-code/
-// and returns the absolute path of its `claude` executable.
+// Installs the real Claude Code CLI at a pinned version into <repo>/.cache/claude-code/ (another
+// version, named by AGENT_SESSION_E2E_CLAUDE_VERSION, into .cache/claude-code-<version>/) and returns
+// the absolute path of its `claude` executable.
 //
 //   node tests/e2e/install-claude.mjs   -> prints the path (exit 1 with a message on failure)
 //   import { ensureClaude } from './install-claude.mjs'
@@ -16,9 +17,16 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-export const CLAUDE_VERSION = '2.1.330';
+/** The version the tests are pinned to. */
+export const PINNED_VERSION = '2.1.330';
+/** Another version for one run: `AGENT_SESSION_E2E_CLAUDE_VERSION=2.1.332 node --test tests/e2e/...`. */
+export const CLAUDE_VERSION = process.env.AGENT_SESSION_E2E_CLAUDE_VERSION || PINNED_VERSION;
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const CACHE_DIR = join(REPO_ROOT, '.cache', 'claude-code');
+export const CACHE_DIR = join(
+  REPO_ROOT,
+  '.cache',
+  CLAUDE_VERSION === PINNED_VERSION ? 'claude-code' : `claude-code-${CLAUDE_VERSION}`,
+);
 
 const PACKAGE = '@anthropic-ai/claude-code';
 // The stub that postinstall replaces is a few hundred bytes; the real binary is ~380 MB.
