@@ -47,6 +47,18 @@ function unpackedPackage(root, { dist = true } = {}) {
   return dir;
 }
 
+/**
+ * A checkout after `npm run build`: the repository's tracked files as they are now, the build under
+ * test as dist/. It has package-lock.json, so Claude Code runs `npm ci` in its copy of the plugin.
+ */
+function checkout(root) {
+  const dir = join(root, 'checkout');
+  const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+  for (const file of files) if (existsSync(join(ROOT, file))) cpSync(join(ROOT, file), join(dir, file));
+  cpSync(DIST, join(dir, 'dist'), { recursive: true });
+  return dir;
+}
+
 /** A fresh git project (one commit, an empty `.claude/` that git does not see) with its own HOME. */
 function gitProject(t) {
   const project = makeProject({ prefix: 'agent-session-e2e-plugin-' });
@@ -63,12 +75,12 @@ function gitProject(t) {
 }
 
 /** `claude <args>` (not -p) with the harness's offline environment; resolves {code, stdout, stderr}. */
-async function claude(project, args) {
+async function claude(project, args, env = {}) {
   const bin = await ensureClaude();
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, {
       cwd: project.dir,
-      env: cliEnv({ apiUrl: 'http://127.0.0.1:9', home: project.home, tmp: project.tmp, env: {} }),
+      env: cliEnv({ apiUrl: 'http://127.0.0.1:9', home: project.home, tmp: project.tmp, env }),
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: 60_000,
       killSignal: 'SIGKILL',
@@ -82,10 +94,13 @@ async function claude(project, args) {
   });
 }
 
+// Offline: the `npm ci` Claude Code runs for a plugin with a lockfile fails at once (and the install goes on).
+const OFFLINE_NPM = { npm_config_registry: 'http://127.0.0.1:9/', npm_config_fetch_retries: '0' };
+
 async function installPlugin(project, packageDir, scope) {
   const added = await claude(project, ['plugin', 'marketplace', 'add', packageDir]);
   assert.equal(added.code, 0, added.stdout + added.stderr);
-  const installed = await claude(project, ['plugin', 'install', PLUGIN, '--scope', scope]);
+  const installed = await claude(project, ['plugin', 'install', PLUGIN, '--scope', scope], OFFLINE_NPM);
   assert.equal(installed.code, 0, installed.stdout + installed.stderr);
 }
 
@@ -229,5 +244,25 @@ test(
     );
     assert.doesNotMatch(debug, /Cannot find module/);
     assert.equal(project.status(), '');
+  },
+);
+
+test(
+  '(j) installed from a checkout after the build (project scope), the plugin runs the hooks of the checkout',
+  { timeout: 180_000 },
+  async (t) => {
+    const project = gitProject(t);
+    const dir = checkout(project.root);
+    await installPlugin(project, dir, 'project');
+    const { debug } = await delegate(t, project);
+    const hook = join(dir, 'dist', 'hooks', 'pre_delegate.js');
+    assert.equal(pluginHookRuns(debug)[0].command, `test ! -f "${hook}" || node "${hook}"`);
+    assert.deepEqual(
+      pluginHookRuns(debug).map((r) => r.status),
+      [0, 0, 0, 0],
+    );
+    const [session] = await sessions(project);
+    assert.equal(session.phase, 'completed');
+    assert.equal(project.status(), '?? .claude/settings.json\n');
   },
 );
