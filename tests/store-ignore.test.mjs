@@ -16,7 +16,7 @@ import {
 import path from 'node:path';
 import { test } from 'node:test';
 import { flow, hookLog, life, onlySession, pre, sessionIds } from './helpers/hooks.mjs';
-import { cleanEnv, cli, cliJson, runCli, tempDir } from './helpers/run.mjs';
+import { cleanEnv, cli, cliJson, loadLibrary, runCli, tempDir } from './helpers/run.mjs';
 
 const IGNORE = "# agent-session's session store: git ignores all of it\n*\n";
 
@@ -50,6 +50,16 @@ test('a store the CLI makes in a git project ignores itself: git status shows no
   // Also the later areas: the trash, the audit trail's rotations.
   assert.equal((await cli(p.store, ['finalize', 's1', 'completed'])).code, 0);
   assert.equal((await cli(p.store, ['delete', 's1'])).code, 0);
+  assert.equal(p.status(), '');
+});
+
+test('a store the library makes ignores itself', async (t) => {
+  const p = gitProject(t);
+  const { Sessions } = await loadLibrary();
+  const sessions = Sessions.open({ cwd: p.dir, env: { HOME: p.dir } });
+  assert.equal(sessions.store.dir, p.store);
+  await sessions.create({ agentName: 'a', purpose: 'p' });
+  assert.equal(readFileSync(path.join(p.store, '.gitignore'), 'utf8'), IGNORE);
   assert.equal(p.status(), '');
 });
 
