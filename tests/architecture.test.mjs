@@ -79,6 +79,7 @@ const DISK_OWNERS = {
   'tools/store/audit-log.ts': ['the audit trail (<store>/audit.jsonl and its rotations)'],
   'tools/store/audit-tail.ts': ['the audit trail read as it grows (audit --follow)'],
   'tools/store/hook-log.ts': ['the hook log (<store>/.hooks.log, .hooks.log.1)'],
+  'tools/store/store-root.ts': ["the store's own ignore file (<store>/.gitignore)"],
   'tools/store/project.ts': ['the project and store directories', 'the config file (.claude/agent-session.json)'],
   'tools/store/atomic.ts': ['atomic replacement of any owned file (unique temp, fsync, rename)'],
   'tools/store/regular-file.ts': ['opening owned files and areas (regular files and directories, never a link)'],

@@ -657,7 +657,9 @@ test('the plugin: hooks/hooks.json registers the same events and matchers throug
   for (const [event, groups] of Object.entries(file.hooks)) {
     for (const group of groups) {
       for (const entry of group.hooks) {
-        assert.match(entry.command, /^node "\$\{CLAUDE_PLUGIN_ROOT\}\/dist\/hooks\/(pre_delegate|subagent_stop)\.js"$/);
+        // Guarded: a plugin installed without dist/ (an unbuilt checkout) runs nothing instead of failing.
+        const hookFile = /"\$\{CLAUDE_PLUGIN_ROOT\}\/dist\/hooks\/(?:pre_delegate|subagent_stop)\.js"/.source;
+        assert.match(entry.command, new RegExp(`^test ! -f (${hookFile}) \\|\\| node \\1$`));
         assert.equal(entry.timeout, lib.HOOK_TIMEOUT_SECONDS);
         registered.push({ event, matcher: group.matcher, hook: lib.ourHook(entry) });
       }
@@ -672,6 +674,12 @@ test('the plugin: hooks/hooks.json registers the same events and matchers throug
   assert.equal(manifest.name, pkg.name);
   assert.equal(manifest.version, pkg.version);
   assert.ok(pkg.files.includes('hooks/hooks.json') && pkg.files.includes('.claude-plugin/'));
+  // A directory marketplace of the package itself: `claude plugin marketplace add <package dir>`.
+  const market = JSON.parse(read(path.join(ROOT, '.claude-plugin', 'marketplace.json')));
+  assert.deepEqual(
+    market.plugins.map((p) => [p.name, p.source]),
+    [[pkg.name, './']],
+  );
 });
 
 test(

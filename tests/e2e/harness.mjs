@@ -55,7 +55,7 @@ export function hookGroup(command, { matcher, timeout = 30 } = {}) {
 const STRIPPED_ENV =
   /^(ANTHROPIC_|AGENT_SESSION_|CLAUDE|CLAUDECODE$|AWS_|GOOGLE_|VERTEX|OTEL_|HTTPS?_PROXY$|https?_proxy$|NODE_OPTIONS$)/;
 
-function cliEnv({ apiUrl, home, tmp, env }) {
+export function cliEnv({ apiUrl, home, tmp, env }) {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !STRIPPED_ENV.test(k)));
   return {
     ...base,

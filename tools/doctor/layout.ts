@@ -5,6 +5,7 @@ import { INDEX_DIR } from '../store/children-index.js';
 import { HOOK_LOG } from '../store/hook-log.js';
 import { BACKUPS_DIR } from '../store/import-stage.js';
 import { areaProblem, fileProblem } from '../store/regular-file.js';
+import { STORE_IGNORE } from '../store/store-root.js';
 import { QUARANTINE_DIR } from '../store/strays.js';
 import { REMOVING_DIR } from '../store/trash.js';
 import type { CheckName, Found } from './checks.js';
@@ -22,7 +23,7 @@ const AREAS = [
   CLAUDE_DIR,
   `${CLAUDE_DIR}/.locks`,
 ];
-const FILES = [HOOK_LOG, `${HOOK_LOG}.1`];
+const FILES = [STORE_IGNORE, HOOK_LOG, `${HOOK_LOG}.1`];
 
 /**
  * The store's own areas and files that are not what the store made: a symbolic link (a cloned

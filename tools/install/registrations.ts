@@ -207,9 +207,13 @@ export function nodeCommand(file: string): string {
   return `node ${/^[\w@%+=:,./-]+$/.test(file) ? file : `'${file.replace(/'/g, `'\\''`)}'`}`;
 }
 
-/** The plugin's command: Claude Code expands `${CLAUDE_PLUGIN_ROOT}` to the installed plugin's directory. */
+/**
+ * The plugin's command: Claude Code expands `${CLAUDE_PLUGIN_ROOT}` to the installed plugin's directory.
+ * A plugin installed from an unbuilt checkout has no dist/: the guard makes each hook a quiet no-op then.
+ */
 export function pluginCommand(hook: HookName): string {
-  return `node "\${CLAUDE_PLUGIN_ROOT}/dist/hooks/${hook}.js"`;
+  const file = `"\${CLAUDE_PLUGIN_ROOT}/dist/hooks/${hook}.js"`;
+  return `test ! -f ${file} || node ${file}`;
 }
 
 /** The repository's own command: relative to the project, and a no-op until dist/ is built. */

@@ -23,6 +23,7 @@ import {
   readRegularFileSync,
 } from './regular-file.js';
 import { randomHex } from '../random.js';
+import { ensureStoreSync } from './store-root.js';
 
 export const AUDIT_FILE = 'audit.jsonl';
 const ROTATED = /^audit\.(\d+)\.jsonl$/;
@@ -114,6 +115,7 @@ export class AuditLog {
     const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
     const file = join(this.dir, '.quarantine', `.audit-${stamp}-${randomHex(4)}.jsonl`);
     try {
+      ensureStoreSync(this.dir);
       mkdirSync(dirname(file), { recursive: true });
       await writeFileAtomic(file, lines.map((l) => `${l}\n`).join(''));
     } catch (err) {
@@ -163,6 +165,7 @@ export class AuditLog {
   /** Shifts audit.jsonl → audit.1.jsonl → … under a store-level lock, so two rotators never race. */
   async rotate(force = false): Promise<void> {
     const lockPath = join(this.dir, ROTATE_LOCK);
+    ensureStoreSync(this.dir);
     ensureAreaSync(dirname(lockPath));
     await withLock(lockPath, { timeoutMs: this.options.lockTimeoutMs, what: 'the audit trail' }, async () => {
       // Another process may have rotated while we waited for the lock.
@@ -202,6 +205,7 @@ export class AuditLog {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EISDIR') throw notRegular(this.activePath, 'a directory');
       if (code !== 'ENOENT') throw err;
+      ensureStoreSync(this.dir);
       mkdirSync(this.dir, { recursive: true });
       return openAppendSync(this.activePath);
     }

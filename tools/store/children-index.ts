@@ -20,14 +20,17 @@ import { dirname, join } from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { ensureAreaSync } from './regular-file.js';
+import { ensureStoreSync } from './store-root.js';
 
 export const INDEX_DIR = '.index';
 
 export class ChildrenIndex {
   private readonly childrenDir: string;
   private readonly idsDir: string;
+  private readonly storeDir: string;
 
   constructor(storeDir: string) {
+    this.storeDir = storeDir;
     this.childrenDir = join(storeDir, INDEX_DIR, 'children');
     this.idsDir = join(storeDir, INDEX_DIR, 'ids');
   }
@@ -39,6 +42,7 @@ export class ChildrenIndex {
     try {
       // The children directory always exists once anything is indexed (see present()). Areas that
       // are links are refused: markers would be written outside the store.
+      ensureStoreSync(this.storeDir);
       ensureAreaSync(dirname(this.childrenDir));
       ensureAreaSync(this.childrenDir);
       if (parent !== null) await mkdir(join(this.childrenDir, parent), { recursive: true });

@@ -13,6 +13,7 @@ import { isPlainObject, type JsonObject } from '../merge-patch.js';
 import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
 import { decodeUtf8, ensureAreaSync, readRegularFileSync } from './regular-file.js';
+import { ensureStoreSync } from './store-root.js';
 
 export const CLAUDE_DIR = '.claude-code';
 /** An index maps one conversation's spawns: a few KiB. */
@@ -58,10 +59,12 @@ export function emptyIndex(): ClaudeIndexData {
 
 export class ClaudeIndex {
   readonly dir: string;
+  private readonly storeDir: string;
   private readonly lockTimeoutMs: number;
 
   constructor(storeDir: string, options: { lockTimeoutMs: number }) {
-    this.dir = join(resolve(storeDir), CLAUDE_DIR);
+    this.storeDir = resolve(storeDir);
+    this.dir = join(this.storeDir, CLAUDE_DIR);
     this.lockTimeoutMs = options.lockTimeoutMs;
   }
 
@@ -85,6 +88,7 @@ export class ClaudeIndex {
   ): Promise<T> {
     const file = this.file(claudeSession);
     const lockPath = join(this.dir, '.locks', `${claudeSession}.lock`);
+    ensureStoreSync(this.storeDir);
     ensureAreaSync(this.dir);
     ensureAreaSync(dirname(lockPath));
     return withLock(

@@ -2,6 +2,7 @@ import { closeSync, fstatSync, renameSync, writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { openAppendSync } from './regular-file.js';
+import { ensureStoreSync } from './store-root.js';
 
 /** The hooks' failure log, in the store; a dot-name so no session id can collide with it. */
 export const HOOK_LOG = '.hooks.log';
@@ -21,6 +22,7 @@ export async function appendHookLog(storeDir: string, line: string): Promise<boo
   const file = hookLogPath(storeDir);
   const text = `${line.replace(/[\r\n]+/g, ' ')}\n`;
   try {
+    ensureStoreSync(dirname(file));
     let fd = await openCreating(file);
     if (fstatSync(fd).size > HOOK_LOG_MAX_BYTES) {
       closeSync(fd);

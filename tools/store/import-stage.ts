@@ -28,6 +28,7 @@ import { STATE_FILE } from './store.js';
 import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
 import { processRuns } from './pid.js';
+import { ensureStoreSync } from './store-root.js';
 
 const IMPORTING_DIR = '.importing';
 export const BACKUPS_DIR = '.backups';
@@ -180,6 +181,7 @@ export class ImportStaging {
   }
 
   private async ensureDir(dir: string): Promise<void> {
+    ensureStoreSync(this.storeDir);
     await this.io(() => mkdir(dir, { recursive: true }), `creating ${dir}`);
   }
 

@@ -9,6 +9,7 @@ import { writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
 import { assertArea, decodeUtf8, ensureAreaSync, readRegularFileSync } from './regular-file.js';
 import { randomHex } from '../random.js';
+import { ensureStoreSync } from './store-root.js';
 
 export const STATE_FILE = 'state.json';
 /** Store-level areas start with "." so that no session id can name them. */
@@ -183,6 +184,7 @@ export class SessionStore {
   private async locked<T>(id: string, fn: (check: () => void) => Promise<T>): Promise<T> {
     const lockPath = join(this.dir, LOCKS_DIR, `${id}.lock`);
     assertValidId(id);
+    ensureStoreSync(this.dir);
     ensureAreaSync(dirname(lockPath));
     return withLock(lockPath, { timeoutMs: this.lockTimeoutMs, what: `session ${id}` }, fn);
   }

@@ -3,6 +3,7 @@ import { SessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { faultPoint } from './fault-points.js';
 import { ensureAreaSync } from './regular-file.js';
+import { ensureStoreSync } from './store-root.js';
 import { takeLock, TOUCH_AFTER_MS, withLock, type Lock, type LockedReason } from './lock.js';
 
 /** Lock directories live where SessionStore puts them, so these locks exclude its updates. */
@@ -109,5 +110,6 @@ export async function withAreaLock<T>(
 }
 
 async function ensureLocksDir(storeDir: string): Promise<void> {
+  ensureStoreSync(storeDir);
   ensureAreaSync(join(storeDir, '.locks'));
 }

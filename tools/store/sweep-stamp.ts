@@ -4,6 +4,7 @@ import { writeFileAtomic } from './atomic.js';
 import { CLAUDE_DIR } from './claude-index.js';
 import { withLock } from './lock.js';
 import { ensureAreaSync } from './regular-file.js';
+import { ensureStoreSync } from './store-root.js';
 
 /** `<store>/.claude-code/last-sweep`: its modification time is when the last sweep was claimed. */
 function sweepStampPath(storeDir: string): string {
@@ -18,6 +19,7 @@ export async function claimSweep(storeDir: string, now: number, intervalMs: numb
   const file = sweepStampPath(storeDir);
   const last = await stampTime(file);
   if (last !== undefined && now - last < intervalMs) return false;
+  ensureStoreSync(resolve(storeDir));
   ensureAreaSync(dirname(file));
   return withLock(`${file}.lock`, { timeoutMs: 500, what: 'the sweep stamp' }, async () => {
     // Checked again under the lock: another hook may have claimed it since the stat.
@@ -42,6 +44,7 @@ function sweepReportPath(storeDir: string): string {
 }
 
 export async function writeSweepReport(storeDir: string, report: unknown): Promise<void> {
+  ensureStoreSync(resolve(storeDir));
   ensureAreaSync(dirname(sweepReportPath(storeDir)));
   await writeFileAtomic(sweepReportPath(storeDir), `${JSON.stringify(report, null, 2)}\n`);
 }

@@ -28,6 +28,7 @@ import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
 import { faultPoint } from './fault-points.js';
 import { processRuns } from './pid.js';
+import { ensureStoreSync } from './store-root.js';
 
 const TRASH_DIR = '.trash';
 export const REMOVING_DIR = '.removing';
@@ -114,6 +115,7 @@ export class Trash {
     signal?: AbortSignal,
   ): Promise<T> {
     this.entryDir(entry);
+    ensureStoreSync(this.storeDir);
     ensureAreaSync(join(this.storeDir, '.locks'));
     return withLock(
       areaLockPath(this.storeDir, `trash-${entry}`),
@@ -260,6 +262,7 @@ export class Trash {
   }
 
   private async ensureDir(dir: string): Promise<void> {
+    ensureStoreSync(this.storeDir);
     await mkdir(dir, { recursive: true }).catch((err) => {
       throw toSessionError(err, `creating ${dir}`);
     });
