@@ -771,6 +771,20 @@ test('hooks registered in another settings file Claude Code reads are reported a
     project.stdout,
     /^Warning: .*home\/\.claude\/settings\.json also registers the agent-session hooks: .*uninstall --user\)\.$/m,
   );
+
+  // An earlier install's absolute path left in the shared file, found by an install into the local one.
+  const q = setup(t);
+  mkdirSync(path.dirname(q.shared));
+  const old = { type: 'command', command: `node ${HOOK_FILE.pre_delegate}` };
+  writeFileSync(q.shared, JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Agent|Task', hooks: [old] }] } }));
+  const local = JSON.parse((await q.run('install', '--json')).stdout);
+  assert.equal(local.file, q.settings);
+  assert.deepEqual(local.warnings, [
+    `${q.shared} also registers the agent-session hooks: Claude Code runs every hook once per file, ` +
+      'so each runs twice; remove one (agent-session uninstall, then this install again)',
+  ]);
+  assert.equal((await q.run('uninstall')).code, 0);
+  assert.deepEqual(JSON.parse((await q.run('install', '--json')).stdout).warnings, []);
 });
 
 test('install and uninstall refuse the agent-session repository itself unless --allow-self', async (t) => {

@@ -242,6 +242,7 @@ async function doubleRegistrations(
 ): Promise<string[]> {
   const others = [userSettingsPath(env)];
   if (project) others.push(projectSettingsPath(project.dir), projectSettingsPath(project.dir, true));
+  const user = userSettingsPath(env);
   const warnings: string[] = [];
   for (const other of others.filter((f) => f !== file)) {
     // A file that cannot be read or parsed is Claude Code's problem to report, not a registration.
@@ -249,11 +250,18 @@ async function doubleRegistrations(
       (s) => s.settings,
       () => undefined,
     );
-    if (ourEntries(settings).length > 0)
-      warnings.push(
-        `${other} also registers the agent-session hooks: Claude Code runs every hook once per file, ` +
-          `so each runs twice; remove one (agent-session uninstall${other === userSettingsPath(env) ? ' --user' : ''})`,
-      );
+    if (ourEntries(settings).length === 0) continue;
+    // Uninstall cleans both project files at once: after it, this install has to run again.
+    const fix =
+      other === user
+        ? 'agent-session uninstall --user'
+        : file === user
+          ? 'agent-session uninstall'
+          : 'agent-session uninstall, then this install again';
+    warnings.push(
+      `${other} also registers the agent-session hooks: Claude Code runs every hook once per file, ` +
+        `so each runs twice; remove one (${fix})`,
+    );
   }
   return warnings;
 }

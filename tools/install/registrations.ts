@@ -202,14 +202,10 @@ function cook(word: string): string {
   );
 }
 
-/** `node <file>`, the file quoted for the shell only when it needs it. */
-export function nodeCommand(file: string): string {
-  return `node ${shellWord(file)}`;
-}
-
 /**
- * `test ! -f <file> || node <file>`: a quiet no-op (exit 0, no output) once the file is gone, where
- * `node <missing file>` would fail with "Cannot find module" on every event (checked with the real CLI).
+ * `test ! -f <file> || node <file>`, the file quoted for the shell only when it needs it: a quiet
+ * no-op (exit 0, no output) once the file is gone, where `node <missing file>` fails with "Cannot find
+ * module" on every event (checked with the real CLI).
  */
 export function guardedCommand(file: string): string {
   const word = shellWord(file);
@@ -222,6 +218,7 @@ export function dependencyCommand(hook: HookName): string {
   return `test ! -f ${file} || node ${file}`;
 }
 
+/** A path as one shell word: as it is when nothing in it needs quoting, else single-quoted. */
 function shellWord(file: string): string {
   return /^[\w@%+=:,./-]+$/.test(file) ? file : `'${file.replace(/'/g, `'\\''`)}'`;
 }
