@@ -84,11 +84,13 @@ const DISK_OWNERS = {
   'tools/store/atomic.ts': ['atomic replacement of any owned file (unique temp, fsync, rename)'],
   'tools/store/regular-file.ts': ['opening owned files and areas (regular files and directories, never a link)'],
   'tools/store/fault-points.ts': ["the race and crash tests' fault-point files (AGENT_SESSION_TEST_FAULTS_DIR)"],
-  'tools/install/settings-file.ts': ["Claude Code's settings files (.claude/settings.json, ~/.claude/settings.json)"],
-  'tools/install/replace-file.ts': ['in-place edits of a file the user owns (settings, .gitignore), with a backup'],
+  'tools/install/settings-file.ts': [
+    "Claude Code's settings files (.claude/settings.json, settings.local.json, ~/.claude/settings.json)",
+    'their backups (.claude/.agent-session-backups/)',
+  ],
+  'tools/install/replace-file.ts': ['in-place edits of a file the user owns (settings), with a backup'],
   'tools/claude/transcript.ts': ["Claude Code's transcripts (read only)"],
   'tools/claude/run/hook-io.ts': ["a hook's stdin, stdout and stderr (fd 0, 1 and 2)"],
-  'tools/install/gitignore-file.ts': ["the project's .gitignore"],
   'tools/install/hook-files.ts': ['the built hooks, found for install (dist/hooks/<name>.js)'],
   'tools/transfer/bundle-file.ts': ['export bundles (files the user names) and their temps'],
   'tools/claude/run/sweep-process.ts': [

@@ -1,7 +1,7 @@
 // `agent-session install` / `uninstall`, the plugin's hooks/hooks.json and the repository's own
 // .claude/settings.json: the built CLI run on temp projects with a temp HOME, files checked on disk.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -11,6 +11,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -26,19 +27,30 @@ const HOOK_FILE = {
   subagent_stop: path.join(DIST, 'hooks', 'subagent_stop.js'),
 };
 
-/** A temp project (no .claude/ yet) and a temp HOME beside it. */
+/**
+ * A temp project (no .claude/ yet) and a temp HOME beside it. The package is no dependency of the
+ * project, so install writes `settings` (.claude/settings.local.json); `shared` is .claude/settings.json.
+ */
 function setup(t) {
   const base = tempDir(t, 'agent-session-install-');
   const dir = path.join(base, 'project');
   const home = path.join(base, 'home');
   mkdirSync(dir);
   mkdirSync(home);
-  const settings = path.join(dir, '.claude', 'settings.json');
-  return { dir, home, settings, run: (...args) => runCli(args, { cwd: dir, env: cleanEnv({ HOME: home }) }) };
+  const settings = path.join(dir, '.claude', 'settings.local.json');
+  const shared = path.join(dir, '.claude', 'settings.json');
+  return { dir, home, settings, shared, run: (...args) => runCli(args, { cwd: dir, env: cleanEnv({ HOME: home }) }) };
 }
 
 const read = (file) => readFileSync(file, 'utf8');
-const backups = (file) => readdirSync(path.dirname(file)).filter((f) => f.startsWith(`${path.basename(file)}.bak-`));
+/** The backups of a settings file: in `.agent-session-backups/` beside it. */
+const backupDir = (file) => path.join(path.dirname(file), '.agent-session-backups');
+const backups = (file) =>
+  existsSync(backupDir(file))
+    ? readdirSync(backupDir(file)).filter((f) => f.startsWith(`${path.basename(file)}.bak-`))
+    : [];
+/** The command install writes for a hook file that is not the project's dependency: guarded, absolute. */
+const guarded = (file) => `test ! -f ${file} || node ${file}`;
 
 /** A settings file with everything an installer must leave alone, ours-looking hooks included. */
 function richSettings() {
@@ -63,8 +75,15 @@ function richSettings() {
   };
 }
 
+/** The hooks table a fresh install writes. */
+function expectedHooks(command) {
+  const hooks = {};
+  for (const { event, group } of expectedGroups(command)) (hooks[event] ??= []).push(group);
+  return hooks;
+}
+
 /** The groups we expect after an install, as the library's one list of registrations says. */
-function expectedGroups(command = (name) => `node ${HOOK_FILE[name]}`) {
+function expectedGroups(command = (name) => guarded(HOOK_FILE[name])) {
   return lib.HOOK_REGISTRATIONS.map((r) => ({
     event: r.event,
     group: {
@@ -88,26 +107,35 @@ function sh(command, { env, input = '' }) {
   });
 }
 
-test('a fresh install writes one group per registration, run as node <absolute path of a built hook>', async (t) => {
-  const p = setup(t);
-  const r = await p.run('install', '--json');
-  assert.equal(r.code, 0, r.stderr);
-  const report = JSON.parse(r.stdout);
-  assert.equal(report.changed, true);
-  assert.equal(report.backup, null);
-  assert.equal(report.file, p.settings);
-  const written = JSON.parse(read(p.settings));
-  const expected = {};
-  for (const { event, group } of expectedGroups()) (expected[event] ??= []).push(group);
-  assert.deepEqual(written, { hooks: expected });
-  assert.equal(report.added.length, lib.HOOK_REGISTRATIONS.length);
-  for (const groups of Object.values(written.hooks)) {
-    const file = groups[0].hooks[0].command.replace(/^node /, '');
-    assert.ok(path.isAbsolute(file) && existsSync(file), file);
-    assert.doesNotMatch(groups[0].hooks[0].command, /npx/);
-  }
-  assert.equal(read(path.join(p.dir, '.gitignore')), '.claude/session/\n');
-});
+test(
+  'a fresh install writes one group per registration into settings.local.json, ' +
+    'run as node <absolute path of a built hook> behind a guard',
+  async (t) => {
+    const p = setup(t);
+    const r = await p.run('install', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.equal(report.changed, true);
+    assert.equal(report.backup, null);
+    assert.equal(report.file, p.settings);
+    assert.equal(report.scope, 'local');
+    assert.deepEqual(report.project, { dir: p.dir, reason: 'cwd' });
+    assert.deepEqual(report.warnings, []);
+    assert.equal(existsSync(p.shared), false);
+    const written = JSON.parse(read(p.settings));
+    const expected = {};
+    for (const { event, group } of expectedGroups()) (expected[event] ??= []).push(group);
+    assert.deepEqual(written, { hooks: expected });
+    assert.equal(report.added.length, lib.HOOK_REGISTRATIONS.length);
+    for (const groups of Object.values(written.hooks)) {
+      const file = groups[0].hooks[0].command.replace(/^.* \|\| node /, '');
+      assert.ok(path.isAbsolute(file) && existsSync(file), file);
+      assert.doesNotMatch(groups[0].hooks[0].command, /npx/);
+    }
+    // The store keeps itself out of git: install leaves .gitignore alone.
+    assert.equal(existsSync(path.join(p.dir, '.gitignore')), false);
+  },
+);
 
 test('the installed commands really run the built hooks', async (t) => {
   const p = setup(t);
@@ -227,7 +255,7 @@ test(
         hooks: [
           {
             type: 'command',
-            command: `node ${HOOK_FILE.pre_delegate}`,
+            command: guarded(HOOK_FILE.pre_delegate),
             timeout: lib.HOOK_TIMEOUT_SECONDS,
             statusMessage: 'recording',
           },
@@ -237,7 +265,7 @@ test(
     ]);
     assert.deepEqual(hooks.Stop, elsewhere);
     assert.equal(hooks.SubagentStop.length, 1);
-    assert.equal(hooks.SubagentStop[0].hooks[0].command, `node ${HOOK_FILE.subagent_stop}`);
+    assert.equal(hooks.SubagentStop[0].hooks[0].command, guarded(HOOK_FILE.subagent_stop));
 
     assert.equal((await p.run('uninstall')).code, 0);
     assert.deepEqual(JSON.parse(read(p.settings)), {
@@ -351,7 +379,7 @@ test(
     chmodSync(p.settings, 0o444);
     const readOnly = await p.run('install');
     assert.equal(readOnly.code, 2);
-    assert.match(readOnly.stderr, /settings\.json is read-only; refusing to change it/);
+    assert.match(readOnly.stderr, /settings\.local\.json is read-only; refusing to change it/);
     assert.equal(read(p.settings), '{"model": "opus"}');
     chmodSync(p.settings, 0o666);
     assert.equal((await p.run('install')).code, 0);
@@ -418,8 +446,8 @@ test('a file that already has our hooks in its own layout is not rewritten; mode
   assert.equal((await q.run('install')).code, 0);
   assert.ok(lstatSync(q.settings).isSymbolicLink());
   assert.equal(statSync(target).mode & 0o777, 0o600);
-  assert.equal(JSON.parse(read(target)).hooks.SubagentStop[0].hooks[0].command, `node ${HOOK_FILE.subagent_stop}`);
-  assert.equal(read(path.join(path.dirname(q.settings), backups(q.settings)[0])), '{"model": "opus"}');
+  assert.equal(JSON.parse(read(target)).hooks.SubagentStop[0].hooks[0].command, guarded(HOOK_FILE.subagent_stop));
+  assert.equal(read(path.join(backupDir(q.settings), backups(q.settings)[0])), '{"model": "opus"}');
 });
 
 test('the plans: only groups and events emptied by uninstall go; a "*" or empty matcher counts as none', () => {
@@ -488,7 +516,15 @@ test('--dry-run prints the resulting file and changes nothing', async (t) => {
   assert.equal(report.dry_run, true);
   assert.equal(report.changed, true);
   assert.equal(report.backup, null);
-  assert.deepEqual(JSON.parse(report.content), {});
+  // Nothing but our hooks in the file: uninstall would remove it.
+  assert.equal(report.content, '');
+  assert.deepEqual(
+    report.files.map((f) => [f.file, f.changed, f.removed_file]),
+    [
+      [p.shared, false, false],
+      [p.settings, true, true],
+    ],
+  );
   assert.equal(read(p.settings), installed);
   assert.deepEqual(backups(p.settings), []);
 });
@@ -501,11 +537,11 @@ test('--user installs into $HOME/.claude/settings.json and leaves the project al
   const report = JSON.parse(r.stdout);
   assert.equal(report.file, userFile);
   assert.equal(report.scope, 'user');
-  assert.equal(report.gitignore, null);
-  assert.equal(JSON.parse(read(userFile)).hooks.PreToolUse[0].hooks[0].command, `node ${HOOK_FILE.pre_delegate}`);
+  assert.equal(JSON.parse(read(userFile)).hooks.PreToolUse[0].hooks[0].command, guarded(HOOK_FILE.pre_delegate));
   assert.equal(existsSync(path.join(p.dir, '.claude')), false);
   assert.equal(existsSync(path.join(p.dir, '.gitignore')), false);
   assert.equal((await p.run('uninstall', '--user')).code, 0);
+  // The user's file stays, even with nothing left in it.
   assert.deepEqual(JSON.parse(read(userFile)), {});
 });
 
@@ -518,7 +554,7 @@ test(
     mkdirSync(path.join(p.home, '.claude'));
     const r = await runCli(['install', '--json'], { cwd: project, env: cleanEnv({ HOME: p.home }) });
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(JSON.parse(r.stdout).file, path.join(project, '.claude', 'settings.json'));
+    assert.equal(JSON.parse(r.stdout).file, path.join(project, '.claude', 'settings.local.json'));
     assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
     assert.equal(existsSync(path.join(p.home, '.gitignore')), false);
 
@@ -529,87 +565,240 @@ test(
     symlinkSync(p.home, link);
     const viaLink = await runCli(['install', '--json'], { cwd: other, env: cleanEnv({ HOME: link }) });
     assert.equal(viaLink.code, 0, viaLink.stderr);
-    assert.equal(JSON.parse(viaLink.stdout).file, path.join(other, '.claude', 'settings.json'));
+    assert.equal(JSON.parse(viaLink.stdout).file, path.join(other, '.claude', 'settings.local.json'));
     assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
   },
 );
 
-test('.gitignore gets the store once, appended after the last line', async (t) => {
+function git(cwd, ...args) {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@e.x',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@e.x',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+    },
+  });
+}
+
+/** Every path under `dir` (relative, sorted), .git/ left out. */
+function tree(dir) {
+  return readdirSync(dir, { recursive: true })
+    .filter((f) => f !== '.git' && !f.startsWith(`.git${path.sep}`))
+    .sort();
+}
+
+test(
+  'install from a subfolder of a git project goes to its root, says why, and leaves .gitignore alone; ' +
+    'uninstall then leaves the project as it was',
+  async (t) => {
+    const p = setup(t);
+    git(p.dir, 'init', '-q');
+    writeFileSync(path.join(p.dir, 'a.txt'), 'a\n');
+    git(p.dir, 'add', '-A');
+    git(p.dir, 'commit', '-q', '-m', 'first');
+    const sub = path.join(p.dir, 'src', 'lib');
+    mkdirSync(sub, { recursive: true });
+    const env = cleanEnv({ HOME: p.home });
+    const r = await runCli(['install'], { cwd: sub, env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.split('\n')[0], `Project ${p.dir} (git work tree root of ${sub}).`);
+    assert.match(r.stdout, new RegExp(`^Installed the agent-session hooks in ${p.settings}\\.$`, 'm'));
+    assert.match(r.stdout, /not a dependency of this project.*settings\.local\.json/);
+    assert.deepEqual(tree(p.dir), [
+      '.claude',
+      path.join('.claude', 'settings.local.json'),
+      'a.txt',
+      'src',
+      path.join('src', 'lib'),
+    ]);
+
+    const u = await runCli(['uninstall', '--json'], { cwd: sub, env });
+    assert.equal(u.code, 0, u.stderr);
+    const report = JSON.parse(u.stdout);
+    assert.deepEqual(report.project, { dir: p.dir, reason: 'claude-dir' });
+    assert.equal(report.removed.length, lib.HOOK_REGISTRATIONS.length);
+    assert.deepEqual(
+      report.files.map((f) => [f.file, f.scope, f.changed, f.removed_file, f.backup]),
+      [
+        [p.shared, 'project', false, false, null],
+        [p.settings, 'local', true, true, null],
+      ],
+    );
+    assert.deepEqual(tree(p.dir), ['a.txt', 'src', path.join('src', 'lib')]);
+    assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=all'), '');
+  },
+);
+
+test('a settings file with other content stays after uninstall; its backups go where git ignores them', async (t) => {
   const p = setup(t);
-  const file = path.join(p.dir, '.gitignore');
-  writeFileSync(file, 'node_modules/\n*.log');
+  git(p.dir, 'init', '-q');
+  mkdirSync(path.dirname(p.settings));
+  writeFileSync(p.settings, '{"model": "opus"}\n');
+  writeFileSync(p.shared, '{"permissions": {"allow": ["Bash(ls)"]}}\n');
+  git(p.dir, 'add', '-A');
+  git(p.dir, 'commit', '-q', '-m', 'settings');
   assert.equal((await p.run('install')).code, 0);
-  assert.equal(read(file), 'node_modules/\n*.log\n.claude/session/\n');
   assert.equal((await p.run('uninstall')).code, 0);
-  assert.equal((await p.run('install')).code, 0);
-  assert.equal(read(file), 'node_modules/\n*.log\n.claude/session/\n');
-
-  const q = setup(t);
-  const covered = path.join(q.dir, '.gitignore');
-  for (const text of ['dist\n/.claude/session\n', '.claude/*\n', '**/.claude/session/\n']) {
-    writeFileSync(covered, text);
-    const r = await q.run('install', '--json');
-    assert.equal(JSON.parse(r.stdout).gitignore.changed, false, text);
-    assert.equal(read(covered), text);
-  }
-
-  // CRLF stays CRLF; a symlink is written through, keeping the target's mode.
-  const c = setup(t);
-  const target = path.join(c.home, 'gitignore');
-  writeFileSync(target, 'a\r\nb');
-  chmodSync(target, 0o600);
-  symlinkSync(target, path.join(c.dir, '.gitignore'));
-  assert.equal((await c.run('install')).code, 0);
-  assert.ok(lstatSync(path.join(c.dir, '.gitignore')).isSymbolicLink());
-  assert.equal(read(target), 'a\r\nb\r\n.claude/session/\r\n');
-  assert.equal(statSync(target).mode & 0o777, 0o600);
+  assert.equal(read(p.settings), '{\n  "model": "opus"\n}\n');
+  assert.equal(read(p.shared), '{"permissions": {"allow": ["Bash(ls)"]}}\n');
+  assert.equal(backups(p.settings).length, 2);
+  assert.equal(read(path.join(backupDir(p.settings), '.gitignore')), '*\n');
+  // Only the reformatted file shows; the backups do not.
+  assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=all'), ' M .claude/settings.local.json\n');
 });
 
-test('when .gitignore or the settings file cannot be read or written, neither is changed', async (t) => {
-  // .gitignore unreadable (a directory): the settings file is left alone.
+test('uninstall removes our entries from settings.json and settings.local.json, and reports each', async (t) => {
   const p = setup(t);
   mkdirSync(path.dirname(p.settings));
-  writeFileSync(p.settings, '{"model": "opus"}');
-  mkdirSync(path.join(p.dir, '.gitignore'));
-  const r = await p.run('install');
-  assert.equal(r.code, 4);
-  assert.match(r.stderr, /^agent-session: cannot read .*\.gitignore: EISDIR: /);
-  assert.equal(read(p.settings), '{"model": "opus"}');
-  assert.deepEqual(backups(p.settings), []);
+  const ours = {
+    hooks: { SubagentStop: [{ hooks: [{ type: 'command', command: 'node /old/dist/hooks/subagent_stop.js' }] }] },
+  };
+  writeFileSync(p.shared, JSON.stringify({ model: 'opus', ...ours }));
+  assert.equal((await p.run('install')).code, 0);
+  const r = await p.run('uninstall');
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.split('\n');
+  assert.match(
+    lines[1],
+    new RegExp(`^Removed the agent-session hooks from ${p.shared} \\(previous version: .*\\)\\.$`),
+  );
+  assert.equal(lines[2], '  - SubagentStop: node /old/dist/hooks/subagent_stop.js');
+  assert.ok(lines.includes(`Removed the agent-session hooks and ${p.settings}, which held nothing else.`), r.stdout);
+  assert.deepEqual(JSON.parse(read(p.shared)), { model: 'opus' });
+  assert.equal(existsSync(p.settings), false);
+  // .claude/ still holds settings.json (and the backup): it stays.
+  assert.deepEqual(readdirSync(path.dirname(p.settings)).sort(), ['.agent-session-backups', 'settings.json']);
 
-  // .gitignore read-only: refused before anything is written.
-  const q = setup(t);
-  mkdirSync(path.dirname(q.settings));
-  writeFileSync(q.settings, '{"model": "opus"}');
-  writeFileSync(path.join(q.dir, '.gitignore'), 'dist\n');
-  chmodSync(path.join(q.dir, '.gitignore'), 0o444);
-  assert.equal((await q.run('install')).code, 2);
-  assert.equal(read(q.settings), '{"model": "opus"}');
-  assert.equal(read(path.join(q.dir, '.gitignore')), 'dist\n');
-
-  // The settings file refused after .gitignore was written: .gitignore is put back (here: removed).
-  const s = setup(t);
-  mkdirSync(path.dirname(s.settings));
-  writeFileSync(s.settings, '{"model": "opus"}');
-  chmodSync(s.settings, 0o444);
-  assert.equal((await s.run('install')).code, 2);
-  assert.equal(existsSync(path.join(s.dir, '.gitignore')), false);
-  assert.equal(read(s.settings), '{"model": "opus"}');
-
-  // A failure no check foresees (here the temp file's name is too long for the file system) after a
-  // .gitignore was created through a dangling symlink: the file created goes, the symlink stays.
-  const u = setup(t);
-  mkdirSync(path.dirname(u.settings));
-  const ignoreTarget = path.join(u.home, 'gitignore-target');
-  symlinkSync(ignoreTarget, path.join(u.dir, '.gitignore'));
-  const longTarget = path.join(u.home, 'x'.repeat(250));
-  symlinkSync(longTarget, u.settings);
-  const failed = await u.run('install');
+  // When the second file cannot be written, the first is put back: all or nothing.
+  writeFileSync(p.shared, JSON.stringify({ model: 'opus', ...ours }));
+  const local = JSON.stringify({ env: { A: '1' }, ...ours });
+  // A name the temp file beside it cannot get (too long for the file system): a failure no check foresees.
+  const longTarget = path.join(p.home, 'x'.repeat(250));
+  writeFileSync(longTarget, local);
+  symlinkSync(longTarget, p.settings);
+  const failed = await p.run('uninstall');
   assert.notEqual(failed.code, 0);
-  assert.match(failed.stderr, /^agent-session: cannot write .*settings\.json: ENAMETOOLONG/);
-  assert.ok(lstatSync(path.join(u.dir, '.gitignore')).isSymbolicLink(), 'the .gitignore symlink was removed');
-  assert.equal(existsSync(ignoreTarget), false);
-  assert.equal(existsSync(longTarget), false);
+  assert.match(failed.stderr, /^agent-session: cannot write .*settings\.local\.json: ENAMETOOLONG/);
+  assert.deepEqual(JSON.parse(read(p.shared)), { model: 'opus', ...ours });
+  assert.equal(read(longTarget), local);
+});
+
+test(
+  'a project depending on the package gets settings.json with commands under $CLAUDE_PROJECT_DIR, ' +
+    'a quiet no-op once the package is gone',
+  async (t) => {
+    const p = setup(t);
+    // The package installed in the project, and run from there.
+    const pkg = path.join(p.dir, 'node_modules', 'agent-session');
+    cpSync(DIST, path.join(pkg, 'dist'), { recursive: true });
+    copyFileSync(path.join(ROOT, 'package.json'), path.join(pkg, 'package.json'));
+    const r = await runNode(path.join(pkg, 'dist', 'bin', 'agent-session.js'), ['install', '--json'], {
+      cwd: p.dir,
+      env: cleanEnv({ HOME: p.home }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.equal(report.scope, 'project');
+    assert.equal(report.file, p.shared);
+    assert.deepEqual(report.warnings, []);
+    const file = (hook) => `"$CLAUDE_PROJECT_DIR/node_modules/agent-session/dist/hooks/${hook}.js"`;
+    assert.deepEqual(JSON.parse(read(p.shared)), {
+      hooks: expectedHooks((h) => `test ! -f ${file(h)} || node ${file(h)}`),
+    });
+    assert.equal(existsSync(p.settings), false);
+
+    const command = JSON.parse(read(p.shared)).hooks.PreToolUse[0].hooks[0].command;
+    const payload = read(path.join(FIXTURES, 'claude', 'pretooluse-task.json'));
+    const hookEnv = cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: p.dir });
+    const ran = await sh(command, { env: hookEnv, input: payload });
+    assert.equal(ran.code, 0);
+    assert.match(
+      JSON.parse(ran.stdout).hookSpecificOutput.updatedInput.prompt,
+      /\[agent-session\] Your session: agent-/,
+    );
+    rmSync(path.join(p.dir, 'node_modules'), { recursive: true });
+    assert.deepEqual(await sh(command, { env: hookEnv, input: payload }), { code: 0, stdout: '' });
+
+    // Listed in package.json but not installed yet (a fresh clone): the same commands, and a warning.
+    const q = setup(t);
+    writeFileSync(
+      path.join(q.dir, 'package.json'),
+      JSON.stringify({ name: 'app', devDependencies: { 'agent-session': '^0.1.0' } }),
+    );
+    const listed = await q.run('install');
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(JSON.parse(read(q.shared)), JSON.parse(read(p.shared)));
+    assert.match(
+      listed.stdout,
+      /^Warning: .*node_modules\/agent-session\/dist\/hooks\/pre_delegate\.js.* not found: .*npm install/m,
+    );
+  },
+);
+
+test("--shared writes settings.json with this machine's path, and warns that teammates lack it", async (t) => {
+  const p = setup(t);
+  const r = await p.run('install', '--shared', '--json');
+  assert.equal(r.code, 0, r.stderr);
+  const report = JSON.parse(r.stdout);
+  assert.equal(report.scope, 'project');
+  assert.equal(report.file, p.shared);
+  assert.deepEqual(JSON.parse(read(p.shared)), { hooks: expectedHooks() });
+  assert.equal(report.warnings.length, 1);
+  assert.match(report.warnings[0], /paths of this machine: a teammate .* has no hooks/);
+  const text = await p.run('install', '--shared');
+  assert.match(text.stdout, /^Warning: .*paths of this machine/m);
+  const both = await p.run('install', '--shared', '--user');
+  assert.equal(both.code, 2);
+  assert.match(both.stderr, /user.*shared|shared.*user/);
+});
+
+test('hooks registered in another settings file Claude Code reads are reported as double registrations', async (t) => {
+  const p = setup(t);
+  assert.equal((await p.run('install')).code, 0);
+  const user = await p.run('install', '--user', '--json');
+  assert.equal(user.code, 0, user.stderr);
+  assert.deepEqual(JSON.parse(user.stdout).warnings, [
+    `${p.settings} also registers the agent-session hooks: Claude Code runs every hook once per file, ` +
+      'so each runs twice; remove one (agent-session uninstall)',
+  ]);
+  const project = await p.run('install');
+  assert.match(
+    project.stdout,
+    /^Warning: .*home\/\.claude\/settings\.json also registers the agent-session hooks: .*uninstall --user\)\.$/m,
+  );
+
+  // An earlier install's absolute path left in the shared file, found by an install into the local one.
+  const q = setup(t);
+  mkdirSync(path.dirname(q.shared));
+  const old = { type: 'command', command: `node ${HOOK_FILE.pre_delegate}` };
+  writeFileSync(q.shared, JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Agent|Task', hooks: [old] }] } }));
+  const local = JSON.parse((await q.run('install', '--json')).stdout);
+  assert.equal(local.file, q.settings);
+  assert.deepEqual(local.warnings, [
+    `${q.shared} also registers the agent-session hooks: Claude Code runs every hook once per file, ` +
+      'so each runs twice; remove one (agent-session uninstall, then this install again)',
+  ]);
+  assert.equal((await q.run('uninstall')).code, 0);
+  assert.deepEqual(JSON.parse((await q.run('install', '--json')).stdout).warnings, []);
+});
+
+test('install and uninstall refuse the agent-session repository itself unless --allow-self', async (t) => {
+  const p = setup(t);
+  writeFileSync(path.join(p.dir, 'package.json'), JSON.stringify({ name: 'agent-session', version: '0.0.0' }));
+  for (const command of ['install', 'uninstall']) {
+    const r = await p.run(command);
+    assert.equal(r.code, 2, command);
+    assert.match(r.stderr, /^agent-session: .* is the agent-session repository itself.*pass --allow-self/);
+  }
+  assert.equal(existsSync(path.join(p.dir, '.claude')), false);
+  assert.equal((await p.run('install', '--allow-self')).code, 0);
+  assert.equal((await p.run('uninstall', '--allow-self')).code, 0);
+  assert.deepEqual(readdirSync(p.dir), ['package.json']);
 });
 
 test('a package path that needs quoting for the shell is quoted, and the installed hook runs', async (t) => {
@@ -624,7 +813,8 @@ test('a package path that needs quoting for the shell is quoted, and the install
   });
   assert.equal(r.code, 0, r.stderr);
   const command = JSON.parse(read(p.settings)).hooks.PreToolUse[0].hooks[0].command;
-  assert.equal(command, `node '${pkg.replace(/'/g, "'\\''")}/dist/hooks/pre_delegate.js'`);
+  const quoted = `'${pkg.replace(/'/g, "'\\''")}/dist/hooks/pre_delegate.js'`;
+  assert.equal(command, `test ! -f ${quoted} || node ${quoted}`);
   const ran = await sh(command, {
     env: cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: p.dir }),
     input: read(path.join(FIXTURES, 'claude', 'pretooluse-task.json')),

@@ -47,10 +47,12 @@ async function installedProject(t) {
   const installed = await runCli(['install', '--json'], { cwd: project.dir, env: storeEnv(project) });
   assert.equal(installed.code, 0, installed.stderr);
   const report = JSON.parse(installed.stdout);
+  // Not a dependency of the project: the machine's own settings file, settings.local.json.
+  project.settingsPath = join(project.dir, '.claude', 'settings.local.json');
   assert.equal(report.file, project.settingsPath);
   assert.equal(report.changed, true);
   // The settings run the hooks of the build under test.
-  const commands = JSON.stringify(project.readSettings());
+  const commands = readFileSync(project.settingsPath, 'utf8');
   assert.ok(commands.includes(join(DIST, 'hooks', 'pre_delegate.js')), commands);
   assert.ok(commands.includes(join(DIST, 'hooks', 'subagent_stop.js')), commands);
   return project;
@@ -148,9 +150,9 @@ test(
     const again = await runCli(['install', '--json'], { cwd: project.dir, env: storeEnv(project) });
     assert.equal(again.code, 0, again.stderr);
     assert.equal(JSON.parse(again.stdout).changed, false);
-    assert.deepEqual(readFileSync(project.settingsPath), settingsBefore, 'a second install rewrote settings.json');
+    assert.deepEqual(readFileSync(project.settingsPath), settingsBefore, 'a second install rewrote the settings');
     assert.deepEqual(
-      readdirSync(join(project.dir, '.claude')).filter((f) => f.includes('.bak-')),
+      readdirSync(join(project.dir, '.claude')).filter((f) => f.includes('backups')),
       [],
       'a second install made a backup',
     );

@@ -28,3 +28,8 @@ export function locateBuiltHooks<Name extends string>(
     { details: { looked } },
   );
 }
+
+/** Those of `files` that do not exist (a dependency's built hooks before `npm install`). */
+export async function missingFiles(files: readonly string[]): Promise<string[]> {
+  return files.filter((file) => !existsSync(file));
+}

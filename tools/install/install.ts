@@ -1,25 +1,31 @@
-import { SessionError, toSessionError } from '../errors.js';
-import { gitignorePath, readGitignore, writeGitignore } from './gitignore-file.js';
-import { locateBuiltHooks } from './hook-files.js';
-import { checkReplaceable } from './replace-file.js';
+import { join } from 'node:path';
+import { SessionError } from '../errors.js';
+import type { ProjectLocation } from '../store/project.js';
+import { dependencyDir, isDependency, PACKAGE_NAME, projectPackage, type ProjectPackage } from './dependency.js';
+import { locateBuiltHooks, missingFiles } from './hook-files.js';
 import {
   homeDir,
-  installProjectDir,
+  installProject,
   isDirectory,
   projectSettingsPath,
+  readPackageJson,
   readSettingsFile,
   sameDirectory,
   userSettingsPath,
-  writeSettingsFile,
 } from './settings-file.js';
-import { assertRewritable, formatSettings } from './settings-text.js';
-import { planGitignore } from './gitignore.js';
-import { planInstall, planUninstall, type HookEntry, type SettingsPlan } from './plan.js';
-import { HOOK_NAMES, HOOK_TIMEOUT_SECONDS, nodeCommand, type HookName } from './registrations.js';
+import { ourEntries, planInstall, planUninstall, type HookEntry } from './plan.js';
+import { planFile, writeAll, type SettingsChange, type SettingsScope } from './settings-changes.js';
+import { dependencyCommand, guardedCommand, HOOK_NAMES, HOOK_TIMEOUT_SECONDS, type HookName } from './registrations.js';
+
+export type { SettingsChange, SettingsScope } from './settings-changes.js';
 
 export interface InstallOptions {
-  /** `~/.claude/settings.json` instead of the project's `.claude/settings.json`. */
+  /** `~/.claude/settings.json` instead of the project's settings. */
   user?: boolean;
+  /** The project's shared `.claude/settings.json` even when the command names this machine's path. */
+  shared?: boolean;
+  /** Allow installing into (or uninstalling from) this package's own repository. */
+  allowSelf?: boolean;
   /** Compute everything, write nothing. */
   dryRun?: boolean;
   cwd: string;
@@ -31,87 +37,183 @@ export interface InstallOptions {
 
 export interface InstallReport {
   action: 'install' | 'uninstall';
-  scope: 'project' | 'user';
+  /** Where install wrote; for uninstall 'project' (both project files) or 'user'. */
+  scope: SettingsScope;
+  /** The project and why it is that one (with --user: the project checked for double registration, if any). */
+  project: ProjectLocation | null;
+  /** The file written (uninstall: the first one changed, else the first one looked at). */
   file: string;
   dry_run: boolean;
   changed: boolean;
-  /** The copy of the old file made before changing it (null: nothing changed, no old file, or a dry run). */
   backup: string | null;
   added: HookEntry[];
   removed: HookEntry[];
-  /** The project's .gitignore (install into a project only). */
-  gitignore: { file: string; changed: boolean } | null;
-  /** The settings file's content after the command (what a dry run would write). */
+  /** Every settings file the command looked at to change. */
+  files: SettingsChange[];
+  /** Things the user should act on: hooks registered twice, a path teammates will not have. */
+  warnings: string[];
+  /** `file`'s content after the command (what a dry run would write). */
   content: string;
 }
 
-/** Merges our hooks into a Claude Code settings file, run as `node <absolute path of the built hook>`. */
+/**
+ * Merges our hooks into a Claude Code settings file: for a project that depends on the package, its
+ * shared settings with a command under `$CLAUDE_PROJECT_DIR`; otherwise its local settings (or the
+ * shared ones with `shared`, or the user's with `user`) with this machine's absolute path. Each command
+ * is guarded so that a removed package leaves a quiet no-op instead of an error on every event.
+ */
 export async function installHooks(options: InstallOptions): Promise<InstallReport> {
   const hooks = locateBuiltHooks(HOOK_NAMES, options.hooksFrom);
-  const commands = Object.fromEntries(HOOK_NAMES.map((name) => [name, nodeCommand(hooks[name])])) as Record<
-    HookName,
-    string
-  >;
-  return apply('install', options, (old) => planInstall(old, commands, HOOK_TIMEOUT_SECONDS));
-}
-
-/** Removes exactly our entries from a Claude Code settings file (wherever the package was). */
-export function uninstallHooks(options: InstallOptions): Promise<InstallReport> {
-  return apply('uninstall', options, planUninstall);
+  const located = await targetProject(options);
+  const project = located?.location ?? null;
+  const { scope, command, warnings } = options.user
+    ? { scope: 'user' as const, command: (name: HookName) => guardedCommand(hooks[name]), warnings: [] }
+    : await projectForm(located!.location.dir, located!.pkg, hooks, options.shared === true);
+  const commands = Object.fromEntries(HOOK_NAMES.map((name) => [name, command(name)])) as Record<HookName, string>;
+  const file = scope === 'user' ? userSettingsPath(options.env) : projectSettingsPath(project!.dir, scope === 'local');
+  const change = await planFile(file, scope, (old) => planInstall(old, commands, HOOK_TIMEOUT_SECONDS), false);
+  warnings.push(...(await doubleRegistrations(file, project, options.env)));
+  if (!options.dryRun) await writeAll([change], options.now);
+  return report('install', scope, project, options, [change.report], warnings);
 }
 
 /**
- * Reads and plans everything first (the settings file, and for a project install its .gitignore),
- * then writes: .gitignore first, put back as it was if the settings file then cannot be written.
+ * Which file of the project and which command: a dependency's shared settings under
+ * `$CLAUDE_PROJECT_DIR`, else this machine's path in the local settings (or, when asked, the shared ones).
  */
-async function apply(
-  action: InstallReport['action'],
-  options: InstallOptions,
-  plan: (old: Record<string, unknown> | undefined) => SettingsPlan,
-): Promise<InstallReport> {
-  const scope = options.user ? 'user' : 'project';
-  const projectDir = options.user ? undefined : await checkedProjectDir(options);
-  const file = projectDir === undefined ? userSettingsPath(options.env) : projectSettingsPath(projectDir);
-  const before = await readSettingsFile(file);
-  const { settings, changed, added, removed } = plan(before.settings);
-  if (changed) assertRewritable(before);
-  const content = changed ? formatSettings(settings, before) : (before.text ?? '');
-  // The store is kept out of git on install into a project.
-  const ignoreFile = action === 'install' && projectDir !== undefined ? gitignorePath(projectDir) : undefined;
-  const ignoreOld = ignoreFile === undefined ? undefined : await readGitignore(ignoreFile);
-  const ignore = ignoreFile === undefined ? undefined : planGitignore(ignoreOld);
-  let backup: string | null = null;
-  if (options.dryRun !== true) {
-    // Both files checked before either is written; the undo covers what no check can foresee (a full disk).
-    if (ignoreFile && ignore?.changed) await checkReplaceable(ignoreFile, ignoreOld);
-    if (changed) await checkReplaceable(file, before.text);
-    const undo = ignoreFile && ignore?.changed ? await writeGitignore(ignoreFile, ignoreOld, ignore.text) : undefined;
-    try {
-      if (changed) backup = await writeSettingsFile(before, content, options.now ?? Date.now());
-    } catch (err) {
-      await undo?.().catch((undoErr: Error) => {
-        const first = toSessionError(err, `cannot write ${file}`);
-        throw new SessionError(first.code, `${first.message}; and ${undoErr.message}`, { cause: err });
-      });
-      throw err;
-    }
+async function projectForm(
+  dir: string,
+  pkg: ProjectPackage,
+  hooks: Record<HookName, string>,
+  shared: boolean,
+): Promise<{ scope: SettingsScope; command: (name: HookName) => string; warnings: string[] }> {
+  if (await isDependency(dir, pkg, hooks.pre_delegate)) {
+    const built = HOOK_NAMES.map((name) => join(dependencyDir(dir), 'dist', 'hooks', `${name}.js`));
+    const missing = await missingFiles(built);
+    const warning =
+      `${missing.join(', ')} not found: ` +
+      "the hooks do nothing until the project's dependencies are installed (npm install)";
+    const warnings = missing.length > 0 ? [warning] : [];
+    return { scope: 'project', command: dependencyCommand, warnings };
   }
-  const gitignore = ignoreFile === undefined ? null : { file: ignoreFile, changed: ignore!.changed };
-  return { action, scope, file, dry_run: options.dryRun === true, changed, backup, added, removed, gitignore, content };
+  const command = (name: HookName) => guardedCommand(hooks[name]);
+  if (!shared) return { scope: 'local', command, warnings: [] };
+  const warning =
+    `${projectSettingsPath(dir)} now names ${hooks.pre_delegate} and its sibling, paths of this machine: ` +
+    'a teammate who gets this file has no hooks unless the package is at the same path there';
+  return { scope: 'project', command, warnings: [warning] };
 }
 
-/** The project to install into, which must exist, and must not be the home directory (that is --user). */
-async function checkedProjectDir(options: InstallOptions): Promise<string> {
-  const dir = installProjectDir(options);
-  const where = options.env.CLAUDE_PROJECT_DIR ? ` (CLAUDE_PROJECT_DIR)` : '';
-  if (!(await isDirectory(dir)))
+/** Removes exactly our entries from the project's settings.json and settings.local.json (or the user's file). */
+export async function uninstallHooks(options: InstallOptions): Promise<InstallReport> {
+  const located = await targetProject(options);
+  const project = located?.location ?? null;
+  const files: [string, SettingsScope][] = options.user
+    ? [[userSettingsPath(options.env), 'user']]
+    : [
+        [projectSettingsPath(project!.dir), 'project'],
+        [projectSettingsPath(project!.dir, true), 'local'],
+      ];
+  const changes = [];
+  // A project's file left empty goes; the user's file stays (Claude Code keeps its own settings there).
+  for (const [file, scope] of files) changes.push(await planFile(file, scope, planUninstall, scope !== 'user'));
+  if (!options.dryRun) await writeAll(changes, options.now);
+  return report(
+    'uninstall',
+    options.user ? 'user' : 'project',
+    project,
+    options,
+    changes.map((c) => c.report),
+    [],
+  );
+}
+
+function report(
+  action: InstallReport['action'],
+  scope: SettingsScope,
+  project: ProjectLocation | null,
+  options: InstallOptions,
+  files: SettingsChange[],
+  warnings: string[],
+): InstallReport {
+  const main = files.find((f) => f.changed) ?? files[0]!;
+  return {
+    action,
+    scope,
+    project,
+    file: main.file,
+    dry_run: options.dryRun === true,
+    changed: files.some((f) => f.changed),
+    backup: main.backup,
+    added: files.flatMap((f) => f.added),
+    removed: files.flatMap((f) => f.removed),
+    files,
+    warnings,
+    content: main.content,
+  };
+}
+
+/** Our hooks found in another settings file Claude Code reads here: it would run each hook twice. */
+async function doubleRegistrations(
+  file: string,
+  project: ProjectLocation | null,
+  env: InstallOptions['env'],
+): Promise<string[]> {
+  const others = [userSettingsPath(env)];
+  if (project) others.push(projectSettingsPath(project.dir), projectSettingsPath(project.dir, true));
+  const user = userSettingsPath(env);
+  const warnings: string[] = [];
+  for (const other of others.filter((f) => f !== file)) {
+    // A file that cannot be read or parsed is Claude Code's problem to report, not a registration.
+    const settings = await readSettingsFile(other).then(
+      (s) => s.settings,
+      () => undefined,
+    );
+    if (ourEntries(settings).length === 0) continue;
+    // Uninstall cleans both project files at once: after it, this install has to run again.
+    const fix =
+      other === user
+        ? 'agent-session uninstall --user'
+        : file === user
+          ? 'agent-session uninstall'
+          : 'agent-session uninstall, then this install again';
+    warnings.push(
+      `${other} also registers the agent-session hooks: Claude Code runs every hook once per file, ` +
+        `so each runs twice; remove one (${fix})`,
+    );
+  }
+  return warnings;
+}
+
+/**
+ * The project, which must exist, must not be the home directory (that is --user) and must not be this
+ * package's own repository (unless allowed). With `user`, the project around cwd if there is one.
+ */
+async function targetProject(
+  options: InstallOptions,
+): Promise<{ location: ProjectLocation; pkg: ProjectPackage } | undefined> {
+  const location = installProject(options);
+  const { dir } = location;
+  const where = location.reason === 'CLAUDE_PROJECT_DIR' ? ` (CLAUDE_PROJECT_DIR)` : '';
+  const exists = await isDirectory(dir);
+  const isHome = exists && (await sameDirectory(dir, homeDir(options.env)));
+  if (options.user) return exists && !isHome ? { location, pkg: projectPackage(undefined) } : undefined;
+  if (!exists)
     throw new SessionError('EINVALID', `the project directory ${dir}${where} does not exist or is not a directory`);
-  if (await sameDirectory(dir, homeDir(options.env))) {
+  if (isHome) {
     throw new SessionError(
       'EINVALID',
       `the project would be your home directory ${dir}${where}, ` +
         'whose .claude/settings.json is your user settings: use install --user, or run it in a project',
     );
   }
-  return dir;
+  const pkg = projectPackage(await readPackageJson(dir));
+  if (pkg.name === PACKAGE_NAME && !options.allowSelf) {
+    throw new SessionError(
+      'EINVALID',
+      `${dir} is the ${PACKAGE_NAME} repository itself, whose .claude/settings.json already runs the hooks it ` +
+        'builds; refusing to change its settings (pass --allow-self to do it anyway)',
+    );
+  }
+  return { location, pkg };
 }

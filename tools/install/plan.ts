@@ -67,7 +67,7 @@ export function planUninstall(old: SettingsObject | undefined): SettingsPlan {
 }
 
 /** Our entries in a settings object, in file order. */
-function ourEntries(settings: SettingsObject | undefined): HookEntry[] {
+export function ourEntries(settings: SettingsObject | undefined): HookEntry[] {
   const hooks = settings?.hooks;
   if (!isObject(hooks)) return [];
   const entries: HookEntry[] = [];

@@ -202,9 +202,25 @@ function cook(word: string): string {
   );
 }
 
-/** `node <file>`, the file quoted for the shell only when it needs it. */
-export function nodeCommand(file: string): string {
-  return `node ${/^[\w@%+=:,./-]+$/.test(file) ? file : `'${file.replace(/'/g, `'\\''`)}'`}`;
+/**
+ * `test ! -f <file> || node <file>`, the file quoted for the shell only when it needs it: a quiet
+ * no-op (exit 0, no output) once the file is gone, where `node <missing file>` fails with "Cannot find
+ * module" on every event (checked with the real CLI).
+ */
+export function guardedCommand(file: string): string {
+  const word = shellWord(file);
+  return `test ! -f ${word} || node ${word}`;
+}
+
+/** The command of a project that depends on the package: its own node_modules, found on every clone. */
+export function dependencyCommand(hook: HookName): string {
+  const file = `"$CLAUDE_PROJECT_DIR/node_modules/agent-session/dist/hooks/${hook}.js"`;
+  return `test ! -f ${file} || node ${file}`;
+}
+
+/** A path as one shell word: as it is when nothing in it needs quoting, else single-quoted. */
+function shellWord(file: string): string {
+  return /^[\w@%+=:,./-]+$/.test(file) ? file : `'${file.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

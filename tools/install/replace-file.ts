@@ -1,4 +1,4 @@
-// Editing a file of the user's project in place (Claude Code's settings, .gitignore): the text read
+// Editing a file of the user's project in place (Claude Code's settings): the text read
 // before is compared before writing, and the write goes through symlinks and keeps the mode.
 import { readFile, readlink, stat, mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';

@@ -1,15 +1,20 @@
+import { resolve } from 'node:path';
 import type { Argv as Yargs } from 'yargs';
 import { installHooks, type InstallReport } from '../../install/install.js';
+import type { ProjectLocation } from '../../store/project.js';
 import type { Argv, Context } from '../command-context.js';
 
 export interface InstallArgs {
   user?: boolean;
+  shared?: boolean;
+  allowSelf?: boolean;
   dryRun?: boolean;
 }
 
 export const command = 'install';
 export const describe =
-  "Add the Claude Code hooks to the project's .claude/settings.json (or ~/.claude/settings.json with --user)";
+  "Add the Claude Code hooks to the project's .claude/settings.json (a dependency of the project) or " +
+  '.claude/settings.local.json (this machine only), or to ~/.claude/settings.json with --user';
 
 export function builder(yargs: Yargs) {
   return yargs
@@ -17,13 +22,24 @@ export function builder(yargs: Yargs) {
       type: 'boolean',
       describe: 'Install into ~/.claude/settings.json (every project) instead of the project',
     })
-    .option('dry-run', { type: 'boolean', describe: 'Print the resulting settings file; change nothing' });
+    .option('shared', {
+      type: 'boolean',
+      describe: "Write the project's shared .claude/settings.json even when the hooks are a path of this machine",
+    })
+    .option('allow-self', {
+      type: 'boolean',
+      describe: "Allow changing the agent-session repository's own settings",
+    })
+    .option('dry-run', { type: 'boolean', describe: 'Print the resulting settings file; change nothing' })
+    .conflicts('user', 'shared');
 }
 
 export async function handler(argv: Argv<InstallArgs>) {
   const { ctx } = argv;
   const report = await installHooks({
     user: argv.user,
+    shared: argv.shared,
+    allowSelf: argv.allowSelf,
     dryRun: argv.dryRun,
     cwd: ctx.io.cwd,
     env: ctx.io.env,
@@ -34,20 +50,55 @@ export async function handler(argv: Argv<InstallArgs>) {
 
 /** Shared by install and uninstall: the JSON report, the file for a dry run, else one line per fact. */
 export function printReport(ctx: Context, report: InstallReport, json: boolean): void {
-  const { content, ...rest } = report;
-  if (json) return ctx.json(report.dry_run ? { ...rest, content } : rest);
-  if (report.dry_run) return ctx.io.stdout(content);
-  const verb =
-    report.action === 'install' ? 'Installed the agent-session hooks in' : 'Removed the agent-session hooks from';
-  if (!report.changed)
+  const { content, files, ...rest } = report;
+  if (json) {
+    const shown = report.dry_run ? files : files.map(({ content: _, ...file }) => file);
+    return ctx.json(report.dry_run ? { ...rest, files: shown, content } : { ...rest, files: shown });
+  }
+  if (report.dry_run) return printDryRun(ctx, report);
+  if (report.project) ctx.out(`Project ${report.project.dir} (${projectReason(report.project, ctx.io.cwd)}).`);
+  for (const file of files) {
+    if (!file.changed && report.action === 'uninstall') ctx.out(`${file.file}: no agent-session hooks.`);
+    else if (!file.changed) ctx.out(`${file.file}: hooks already installed; nothing changed.`);
+    else if (file.removed_file) ctx.out(`Removed the agent-session hooks and ${file.file}, which held nothing else.`);
+    else {
+      const verb =
+        report.action === 'install' ? 'Installed the agent-session hooks in' : 'Removed the agent-session hooks from';
+      ctx.out(`${verb} ${file.file}${file.backup ? ` (previous version: ${file.backup})` : ''}.`);
+    }
+    for (const entry of file.added)
+      ctx.out(`  + ${entry.event}${entry.matcher ? ` [${entry.matcher}]` : ''}: ${entry.command}`);
+    for (const entry of file.removed)
+      ctx.out(`  - ${entry.event}${entry.matcher ? ` [${entry.matcher}]` : ''}: ${entry.command}`);
+  }
+  if (report.action === 'install' && report.scope === 'local' && report.changed)
     ctx.out(
-      `${report.file}: ${report.action === 'install' ? 'hooks already installed' : 'no agent-session hooks'}; ` +
-        'nothing changed.',
+      "agent-session is not a dependency of this project, so the hooks run this machine's copy: written to " +
+        'settings.local.json, which Claude Code reads and git should not share (--shared writes settings.json).',
     );
-  else ctx.out(`${verb} ${report.file}${report.backup ? ` (previous version: ${report.backup})` : ''}.`);
-  for (const entry of report.added)
-    ctx.out(`  + ${entry.event}${entry.matcher ? ` [${entry.matcher}]` : ''}: ${entry.command}`);
-  for (const entry of report.removed)
-    ctx.out(`  - ${entry.event}${entry.matcher ? ` [${entry.matcher}]` : ''}: ${entry.command}`);
-  if (report.gitignore?.changed) ctx.out(`Added .claude/session/ to ${report.gitignore.file}.`);
+  for (const warning of report.warnings) ctx.out(`Warning: ${warning}.`);
+}
+
+/** The file a dry run would write; with several files changing, each after a `==> file <==` line. */
+function printDryRun(ctx: Context, report: InstallReport): void {
+  const changing = report.files.filter((f) => f.changed);
+  if (changing.length <= 1) return ctx.io.stdout(report.content);
+  for (const file of changing)
+    ctx.io.stdout(`==> ${file.file} <==\n${file.removed_file ? '(removed)\n' : file.content}`);
+}
+
+/** Why the project is that directory, in words. */
+export function projectReason({ dir, reason }: ProjectLocation, cwd: string): string {
+  switch (reason) {
+    case 'CLAUDE_PROJECT_DIR':
+      return 'CLAUDE_PROJECT_DIR';
+    case 'claude-dir':
+      return dir === resolve(cwd)
+        ? 'the current directory, which has .claude/'
+        : `nearest directory with .claude/ above ${cwd}`;
+    case 'git':
+      return `git work tree root of ${cwd}`;
+    case 'cwd':
+      return 'the current directory: no .claude/ or git work tree above it';
+  }
 }
