@@ -603,6 +603,7 @@ test(
     git(p.dir, 'commit', '-q', '-m', 'first');
     const sub = path.join(p.dir, 'src', 'lib');
     mkdirSync(sub, { recursive: true });
+    const excludeBefore = readFileSync(path.join(p.dir, '.git', 'info', 'exclude'), 'utf8');
     const env = cleanEnv({ HOME: p.home });
     const r = await runCli(['install'], { cwd: sub, env });
     assert.equal(r.code, 0, r.stderr);
@@ -616,6 +617,14 @@ test(
       'src',
       path.join('src', 'lib'),
     ]);
+    // This machine's paths stay out of git through the clone's own exclude file, not a shared .gitignore.
+    const exclude = path.join(p.dir, '.git', 'info', 'exclude');
+    assert.match(
+      r.stdout,
+      new RegExp(`^Added /\\.claude/settings\\.local\\.json to ${exclude} \\(this clone only\\)`, 'm'),
+    );
+    assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=all'), '');
+    assert.equal(git(p.dir, 'check-ignore', '.claude/settings.local.json').trim(), '.claude/settings.local.json');
 
     const u = await runCli(['uninstall', '--json'], { cwd: sub, env });
     assert.equal(u.code, 0, u.stderr);
@@ -629,10 +638,31 @@ test(
         [p.settings, 'local', true, true, null],
       ],
     );
+    assert.deepEqual(report.git_exclude, { file: exclude, pattern: '/.claude/settings.local.json', changed: true });
     assert.deepEqual(tree(p.dir), ['a.txt', 'src', path.join('src', 'lib')]);
     assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=all'), '');
+    assert.equal(readFileSync(exclude, 'utf8'), excludeBefore, 'the exclude file is as git init made it');
   },
 );
+
+test("in a linked work tree, the local settings are excluded through the repository's common exclude file", async (t) => {
+  const p = setup(t);
+  git(p.dir, 'init', '-q');
+  writeFileSync(path.join(p.dir, 'a.txt'), 'a\n');
+  git(p.dir, 'add', '-A');
+  git(p.dir, 'commit', '-q', '-m', 'first');
+  const linked = path.join(path.dirname(p.dir), `${path.basename(p.dir)}-linked`);
+  git(p.dir, 'worktree', 'add', '-q', linked);
+  t.after(() => rmSync(linked, { recursive: true, force: true }));
+  const r = await runCli(['install', '--json'], { cwd: linked, env: cleanEnv({ HOME: p.home }) });
+  assert.equal(r.code, 0, r.stderr);
+  const report = JSON.parse(r.stdout);
+  assert.equal(report.git_exclude.file, path.join(p.dir, '.git', 'info', 'exclude'));
+  assert.equal(git(linked, 'status', '--porcelain', '--untracked-files=all'), '');
+  // A second install finds its line and adds nothing.
+  const again = await runCli(['install', '--json'], { cwd: linked, env: cleanEnv({ HOME: p.home }) });
+  assert.equal(JSON.parse(again.stdout).git_exclude.changed, false);
+});
 
 test('a settings file with other content stays after uninstall; its backups go where git ignores them', async (t) => {
   const p = setup(t);

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { SessionError } from '../errors.js';
 import type { ProjectLocation } from '../store/project.js';
 import { dependencyDir, isDependency, PACKAGE_NAME, projectPackage, type ProjectPackage } from './dependency.js';
+import { excludeFromGit, removeGitExclude, type ExcludeChange } from './git-exclude.js';
 import { locateBuiltHooks, missingFiles } from './hook-files.js';
 import {
   homeDir,
@@ -52,6 +53,11 @@ export interface InstallReport {
   files: SettingsChange[];
   /** Things the user should act on: hooks registered twice, a path teammates will not have. */
   warnings: string[];
+  /**
+   * The clone's `.git/info/exclude`, which keeps `.claude/settings.local.json` out of git: a line added by
+   * install, removed by the uninstall that removes the file (null: no local settings file, or not in git).
+   */
+  git_exclude: ExcludeChange | null;
   /** `file`'s content after the command (what a dry run would write). */
   content: string;
 }
@@ -74,7 +80,8 @@ export async function installHooks(options: InstallOptions): Promise<InstallRepo
   const change = await planFile(file, scope, (old) => planInstall(old, commands, HOOK_TIMEOUT_SECONDS), false);
   warnings.push(...(await doubleRegistrations(file, project, options.env)));
   if (!options.dryRun) await writeAll([change], options.now);
-  return report('install', scope, project, options, [change.report], warnings);
+  const exclude = scope === 'local' ? await keepOutOfGit(file, options, warnings) : null;
+  return report('install', scope, project, options, [change.report], warnings, exclude);
 }
 
 /**
@@ -118,14 +125,42 @@ export async function uninstallHooks(options: InstallOptions): Promise<InstallRe
   // A project's file left empty goes; the user's file stays (Claude Code keeps its own settings there).
   for (const [file, scope] of files) changes.push(await planFile(file, scope, planUninstall, scope !== 'user'));
   if (!options.dryRun) await writeAll(changes, options.now);
+  const local = changes.find((c) => c.report.scope === 'local' && c.report.removed_file);
+  const warnings: string[] = [];
+  const exclude = local ? await keepOutOfGit(local.report.file, options, warnings, true) : null;
   return report(
     'uninstall',
     options.user ? 'user' : 'project',
     project,
     options,
     changes.map((c) => c.report),
-    [],
+    warnings,
+    exclude,
   );
+}
+
+/**
+ * The local settings file named in (or, once it is gone, taken out of) the clone's exclude file. The
+ * settings are written by then: a failure here is a warning saying what to do, not an error.
+ */
+async function keepOutOfGit(
+  file: string,
+  options: InstallOptions,
+  warnings: string[],
+  remove = false,
+): Promise<ExcludeChange | null> {
+  try {
+    return await (remove ? removeGitExclude : excludeFromGit)(file, options.dryRun === true);
+  } catch (err) {
+    const what = remove ? 'remove the line for' : 'add';
+    warnings.push(
+      `could not ${what} ${file} in the repository's .git/info/exclude (${(err as Error).message}); ` +
+        (remove
+          ? 'remove it yourself'
+          : 'add .claude/settings.local.json to your .gitignore: it holds paths of this machine'),
+    );
+    return null;
+  }
 }
 
 function report(
@@ -135,6 +170,7 @@ function report(
   options: InstallOptions,
   files: SettingsChange[],
   warnings: string[],
+  gitExclude: ExcludeChange | null,
 ): InstallReport {
   const main = files.find((f) => f.changed) ?? files[0]!;
   return {
@@ -149,6 +185,7 @@ function report(
     removed: files.flatMap((f) => f.removed),
     files,
     warnings,
+    git_exclude: gitExclude,
     content: main.content,
   };
 }

@@ -76,6 +76,13 @@ export function printReport(ctx: Context, report: InstallReport, json: boolean):
       "agent-session is not a dependency of this project, so the hooks run this machine's copy: written to " +
         'settings.local.json, which Claude Code reads and git should not share (--shared writes settings.json).',
     );
+  const exclude = report.git_exclude;
+  if (exclude?.changed)
+    ctx.out(
+      report.action === 'install'
+        ? `Added ${exclude.pattern} to ${exclude.file} (this clone only), so git does not show or commit it.`
+        : `Removed ${exclude.pattern} from ${exclude.file}.`,
+    );
   for (const warning of report.warnings) ctx.out(`Warning: ${warning}.`);
 }
 
