@@ -1,4 +1,7 @@
-import type { SessionContext } from '../session-context.js';
+import { SessionError } from '../errors.js';
+import { assertValidId } from '../ids.js';
+import { AUDIT_ACTIONS, type SessionContext } from '../session-context.js';
+import { closest } from '../suggest.js';
 import {
   matches,
   parseLine,
@@ -27,11 +30,7 @@ export interface AuditReadResult {
 
 /** The trail across rotated files, oldest first, verifying every line's hash. */
 export async function readAudit(sessions: SessionContext, options: ReadAuditOptions = {}): Promise<AuditReadResult> {
-  const filter: AuditFilter = {
-    session: options.session,
-    action: options.action,
-    since: resolveSince(options.since, sessions.now()),
-  };
+  const filter = auditFilter(options, sessions.now());
   const scan = scanAudit(sessions);
   const problems = scan.bad.filter((b) => !b.acknowledged).map((b) => b.problem);
   return {
@@ -39,6 +38,25 @@ export async function readAudit(sessions: SessionContext, options: ReadAuditOpti
     problems,
     acknowledged: scan.bad.length - problems.length,
   };
+}
+
+/**
+ * The filter of `readAudit` and `followAudit`, checked: a session id as ids are everywhere, an action
+ * the trail records. A typo is an error, never a silent "no entries".
+ */
+export function auditFilter(options: ReadAuditOptions, now: number): AuditFilter {
+  if (options.session !== undefined) assertValidId(options.session);
+  const { action } = options;
+  if (action !== undefined && !(AUDIT_ACTIONS as readonly string[]).includes(action)) {
+    const suggestion = closest(action, AUDIT_ACTIONS);
+    throw new SessionError(
+      'EINVALID',
+      `unknown audit action ${JSON.stringify(action)}${suggestion ? `; did you mean "${suggestion}"?` : ''} ` +
+        `(the actions: ${AUDIT_ACTIONS.join(', ')})`,
+      { details: { action, ...(suggestion ? { suggestion } : {}) } },
+    );
+  }
+  return { session: options.session, action, since: resolveSince(options.since, now) };
 }
 
 interface AuditScan {
