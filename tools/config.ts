@@ -229,9 +229,14 @@ function unknownName(name: string, known: readonly string[], where: string, at: 
 /** Decimal text (an exponent allowed): Number() would also take " " (0) and "0x10" (16). */
 const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i;
 
+/** The number decimal `text` spells (blanks around it allowed), or undefined for anything else. */
+export function parseDecimal(text: string): number | undefined {
+  return DECIMAL.test(text) ? Number(text) : undefined;
+}
+
 function fromEnvText(text: string, kind: Kind): unknown {
   // Not a number: the text itself goes on to the check, which names the variable.
-  if ('number' in kind) return DECIMAL.test(text) ? Number(text) : text;
+  if ('number' in kind) return parseDecimal(text) ?? text;
   if ('boolean' in kind) return { '1': true, true: true, '0': false, false: false }[text.toLowerCase()] ?? text;
   return text;
 }

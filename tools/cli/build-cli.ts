@@ -79,6 +79,11 @@ export function buildCli(argv: string[], ctx: Context) {
     .middleware((args) => {
       // Runs after the command's builder: the options known now include the command's own.
       checkBooleanValues(argv, knownOptions(cli).boolean);
+      // `--dir ""` would make the working directory itself the store.
+      if (args.dir === '')
+        throw new SessionError('EINVALID', '--dir needs a directory, not an empty string', {
+          details: { usage: true },
+        });
       args.ctx = ctx;
     })
     .demandCommand(1, 'name a command (agent-session --help lists them)')
@@ -130,7 +135,7 @@ function describeUsageError(text: string, argv: string[], current: CommandModule
     return `${name ?? 'this command'} needs ${flags.join(' and ')} (agent-session ${name} --help)`;
   }
   const noValue = /^Not enough arguments following: (.*)$/s.exec(text);
-  if (noValue) return `--${noValue[1]} needs a value`;
+  if (noValue) return `${noValue[1]!.length === 1 ? '-' : '--'}${noValue[1]} needs a value`;
   const unknown = /^Unknown arguments?: (.*)$/s.exec(text);
   if (unknown) return describeUnknown(unknown[1]!.split(', '), argv, current, knownOptions(cli).key);
   return text;

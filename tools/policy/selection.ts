@@ -32,6 +32,8 @@ export function checkFilter(filter: ListFilter): void {
     throw new SessionError('EINVALID', `unknown phase ${JSON.stringify(filter.phase)}: use ${PHASES.join(', ')}`);
   }
   if (filter.parent !== undefined) assertValidId(filter.parent, 'parent session id');
+  // No session has an empty agent name (create refuses one): an empty filter is a mistake.
+  if (filter.agentName === '') throw new SessionError('EINVALID', 'the agent name to filter on is empty');
   if (filter.limit !== undefined && !(Number.isInteger(filter.limit) && filter.limit >= 1)) {
     throw new SessionError('EINVALID', 'limit must be a whole number >= 1');
   }

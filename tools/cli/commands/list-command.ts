@@ -10,7 +10,7 @@ interface Args {
   agent?: string;
   phase?: Phase;
   parent?: string;
-  limit?: number;
+  limit?: string;
   orphans?: boolean;
 }
 
@@ -23,7 +23,7 @@ export function builder(yargs: Yargs) {
     .option('agent', { type: 'string', describe: 'Only this agent name' })
     .option('phase', { type: 'string', describe: 'Only this phase' })
     .option('parent', { type: 'string', describe: 'Only children of this session' })
-    .option('limit', { type: 'number', requiresArg: true, describe: 'At most N sessions' })
+    .option('limit', { type: 'string', requiresArg: true, describe: 'At most N sessions (a whole number)' })
     .option('orphans', { type: 'boolean', describe: 'Only sessions whose parent no longer exists' });
 }
 
