@@ -149,7 +149,7 @@ test('a missing argument gets a sentence naming it, not the parser wording', asy
   });
 });
 
-test('an unknown key in the config file is a usage error naming it and the closest key; nothing is written', async (t) => {
+test('an unknown config key is a usage error naming it and the closest key; nothing is written', async (t) => {
   const { root } = setup(t);
   mkdirSync(path.join(root, '.claude'));
   const config = path.join(root, '.claude', 'agent-session.json');
@@ -172,7 +172,7 @@ test('an unknown key in the config file is a usage error naming it and the close
   );
 });
 
-test('the library: unknown keys and settings are EINVALID with details; configProblems lists them without throwing', (t) => {
+test('library: unknown keys and settings are EINVALID with details; configProblems lists them, never throws', (t) => {
   const { root } = setup(t);
   mkdirSync(path.join(root, '.claude'));
   const config = path.join(root, '.claude', 'agent-session.json');
@@ -284,6 +284,14 @@ test('audit filters are checked: an unknown action names the actions, a malforme
   const sessions = lib.Sessions.open({ dir: store, cwd: path.dirname(store), env: {} });
   await assert.rejects(lib.readAudit(sessions, { action: 'bogus' }), { code: 'EINVALID' });
   await assert.rejects(lib.readAudit(sessions, { session: '../x' }), { code: 'EINVALID' });
+  // An action a library caller recorded itself is in the trail, so it is a valid filter.
+  await sessions.audit('deploy.approved', ['kept']);
+  const own = await cli(store, ['audit', '--action', 'deploy.approved', '--json']);
+  assert.equal(own.code, 0, own.stderr);
+  assert.deepEqual(
+    own.json.entries.map((e) => [e.action, e.actor]),
+    [['deploy.approved', 'api']],
+  );
 });
 
 test('list --parent of no session exits 1 like children; a malformed one exits 2, with --orphans too', async (t) => {

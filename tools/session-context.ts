@@ -6,8 +6,9 @@ import type { AuditLog } from './store/audit-log.js';
 import type { SessionStore, StoreProblem } from './store/store.js';
 
 /**
- * Every action the audit trail records (SESSION_README.md, "Audit trail"): what `audit --action`
- * accepts. `audit()` takes only these, so a new action cannot be written without being listed here.
+ * Every action agent-session records in the audit trail (SESSION_README.md, "Audit trail"): what
+ * `audit --action` accepts besides the actions a library caller recorded itself. The context's
+ * `audit()` takes only these, so an operation cannot record an action that is not listed here.
  */
 export const AUDIT_ACTIONS = [
   'create',

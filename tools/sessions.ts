@@ -1,6 +1,6 @@
 import { formatEntry } from './audit/entry.js';
 import { resolveSettings, type Settings } from './config.js';
-import type { Actor, AuditAction, ListResult, SessionContext } from './session-context.js';
+import type { Actor, ListResult, SessionContext } from './session-context.js';
 import { SessionError, toSessionError } from './errors.js';
 import { assertValidId, generateId } from './ids.js';
 import type { JsonObject } from './merge-patch.js';
@@ -91,9 +91,10 @@ export class Sessions implements SessionContext {
   /**
    * Appends one entry to the store's audit trail; every change to the store calls it. Never throws:
    * the change it records is already made, and failing it would invite a retry that repeats it.
-   * Failures are kept in `auditErrors` (the last 20).
+   * Failures are kept in `auditErrors` (the last 20). Callers may record actions of their own; the
+   * operations of this package take the context, whose `audit` takes only AUDIT_ACTIONS.
    */
-  async audit(action: AuditAction, ids: string[], details: Record<string, unknown> = {}): Promise<void> {
+  async audit(action: string, ids: string[], details: Record<string, unknown> = {}): Promise<void> {
     try {
       await this.auditLog.append(
         formatEntry({ time: this.clock(), action, ids, actor: this.actor, pid: process.pid, details }),

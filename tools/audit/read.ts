@@ -32,6 +32,7 @@ export interface AuditReadResult {
 export async function readAudit(sessions: SessionContext, options: ReadAuditOptions = {}): Promise<AuditReadResult> {
   const filter = auditFilter(options, sessions.now());
   const scan = scanAudit(sessions);
+  checkAction(filter.action, scan.entries);
   const problems = scan.bad.filter((b) => !b.acknowledged).map((b) => b.problem);
   return {
     entries: scan.entries.filter((e) => matches(e, filter)),
@@ -40,23 +41,26 @@ export async function readAudit(sessions: SessionContext, options: ReadAuditOpti
   };
 }
 
-/**
- * The filter of `readAudit` and `followAudit`, checked: a session id as ids are everywhere, an action
- * the trail records. A typo is an error, never a silent "no entries".
- */
+/** The filter of `readAudit` and `followAudit`, its session id checked as ids are everywhere. */
 export function auditFilter(options: ReadAuditOptions, now: number): AuditFilter {
   if (options.session !== undefined) assertValidId(options.session);
-  const { action } = options;
-  if (action !== undefined && !(AUDIT_ACTIONS as readonly string[]).includes(action)) {
-    const suggestion = closest(action, AUDIT_ACTIONS);
-    throw new SessionError(
-      'EINVALID',
-      `unknown audit action ${JSON.stringify(action)}${suggestion ? `; did you mean "${suggestion}"?` : ''} ` +
-        `(the actions: ${AUDIT_ACTIONS.join(', ')})`,
-      { details: { action, ...(suggestion ? { suggestion } : {}) } },
-    );
-  }
-  return { session: options.session, action, since: resolveSince(options.since, now) };
+  return { session: options.session, action: options.action, since: resolveSince(options.since, now) };
+}
+
+/**
+ * An action filter names one of agent-session's actions, or one found in the trail (`sessions.audit()`
+ * takes actions of the caller's own): a typo is an error, never a silent "no entries".
+ */
+export function checkAction(action: string | undefined, trail: AuditEntry[] | (() => AuditEntry[])): void {
+  if (action === undefined || (AUDIT_ACTIONS as readonly string[]).includes(action)) return;
+  if ((typeof trail === 'function' ? trail() : trail).some((e) => e.action === action)) return;
+  const suggestion = closest(action, AUDIT_ACTIONS);
+  throw new SessionError(
+    'EINVALID',
+    `unknown audit action ${JSON.stringify(action)}${suggestion ? `; did you mean "${suggestion}"?` : ''} ` +
+      `(the actions: ${AUDIT_ACTIONS.join(', ')}, and those in the trail)`,
+    { details: { action, ...(suggestion ? { suggestion } : {}) } },
+  );
 }
 
 interface AuditScan {
