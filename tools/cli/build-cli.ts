@@ -1,7 +1,5 @@
 import yargs, { type Argv as Yargs } from 'yargs';
 import { SessionError } from '../errors.js';
-import { OUTCOMES } from '../phases.js';
-import { closest } from '../suggest.js';
 import * as audit from './commands/audit-command.js';
 import * as children from './commands/children-command.js';
 import * as cleanup from './commands/cleanup-command.js';
@@ -23,6 +21,7 @@ import * as show from './commands/show-command.js';
 import * as uninstall from './commands/uninstall-command.js';
 import * as update from './commands/update-command.js';
 import type { Context } from './command-context.js';
+import { describeUsageError } from './usage-error.js';
 
 const COMMANDS = [
   create,
@@ -51,14 +50,6 @@ const COMMANDS = [
 declare const AGENT_SESSION_VERSION: string;
 
 type CommandModule = (typeof COMMANDS)[number];
-
-/** What a missing positional argument is, for "show needs a session id". */
-const POSITIONAL_NOUNS: Record<string, string> = {
-  id: 'a session id',
-  outcome: `an outcome (${OUTCOMES.join(', ')})`,
-  file: 'a bundle file',
-  target: 'a session id or a trash entry',
-};
 
 /** A configured yargs instance; nothing runs until it is parsed. */
 export function buildCli(argv: string[], ctx: Context) {
@@ -98,7 +89,12 @@ export function buildCli(argv: string[], ctx: Context) {
     .fail((message, err) => {
       // yargs reports some usage errors (a missing option value) as a YError: a usage error, not an internal one.
       if (err && err.name !== 'YError') throw err;
-      const text = describeUsageError(message ?? err?.message ?? 'invalid command line', argv, current, cli);
+      const text = describeUsageError(message ?? err?.message ?? 'invalid command line', {
+        argv,
+        command: current?.command,
+        commands: COMMANDS.map((m) => m.command),
+        options: Object.keys(knownOptions(cli).key),
+      });
       throw new SessionError('EINVALID', text, { details: { usage: true } });
     });
   for (const module of COMMANDS) {
@@ -115,70 +111,6 @@ export function buildCli(argv: string[], ctx: Context) {
 /** yargs's option table (getOptions is yargs's, missing from @types/yargs; cli.test.mjs fails if it ever goes). */
 function knownOptions(cli: unknown): { boolean: string[]; key: Record<string, unknown> } {
   return (cli as { getOptions(): { boolean: string[]; key: Record<string, unknown> } }).getOptions();
-}
-
-/** yargs's wording, replaced where it is yargs's own rather than the user's: a sentence naming what is wrong. */
-function describeUsageError(text: string, argv: string[], current: CommandModule | undefined, cli: unknown): string {
-  // recommendCommands suggests a command however far from the word ("foo": "Did you mean show?").
-  if (text.startsWith('Did you mean')) return describeUnknownCommand(argv);
-  const usage = current ? `agent-session ${current.command}` : 'agent-session <command>';
-  const name = current?.command.split(' ')[0];
-  const missing = /^Not enough non-option arguments: got (\d+)/.exec(text);
-  if (missing && current) {
-    const wanted = [...current.command.matchAll(/<(\w+)>/g)].map((m) => m[1]!);
-    const arg = wanted[Number(missing[1])] ?? wanted[0]!;
-    return `${name} needs ${POSITIONAL_NOUNS[arg] ?? arg}: ${usage}`;
-  }
-  const required = /^Missing required arguments?: (.*)$/s.exec(text);
-  if (required) {
-    const flags = required[1]!.split(', ').map((o) => `--${o}`);
-    return `${name ?? 'this command'} needs ${flags.join(' and ')} (agent-session ${name} --help)`;
-  }
-  const noValue = /^Not enough arguments following: (.*)$/s.exec(text);
-  if (noValue) return `${noValue[1]!.length === 1 ? '-' : '--'}${noValue[1]} needs a value`;
-  const unknown = /^Unknown arguments?: (.*)$/s.exec(text);
-  if (unknown) return describeUnknown(unknown[1]!.split(', '), argv, current, knownOptions(cli).key);
-  return text;
-}
-
-/** The first word that is not an option (nor --dir's value): the command the user meant. */
-function describeUnknownCommand(argv: string[]): string {
-  const word = argv.find((a, i) => !a.startsWith('-') && argv[i - 1] !== '--dir');
-  const names = COMMANDS.map((m) => m.command.split(' ')[0]!);
-  const suggestion = word === undefined ? undefined : closest(word, names);
-  const hint = suggestion ? `; did you mean ${suggestion}?` : ' (agent-session --help lists them)';
-  return `unknown command ${JSON.stringify(word ?? '')}${hint}`;
-}
-
-/** Unknown options get the closest known one; a stray word is named with the command's usage. */
-function describeUnknown(
-  names: string[],
-  argv: string[],
-  current: CommandModule | undefined,
-  known: Record<string, unknown>,
-): string {
-  const flags = Object.keys(known).filter((k) => k.length > 1 && !/[A-Z]/.test(k));
-  const dashed = (name: string) =>
-    argv.some((a) => a === `-${name}` || a === `--${name}` || a.startsWith(`--${name}=`) || a === `--no-${name}`) ||
-    (name.length === 1 && argv.some((a) => /^-[^-]/.test(a) && a.includes(name)));
-  const options = names.filter(dashed);
-  if (options.length > 0) {
-    const help = current ? `agent-session ${current.command.split(' ')[0]} --help` : 'agent-session --help';
-    const shown = (name: string) => (name.length === 1 ? `-${name}` : `--${name}`);
-    if (options.length === 1) {
-      const suggestion = closest(options[0]!, flags);
-      const hint = suggestion ? `; did you mean --${suggestion}?` : ` (${help} lists them)`;
-      return `unknown option ${shown(options[0]!)}${hint}`;
-    }
-    const parts = options.map((name) => {
-      const suggestion = closest(name, flags);
-      return suggestion ? `${shown(name)} (did you mean --${suggestion}?)` : shown(name);
-    });
-    return `unknown options ${parts.join(', ')}; ${help} lists them`;
-  }
-  if (!current) return describeUnknownCommand(argv);
-  const words = names.map((n) => JSON.stringify(n)).join(', ');
-  return `unexpected argument${names.length > 1 ? 's' : ''} ${words}: agent-session ${current.command}`;
 }
 
 /**
