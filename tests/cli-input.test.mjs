@@ -141,12 +141,18 @@ test('a missing argument gets a sentence naming it, not the parser wording', asy
     [['create'], /create needs --agent \(agent-session create --help\)/],
     [['list', '--limit'], /--limit needs a value/],
     [['export', 'x', '-o'], /-o needs a value/],
+    // Every option taking text needs its value: an empty purpose was recorded without a word.
+    [['create', '--agent', 'a', '--purpose'], /--purpose needs a value/],
+    [['audit', '--session'], /--session needs a value/],
+    // A value that starts with a dash is the option's value, not more options.
+    [['audit', '--since', '-5m'], /invalid duration "-5m"/],
   ];
   const results = await Promise.all(cases.map(([args]) => cli(store, args)));
   results.forEach((result, i) => {
     refused(result, 2, cases[i][1]);
-    assert.doesNotMatch(result.stderr, /non-option|Not enough|Missing required/);
+    assert.doesNotMatch(result.stderr, /non-option|Not enough|Missing required|Unknown argument/);
   });
+  assert.ok(!existsSync(store), 'nothing created');
 });
 
 test('an unknown config key is a usage error naming it and the closest key; nothing is written', async (t) => {
