@@ -15,6 +15,9 @@ const args = process.argv.slice(2);
 const outIndex = args.indexOf('--out');
 const out = path.resolve(root, outIndex >= 0 ? args[outIndex + 1] : 'dist');
 const fast = args.includes('--fast');
+// `agent-session --version` prints it: the bundles and the library carry it, as they find no package.json.
+const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
+const defineVersion = { AGENT_SESSION_VERSION: JSON.stringify(version) };
 
 const sources = (dir) =>
   readdirSync(path.join(root, dir), { recursive: true })
@@ -29,6 +32,7 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
+  define: defineVersion,
   logLevel: 'warning',
 });
 
@@ -59,7 +63,7 @@ for (const { entry, dir, name, plugins, bundleOnly } of executables) {
     target: 'node20',
     // The library finds the built hooks from its own file (tools/install/hook-files.ts).
     // Computed on use: pathToFileURL at start-up costs a hook a third of a millisecond.
-    define: { 'import.meta.url': '__bundle.url' },
+    define: { 'import.meta.url': '__bundle.url', ...defineVersion },
     banner: { js: 'var __bundle = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
     plugins,
     logLevel: 'warning',

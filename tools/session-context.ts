@@ -5,6 +5,35 @@ import type { SessionSummary } from './policy/selection.js';
 import type { AuditLog } from './store/audit-log.js';
 import type { SessionStore, StoreProblem } from './store/store.js';
 
+/**
+ * Every action agent-session records in the audit trail (SESSION_README.md, "Audit trail"): what
+ * `audit --action` accepts besides the actions a library caller recorded itself. The context's
+ * `audit()` takes only these, so an operation cannot record an action that is not listed here.
+ */
+export const AUDIT_ACTIONS = [
+  'create',
+  'update',
+  'finalize',
+  'delete',
+  'restore',
+  'cleanup',
+  'abandon',
+  'quarantine',
+  'recover',
+  'import',
+  'import-recover',
+  'doctor-repair',
+  'audit-repair',
+  'hook.attach',
+  'hook.resume_decision',
+  'hook.bind',
+  'hook.start',
+  'hook.stop',
+  'sweep.abandon',
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
 /** Who makes the changes, for the audit trail. */
 export type Actor = 'cli' | 'hook' | 'api';
 
@@ -24,7 +53,7 @@ export interface SessionContext {
   /** The store's audit trail file (`audit.jsonl` and its rotations), with the settings' limits. */
   readonly auditLog: AuditLog;
   /** Appends one entry to the audit trail; never throws (a failure lands in `auditErrors`). */
-  audit(action: string, ids: string[], details?: Record<string, unknown>): Promise<void>;
+  audit(action: AuditAction, ids: string[], details?: Record<string, unknown>): Promise<void>;
   /** The latest failures to write the audit trail. */
   readonly auditErrors: SessionError[];
 }

@@ -4,7 +4,7 @@ import type { Actor, ListResult, SessionContext } from './session-context.js';
 import { SessionError, toSessionError } from './errors.js';
 import { assertValidId, generateId } from './ids.js';
 import type { JsonObject } from './merge-patch.js';
-import { isPhase, type Outcome } from './phases.js';
+import type { Outcome } from './phases.js';
 import {
   applyFinalize,
   applyUpdate,
@@ -14,10 +14,10 @@ import {
   type UpdateRequest,
 } from './policy/lifecycle.js';
 import { decideResume, type ResumeDecision, type ResumeRules } from './policy/resume.js';
-import { selectSessions, type ListFilter } from './policy/selection.js';
+import { checkFilter, selectSessions, type ListFilter } from './policy/selection.js';
 import type { SessionRecord } from './record.js';
 import { AuditLog } from './store/audit-log.js';
-import { configFilePath, readConfigFile, resolveStoreDir } from './store/project.js';
+import { loadConfigFile, resolveStoreDir } from './store/project.js';
 import { ChildrenIndex } from './store/children-index.js';
 import { notFound, SessionStore } from './store/store.js';
 
@@ -73,12 +73,12 @@ export class Sessions implements SessionContext {
 
   static open(options: SessionsOptions = {}): Sessions {
     const locate = { dir: options.dir, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env };
-    const fileName = configFilePath(locate);
+    const config = loadConfigFile(locate);
     const settings = resolveSettings({
       options: options.settings,
       env: locate.env,
-      file: readConfigFile(fileName),
-      fileName,
+      file: config.value,
+      fileName: config.file,
     });
     const store = new SessionStore(resolveStoreDir(locate), { lockTimeoutMs: settings.lockTimeoutMs });
     return new Sessions(store, settings, options.now, options.actor);
@@ -91,7 +91,8 @@ export class Sessions implements SessionContext {
   /**
    * Appends one entry to the store's audit trail; every change to the store calls it. Never throws:
    * the change it records is already made, and failing it would invite a retry that repeats it.
-   * Failures are kept in `auditErrors` (the last 20).
+   * Failures are kept in `auditErrors` (the last 20). Callers may record actions of their own; the
+   * operations of this package take the context, whose `audit` takes only AUDIT_ACTIONS.
    */
   async audit(action: string, ids: string[], details: Record<string, unknown> = {}): Promise<void> {
     try {
@@ -196,8 +197,12 @@ export class Sessions implements SessionContext {
   }
 
   async list(filter: ListFilter = {}): Promise<ListResult> {
-    validateFilter(filter);
+    checkFilter(filter);
     const { records, problems } = this.store.scan();
+    // Like children(): a parent that is not in the store is ENOTFOUND, not an empty list (a typo would pass).
+    const parent = filter.parent;
+    if (parent !== undefined && !records.some((r) => r.agent_id === parent) && !problems.some((p) => p.id === parent))
+      throw notFound(parent);
     return { sessions: selectSessions(records, filter, this.clock(), this.rules), problems };
   }
 }
@@ -214,14 +219,4 @@ function updateDetails(
   if (request.error !== undefined) details.error = request.error;
   if (request.event !== undefined) details.event = request.event;
   return details;
-}
-
-function validateFilter(filter: ListFilter): void {
-  if (filter.phase !== undefined && !isPhase(filter.phase)) {
-    throw new SessionError('EINVALID', `unknown phase ${JSON.stringify(filter.phase)}`);
-  }
-  if (filter.parent !== undefined) assertValidId(filter.parent, 'parent session id');
-  if (filter.limit !== undefined && !(Number.isInteger(filter.limit) && filter.limit >= 1)) {
-    throw new SessionError('EINVALID', 'limit must be a whole number >= 1');
-  }
 }

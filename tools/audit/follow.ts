@@ -3,8 +3,7 @@ import type { SessionContext } from '../session-context.js';
 import { matches, parseLine, recoverTail, sha256, type AuditEntry, type AuditProblem } from './entry.js';
 import { AUDIT_FILE } from '../store/audit-log.js';
 import { AuditTail } from '../store/audit-tail.js';
-import { resolveSince } from './duration.js';
-import { readAudit, type ReadAuditOptions } from './read.js';
+import { auditFilter, checkAction, readAudit, scanAudit, type ReadAuditOptions } from './read.js';
 
 export interface FollowAuditOptions extends ReadAuditOptions {
   /** Called for each matching entry, in file order. */
@@ -21,11 +20,8 @@ export interface FollowAuditOptions extends ReadAuditOptions {
  * already in the trail come first. Polls the file: cheap, and works where file watching does not.
  */
 export async function followAudit(sessions: SessionContext, options: FollowAuditOptions): Promise<void> {
-  const filter = {
-    session: options.session,
-    action: options.action,
-    since: resolveSince(options.since, sessions.now()),
-  };
+  const filter = auditFilter(options, sessions.now());
+  checkAction(filter.action, () => scanAudit(sessions).entries);
   // A reader of what is appended from now on (the hooks, which only append, never load it).
   const tail = new AuditTail(sessions.auditLog.dir, AUDIT_FILE);
   // Start at the end before reading the backlog: an entry appended in between is in both, shown once.

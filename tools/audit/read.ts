@@ -1,4 +1,7 @@
-import type { SessionContext } from '../session-context.js';
+import { SessionError } from '../errors.js';
+import { assertValidId } from '../ids.js';
+import { AUDIT_ACTIONS, type SessionContext } from '../session-context.js';
+import { closest } from '../suggest.js';
 import {
   matches,
   parseLine,
@@ -27,18 +30,37 @@ export interface AuditReadResult {
 
 /** The trail across rotated files, oldest first, verifying every line's hash. */
 export async function readAudit(sessions: SessionContext, options: ReadAuditOptions = {}): Promise<AuditReadResult> {
-  const filter: AuditFilter = {
-    session: options.session,
-    action: options.action,
-    since: resolveSince(options.since, sessions.now()),
-  };
+  const filter = auditFilter(options, sessions.now());
   const scan = scanAudit(sessions);
+  checkAction(filter.action, scan.entries);
   const problems = scan.bad.filter((b) => !b.acknowledged).map((b) => b.problem);
   return {
     entries: scan.entries.filter((e) => matches(e, filter)),
     problems,
     acknowledged: scan.bad.length - problems.length,
   };
+}
+
+/** The filter of `readAudit` and `followAudit`, its session id checked as ids are everywhere. */
+export function auditFilter(options: ReadAuditOptions, now: number): AuditFilter {
+  if (options.session !== undefined) assertValidId(options.session);
+  return { session: options.session, action: options.action, since: resolveSince(options.since, now) };
+}
+
+/**
+ * An action filter names one of agent-session's actions, or one found in the trail (`sessions.audit()`
+ * takes actions of the caller's own): a typo is an error, never a silent "no entries".
+ */
+export function checkAction(action: string | undefined, trail: AuditEntry[] | (() => AuditEntry[])): void {
+  if (action === undefined || (AUDIT_ACTIONS as readonly string[]).includes(action)) return;
+  if ((typeof trail === 'function' ? trail() : trail).some((e) => e.action === action)) return;
+  const suggestion = closest(action, AUDIT_ACTIONS);
+  throw new SessionError(
+    'EINVALID',
+    `unknown audit action ${JSON.stringify(action)}${suggestion ? `; did you mean "${suggestion}"?` : ''} ` +
+      `(the actions: ${AUDIT_ACTIONS.join(', ')}, and those in the trail)`,
+    { details: { action, ...(suggestion ? { suggestion } : {}) } },
+  );
 }
 
 interface AuditScan {

@@ -1,4 +1,4 @@
-import yargs from 'yargs';
+import yargs, { type Argv as Yargs } from 'yargs';
 import { SessionError } from '../errors.js';
 import * as audit from './commands/audit-command.js';
 import * as children from './commands/children-command.js';
@@ -21,6 +21,7 @@ import * as show from './commands/show-command.js';
 import * as uninstall from './commands/uninstall-command.js';
 import * as update from './commands/update-command.js';
 import type { Context } from './command-context.js';
+import { describeUsageError } from './usage-error.js';
 
 const COMMANDS = [
   create,
@@ -45,8 +46,15 @@ const COMMANDS = [
   demo,
 ];
 
+/** Set by scripts/build.mjs from package.json. */
+declare const AGENT_SESSION_VERSION: string;
+
+type CommandModule = (typeof COMMANDS)[number];
+
 /** A configured yargs instance; nothing runs until it is parsed. */
 export function buildCli(argv: string[], ctx: Context) {
+  // The command whose builder ran: yargs runs only the matched command's, before any usage error.
+  let current: CommandModule | undefined;
   const cli = yargs(argv)
     // A repeated option takes its last value; yargs would pass an array to code expecting one string.
     .parserConfiguration({ 'duplicate-arguments-array': false })
@@ -61,27 +69,48 @@ export function buildCli(argv: string[], ctx: Context) {
     .option('json', { type: 'boolean', describe: 'Print exactly one JSON document on stdout', global: true })
     .middleware((args) => {
       // Runs after the command's builder: the options known now include the command's own.
-      // (getOptions is yargs's, missing from @types/yargs; cli.test.mjs fails if it ever goes.)
-      checkBooleanValues(argv, (cli as unknown as { getOptions(): { boolean: string[] } }).getOptions().boolean);
+      checkBooleanValues(argv, knownOptions(cli).boolean);
+      // `--dir ""` would make the working directory itself the store.
+      if (args.dir === '')
+        throw new SessionError('EINVALID', '--dir needs a directory, not an empty string', {
+          details: { usage: true },
+        });
       args.ctx = ctx;
     })
-    .demandCommand(1, 'Name a command.')
+    .demandCommand(1, 'name a command (agent-session --help lists them)')
     .recommendCommands()
     .strict()
     .help()
-    .version(false)
+    .alias('help', 'h')
+    .version('version', 'Print the version of agent-session', AGENT_SESSION_VERSION)
+    .alias('version', ['V', 'v'])
     .wrap(Math.min(100, process.stdout.columns || 100))
     .exitProcess(false)
     .fail((message, err) => {
       // yargs reports some usage errors (a missing option value) as a YError: a usage error, not an internal one.
       if (err && err.name !== 'YError') throw err;
-      let text = message ?? err?.message ?? 'invalid command line';
-      // recommendCommands says only "Did you mean show?": say what is wrong first.
-      if (text.startsWith('Did you mean')) text = `unknown command. ${text}`;
+      const text = describeUsageError(message ?? err?.message ?? 'invalid command line', {
+        argv,
+        command: current?.command,
+        commands: COMMANDS.map((m) => m.command),
+        options: Object.keys(knownOptions(cli).key),
+      });
       throw new SessionError('EINVALID', text, { details: { usage: true } });
     });
-  for (const module of COMMANDS) cli.command(module as never);
+  for (const module of COMMANDS) {
+    const { builder } = module as { builder: ((y: Yargs) => Yargs) | Record<string, never> };
+    const tracked = (y: Yargs) => {
+      current = module;
+      return typeof builder === 'function' ? builder(y) : y;
+    };
+    cli.command({ ...module, builder: tracked } as never);
+  }
   return cli;
+}
+
+/** yargs's option table (getOptions is yargs's, missing from @types/yargs; cli.test.mjs fails if it ever goes). */
+function knownOptions(cli: unknown): { boolean: string[]; key: Record<string, unknown> } {
+  return (cli as { getOptions(): { boolean: string[]; key: Record<string, unknown> } }).getOptions();
 }
 
 /**

@@ -1,4 +1,5 @@
 import { SessionError } from '../errors.js';
+import { parseDecimal } from '../config.js';
 import { parseJson } from '../json.js';
 import { isPlainObject, type JsonObject } from '../merge-patch.js';
 
@@ -16,14 +17,28 @@ export function parseMetadata(text: string | undefined): JsonObject | undefined 
   return value;
 }
 
-export function checkCount(value: number | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < 1) throw new SessionError('EINVALID', `${flag} must be a whole number >= 1`);
+/**
+ * Numbers are read from decimal text, as in the environment: yargs alone reads `0x10` as 16 and an
+ * empty value as 0 (a `cleanup --hours ""` would purge everything finished).
+ */
+function number(text: string | undefined, flag: string, rule: string, ok: (n: number) => boolean): number | undefined {
+  if (text === undefined) return undefined;
+  const value = parseDecimal(text);
+  if (value === undefined || !Number.isFinite(value) || !ok(value))
+    throw new SessionError('EINVALID', `${flag} must be ${rule}, not ${JSON.stringify(text)}`);
   return value;
 }
 
-export function checkHours(value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isFinite(value) || value < 0) throw new SessionError('EINVALID', '--hours must be a number >= 0');
-  return value;
+export function checkCount(text: string | undefined, flag: string): number | undefined {
+  return number(text, flag, 'a whole number >= 1', (n) => Number.isInteger(n) && n >= 1);
+}
+
+export function checkHours(text: string | undefined): number | undefined {
+  return number(text, '--hours', 'a number >= 0', (n) => n >= 0);
+}
+
+/** A path option given as an empty string would be the working directory itself. */
+export function checkPath(text: string | undefined, flag: string): string | undefined {
+  if (text === '') throw new SessionError('EINVALID', `${flag} needs a path, not an empty string`);
+  return text;
 }

@@ -1,3 +1,4 @@
+import { environmentWarnings } from '../config.js';
 import { formatError, SessionError } from '../errors.js';
 import { buildCli } from './build-cli.js';
 import { makeContext, type Io } from './command-context.js';
@@ -6,12 +7,16 @@ import { exitCodeFor } from './exit-codes.js';
 /** Runs one command line and returns its exit code; all output goes through `io`. */
 export async function runCli(argv: string[], io: Io): Promise<number> {
   const ctx = makeContext(io);
+  // A misspelt variable would otherwise be ignored without a word: said once, never refused.
+  for (const warning of environmentWarnings(io.env)) ctx.warn(`warning: ${warning.message}`);
   try {
     let output = '';
-    await buildCli(argv, ctx).parseAsync(argv, {}, (_err, _args, text) => {
+    // A bare `agent-session` is someone finding out what it does: the usage, not an error.
+    const args = argv.length === 0 ? ['--help'] : argv;
+    await buildCli(args, ctx).parseAsync(args, {}, (_err, _args, text) => {
       output = text;
     });
-    // yargs hands back help text instead of printing it.
+    // yargs hands back help and version text instead of printing it.
     if (output) io.stdout(`${output}\n`);
     return ctx.exitCode;
   } catch (err) {

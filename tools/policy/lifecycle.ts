@@ -1,7 +1,7 @@
 import { SessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { isPlainObject, mergePatch, type Json, type JsonObject } from '../merge-patch.js';
-import { isFinalPhase, isOutcome, isPhase, isResumablePhase, type Outcome, type Phase } from '../phases.js';
+import { isFinalPhase, isOutcome, isPhase, isResumablePhase, PHASES, type Outcome, type Phase } from '../phases.js';
 import { SCHEMA_VERSION, type HistoryEntry, type SessionRecord } from '../record.js';
 import { formatTimestamp, parseTimestamp } from '../time.js';
 
@@ -53,7 +53,10 @@ export function newRecord(input: NewSession, now: number): SessionRecord {
 /** Checks the whole request before any of it applies, so an invalid request changes nothing. */
 export function validateUpdate(request: UpdateRequest): void {
   if (request.phase !== undefined) {
-    if (!isPhase(request.phase)) throw new SessionError('EINVALID', `unknown phase ${JSON.stringify(request.phase)}`);
+    if (!isPhase(request.phase)) {
+      const phases = PHASES.filter((p) => !isFinalPhase(p)).join(', ');
+      throw new SessionError('EINVALID', `unknown phase ${JSON.stringify(request.phase)}: use ${phases}`);
+    }
     if (isFinalPhase(request.phase)) {
       throw new SessionError('EINVALID', `phase ${request.phase} is final: use finalize to end a session`);
     }

@@ -1,4 +1,6 @@
-import type { Phase } from '../phases.js';
+import { SessionError } from '../errors.js';
+import { assertValidId } from '../ids.js';
+import { isPhase, PHASES, type Phase } from '../phases.js';
 import type { SessionRecord } from '../record.js';
 import { parseTimestamp } from '../time.js';
 import { decideResume, type ResumeRules } from './resume.js';
@@ -22,6 +24,19 @@ export interface SessionSummary {
   created_at: string;
   last_updated: string;
   outcome: string | null;
+}
+
+/** EINVALID for a filter that cannot match anything by mistake: an unknown phase, a malformed id, a bad limit. */
+export function checkFilter(filter: ListFilter): void {
+  if (filter.phase !== undefined && !isPhase(filter.phase)) {
+    throw new SessionError('EINVALID', `unknown phase ${JSON.stringify(filter.phase)}: use ${PHASES.join(', ')}`);
+  }
+  if (filter.parent !== undefined) assertValidId(filter.parent, 'parent session id');
+  // No session has an empty agent name (create refuses one): an empty filter is a mistake.
+  if (filter.agentName === '') throw new SessionError('EINVALID', 'the agent name to filter on is empty');
+  if (filter.limit !== undefined && !(Number.isInteger(filter.limit) && filter.limit >= 1)) {
+    throw new SessionError('EINVALID', 'limit must be a whole number >= 1');
+  }
 }
 
 /** Filters, sorts newest first by instant (not by string), then limits. */

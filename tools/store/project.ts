@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { SessionError } from '../errors.js';
+import { configError, environmentWarnings, settingsProblems, type ConfigProblem, type Settings } from '../config.js';
+import type { SessionError } from '../errors.js';
 import { parseJson } from '../json.js';
 import { decodeUtf8, readRegularFileSync } from './regular-file.js';
 
@@ -68,6 +69,42 @@ export function configFilePath(locate: Locate): string {
   return join(findProjectDir(locate), '.claude', 'agent-session.json');
 }
 
+/**
+ * The config file's path and parsed content (undefined when the project has none). A file that
+ * `AGENT_SESSION_CONFIG` names must exist: a variable pointing nowhere is a mistake, not "no config".
+ */
+export function loadConfigFile(locate: Locate): { file: string; value: unknown } {
+  const file = configFilePath(locate);
+  const value = readConfigFile(file);
+  if (value === undefined && locate.env.AGENT_SESSION_CONFIG) {
+    throw configError({
+      message: `AGENT_SESSION_CONFIG names no file: ${file}`,
+      file,
+      env: 'AGENT_SESSION_CONFIG',
+      severity: 'error',
+    });
+  }
+  return { file, value };
+}
+
+/**
+ * Everything wrong with the settings `Sessions.open` would resolve for `locate`, without throwing
+ * (what `status` and `doctor` report): the config file (named by AGENT_SESSION_CONFIG but missing,
+ * unreadable, not JSON), its unknown keys and bad values, bad environment values, and, as warnings,
+ * `AGENT_SESSION_*` variables that look misspelt. Empty when the settings are fine.
+ */
+export function configProblems(locate: Locate, options?: Partial<Settings>): ConfigProblem[] {
+  let loaded: { file: string; value: unknown };
+  try {
+    loaded = loadConfigFile(locate);
+  } catch (err) {
+    const { message, details } = err as SessionError;
+    return [{ ...details, message, severity: 'error' }, ...environmentWarnings(locate.env)];
+  }
+  const sources = { options, env: locate.env, file: loaded.value, fileName: loaded.file };
+  return [...settingsProblems(sources), ...environmentWarnings(locate.env)];
+}
+
 /** The parsed config file, or undefined when there is none. A broken file is an error, not ignored. */
 export function readConfigFile(file: string): unknown {
   let text: string;
@@ -77,14 +114,14 @@ export function readConfigFile(file: string): unknown {
     if (data === undefined) return undefined;
     text = decodeUtf8(data, file);
   } catch (err) {
-    throw new SessionError('EINVALID', `cannot read config file ${file}: ${(err as Error).message}`, { cause: err });
+    const message = `cannot read config file ${file}: ${(err as Error).message}`;
+    throw configError({ message, file, severity: 'error' }, err);
   }
   try {
     return parseJson(text);
   } catch (err) {
-    throw new SessionError('EINVALID', `config file ${file} is not valid JSON: ${(err as Error).message}`, {
-      cause: err,
-    });
+    const message = `config file ${file} is not valid JSON: ${(err as Error).message}`;
+    throw configError({ message, file, severity: 'error' }, err);
   }
 }
 

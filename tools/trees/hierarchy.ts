@@ -1,7 +1,7 @@
 import { isSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import type { TreeNode } from '../policy/tree-guard.js';
-import { selectSessions, summarize, type ListFilter, type SessionSummary } from '../policy/selection.js';
+import { checkFilter, selectSessions, summarize, type ListFilter, type SessionSummary } from '../policy/selection.js';
 import { compareCreation, type SessionRecord } from '../record.js';
 import type { ListResult, SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
@@ -139,6 +139,7 @@ function forest(records: SessionRecord[], present: Set<string>): TreeRow[] {
 
 /** Sessions whose parent no longer exists, as `list` shows them. */
 export async function listOrphans(sessions: SessionContext, filter: ListFilter = {}): Promise<ListResult> {
+  checkFilter(filter);
   const { records, problems } = sessions.store.scan();
   const present = new Set(sessions.store.ids());
   const orphans = records.filter((r) => r.parent_session_id !== null && !present.has(r.parent_session_id));

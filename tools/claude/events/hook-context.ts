@@ -1,5 +1,6 @@
 import { SessionError } from '../../errors.js';
 import type { SessionRecord } from '../../record.js';
+import type { AuditAction } from '../../session-context.js';
 import type { Sessions } from '../../sessions.js';
 import type { ClaudeIndex } from '../../store/claude-index.js';
 
@@ -28,7 +29,7 @@ export async function readOrNothing(ctx: HookContext, id: string): Promise<Sessi
 export async function changeSession<T>(
   ctx: HookContext,
   id: string,
-  action: string,
+  action: AuditAction,
   change: (record: SessionRecord) => { record: SessionRecord; result: T },
 ): Promise<T | undefined> {
   let result: T | undefined;

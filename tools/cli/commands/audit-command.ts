@@ -17,9 +17,13 @@ export const describe = 'Show the audit trail: who changed which session, when a
 
 export function builder(yargs: Yargs) {
   return yargs
-    .option('session', { type: 'string', describe: 'Only entries naming this session' })
-    .option('since', { type: 'string', describe: 'Only entries newer than this: 30m, 2h, 7d' })
-    .option('action', { type: 'string', describe: 'Only this action: create, update, finalize, delete, …' })
+    .option('session', { type: 'string', requiresArg: true, describe: 'Only entries naming this session' })
+    .option('since', { type: 'string', requiresArg: true, describe: 'Only entries newer than this: 30m, 2h, 7d' })
+    .option('action', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'Only this action: create, update, finalize, delete, …',
+    })
     .option('follow', {
       type: 'boolean',
       describe: 'Keep running and print new entries as they are written (--json: one per line)',

@@ -5,7 +5,7 @@ import { interruptible } from '../interruptible.js';
 import { checkHours } from '../parse.js';
 
 interface Args {
-  hours?: number;
+  hours?: string;
   dryRun?: boolean;
   backup: boolean;
 }
@@ -19,7 +19,7 @@ const PROGRESS_MIN = 500;
 
 export function builder(yargs: Yargs) {
   return yargs
-    .option('hours', { type: 'number', requiresArg: true, describe: 'Age cutoff in hours (default 24)' })
+    .option('hours', { type: 'string', requiresArg: true, describe: 'Age cutoff in hours, a number (default 24)' })
     .option('dry-run', { type: 'boolean', describe: 'Compute the same report; change nothing' })
     .option('backup', {
       type: 'boolean',

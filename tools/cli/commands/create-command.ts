@@ -15,11 +15,16 @@ export const describe = 'Create a session (phase initializing)';
 
 export function builder(yargs: Yargs) {
   return yargs
-    .option('agent', { type: 'string', demandOption: true, describe: 'Agent name (for example the subagent type)' })
-    .option('purpose', { type: 'string', describe: 'What the session is for' })
-    .option('metadata', { type: 'string', describe: 'Initial metadata, a JSON object' })
-    .option('parent', { type: 'string', describe: 'Parent session id' })
-    .option('id', { type: 'string', describe: 'Use this id instead of a generated one' });
+    .option('agent', {
+      type: 'string',
+      demandOption: true,
+      requiresArg: true,
+      describe: 'Agent name (for example the subagent type)',
+    })
+    .option('purpose', { type: 'string', requiresArg: true, describe: 'What the session is for' })
+    .option('metadata', { type: 'string', requiresArg: true, describe: 'Initial metadata, a JSON object' })
+    .option('parent', { type: 'string', requiresArg: true, describe: 'Parent session id' })
+    .option('id', { type: 'string', requiresArg: true, describe: 'Use this id instead of a generated one' });
 }
 
 export async function handler(argv: Argv<Args>) {

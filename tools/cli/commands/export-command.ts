@@ -3,6 +3,7 @@ import type { Argv as Yargs } from 'yargs';
 import { exportSessions } from '../../transfer/export.js';
 import type { Argv } from '../command-context.js';
 import { interruptible } from '../interruptible.js';
+import { checkPath } from '../parse.js';
 
 interface Args {
   id?: string;
@@ -17,12 +18,18 @@ export function builder(yargs: Yargs) {
   return yargs
     .positional('id', { type: 'string', describe: 'Session id (its whole subtree is exported)' })
     .option('all', { type: 'boolean', describe: 'Export every session of the store' })
-    .option('output', { alias: 'o', type: 'string', describe: 'Write the bundle to this file (default: stdout)' });
+    .option('output', {
+      alias: 'o',
+      type: 'string',
+      requiresArg: true,
+      describe: 'Write the bundle to this file (default: stdout)',
+    });
 }
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
-  const file = argv.output === undefined ? undefined : resolve(ctx.io.cwd, argv.output);
+  const output = checkPath(argv.output, '--output');
+  const file = output === undefined ? undefined : resolve(ctx.io.cwd, output);
   const sessions = ctx.open(argv);
   const result = await interruptible(ctx, (signal) =>
     exportSessions(sessions, { id: argv.id, all: argv.all, file, signal }),

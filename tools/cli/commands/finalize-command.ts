@@ -15,7 +15,7 @@ export function builder(yargs: Yargs) {
   return yargs
     .positional('id', { type: 'string', describe: 'Session id' })
     .positional('outcome', { type: 'string', describe: OUTCOMES.join(' | ') })
-    .option('summary', { type: 'string', describe: 'What came of it' });
+    .option('summary', { type: 'string', requiresArg: true, describe: 'What came of it' });
 }
 
 export async function handler(argv: Argv<Args>) {

@@ -3,6 +3,7 @@ import type { Argv as Yargs } from 'yargs';
 import { importSessions } from '../../transfer/import.js';
 import type { Argv } from '../command-context.js';
 import { interruptible } from '../interruptible.js';
+import { checkPath } from '../parse.js';
 
 interface Args {
   file: string;
@@ -22,7 +23,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
-  const file = resolve(ctx.io.cwd, argv.file);
+  const file = resolve(ctx.io.cwd, checkPath(argv.file, 'import') as string);
   const sessions = ctx.open(argv);
   const result = await interruptible(ctx, (signal) =>
     importSessions(sessions, { file }, { rename: argv.rename, overwrite: argv.overwrite, signal }),

@@ -10,7 +10,7 @@ interface Args {
   agent?: string;
   phase?: Phase;
   parent?: string;
-  limit?: number;
+  limit?: string;
   orphans?: boolean;
 }
 
@@ -20,10 +20,10 @@ export const describe = 'List sessions, newest first';
 export function builder(yargs: Yargs) {
   return yargs
     .option('active-only', { type: 'boolean', describe: 'Only sessions that would resume now' })
-    .option('agent', { type: 'string', describe: 'Only this agent name' })
-    .option('phase', { type: 'string', describe: 'Only this phase' })
-    .option('parent', { type: 'string', describe: 'Only children of this session' })
-    .option('limit', { type: 'number', requiresArg: true, describe: 'At most N sessions' })
+    .option('agent', { type: 'string', requiresArg: true, describe: 'Only this agent name' })
+    .option('phase', { type: 'string', requiresArg: true, describe: 'Only this phase' })
+    .option('parent', { type: 'string', requiresArg: true, describe: 'Only children of this session' })
+    .option('limit', { type: 'string', requiresArg: true, describe: 'At most N sessions (a whole number)' })
     .option('orphans', { type: 'boolean', describe: 'Only sessions whose parent no longer exists' });
 }
 

@@ -16,9 +16,17 @@ export const describe = 'Change the phase, merge metadata (JSON Merge Patch) or 
 export function builder(yargs: Yargs) {
   return yargs
     .positional('id', { type: 'string', describe: 'Session id' })
-    .option('phase', { type: 'string', describe: `New phase: ${PHASES.slice(0, 6).join(', ')}` })
-    .option('metadata', { type: 'string', describe: 'JSON Merge Patch applied to metadata (null deletes a key)' })
-    .option('error', { type: 'string', describe: 'Record an error message (counts against the error budget)' });
+    .option('phase', { type: 'string', requiresArg: true, describe: `New phase: ${PHASES.slice(0, 6).join(', ')}` })
+    .option('metadata', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'JSON Merge Patch applied to metadata (null deletes a key)',
+    })
+    .option('error', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'Record an error message (counts against the error budget)',
+    });
 }
 
 export async function handler(argv: Argv<Args>) {
