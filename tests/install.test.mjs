@@ -645,7 +645,7 @@ test(
   },
 );
 
-test("in a linked work tree, the local settings are excluded through the repository's common exclude file", async (t) => {
+test("a linked work tree's local settings are excluded through the repository's common exclude file", async (t) => {
   const p = setup(t);
   git(p.dir, 'init', '-q');
   writeFileSync(path.join(p.dir, 'a.txt'), 'a\n');
