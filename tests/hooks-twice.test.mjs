@@ -18,7 +18,7 @@ async function twice(proj, steps) {
 }
 
 for (const background of [false, true]) {
-  test(`a ${background ? 'background' : 'foreground'} delegation seen twice by every hook gets one session`, async (t) => {
+  test(`a ${background ? 'background' : 'foreground'} delegation every hook sees twice: one session`, async (t) => {
     const proj = project(t);
     const f = flow({ background });
     const order = background

@@ -29,7 +29,7 @@ const USER_SETTINGS = [
   '',
 ].join('\n');
 
-test('install and uninstall --user leave every line but the hooks as they were, and uninstall gives the file back', async (t) => {
+test('install --user keeps every line but the hooks; uninstall gives the file back', async (t) => {
   const home = tempDir(t, 'agent-session-settings-');
   const file = path.join(home, '.claude', 'settings.json');
   mkdirSync(path.dirname(file));
