@@ -5,6 +5,12 @@ import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, DIST, ROOT, tempDir } from './run.mjs';
 
+/** The package's bins (package.json "bin"), the CLI first. */
+const BINS = {
+  'agent-session': 'dist/bin/agent-session.js',
+  'agent-session-pre-delegate': 'dist/hooks/pre_delegate.js',
+  'agent-session-subagent-stop': 'dist/hooks/subagent_stop.js',
+};
 const PACKAGE_JSON = JSON.stringify({ name: 'agent-session', version: '0.0.0-test', type: 'module' });
 
 /** A project with `.claude/` and a package.json (HOME is the temp dir around it). */
@@ -28,20 +34,17 @@ export function dependencyProject(t) {
   writeFileSync(path.join(pkg, 'package.json'), PACKAGE_JSON + '\n');
   for (const dep of ['date-fns', 'yargs']) symlinkSync(path.join(ROOT, 'node_modules', dep), path.join(modules, dep));
   mkdirSync(path.join(modules, '.bin'));
-  const bins = {
-    'agent-session': 'dist/bin/agent-session.js',
-    'agent-session-pre-delegate': 'dist/hooks/pre_delegate.js',
-    'agent-session-subagent-stop': 'dist/hooks/subagent_stop.js',
-  };
-  for (const [name, file] of Object.entries(bins))
+  for (const [name, file] of Object.entries(BINS))
     symlinkSync(path.join('..', 'agent-session', file), path.join(modules, '.bin', name));
   return { ...proj, dist: path.join(pkg, 'dist') };
 }
 
-/** A directory to put first on PATH, holding an `agent-session` link to the build's CLI. */
+/** A directory to put first on PATH, holding links to the build's bins, as `npm install -g` makes them. */
 export function globalBin(t) {
   const dir = tempDir(t, 'agent-session-bin-');
   symlinkSync(CLI, path.join(dir, 'agent-session'));
+  for (const [name, file] of Object.entries(BINS).slice(1))
+    symlinkSync(path.join(DIST, file.replace(/^dist\//, '')), path.join(dir, name));
   return dir;
 }
 
