@@ -1,7 +1,10 @@
 import { existsSync, realpathSync } from 'node:fs';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cliCommand, decideCliInstall, type CliInstall } from '../policy/cli-command.js';
+
+/** The CLI in the package (path.join makes the separators the platform's). */
+const BIN = 'dist/bin/agent-session.js';
 
 interface Where {
   /** The project the command will run in. */
@@ -14,11 +17,14 @@ interface Where {
 /** How the running package is installed, seen from `projectDir` (undefined when its CLI is not found). */
 export function locateOwnCli({ projectDir, env, from = ownFile() }: Where): CliInstall | undefined {
   const bin = ownBin(from);
-  if (!bin) return undefined;
-  const projectBin = real(join(projectDir, 'node_modules', 'agent-session', 'dist', 'bin', 'agent-session.js'));
-  // PATH is searched only when the project's own copy is not the one running.
+  const projectBin = join(projectDir, 'node_modules', 'agent-session', BIN);
+  // npm's layout in a project reached by its real path needs no file call; a link (pnpm) one realpath.
   if (projectBin === bin) return decideCliInstall({ bin, projectBin });
-  return decideCliInstall({ bin, projectBin, pathBin: firstOnPath(env.PATH ?? '') });
+  const realProjectBin = real(projectBin);
+  if (realProjectBin === bin) return decideCliInstall({ bin, projectBin: realProjectBin });
+  // PATH is searched only when the project's own copy is not the one running.
+  const install = decideCliInstall({ bin, projectBin: realProjectBin, pathBin: firstOnPath(env.PATH ?? '') });
+  return install.kind === 'file' && !existsSync(bin) ? undefined : install;
 }
 
 /** The command that runs this package's CLI in `projectDir`; `agent-session` when it cannot tell. */
@@ -35,21 +41,22 @@ function ownFile(): string {
   return typeof __filename === 'string' ? __filename : import.meta.url;
 }
 
-/** `<dist>/bin/agent-session.js` of the running package, found upwards from this code's file. */
-function ownBin(from: string): string | undefined {
-  let dir = dirname(from.startsWith('file:') ? fileURLToPath(from) : resolve(from));
-  for (let level = 0; level < 4; level++, dir = dirname(dir)) {
-    const bin = join(dir, 'bin', 'agent-session.js');
-    if (existsSync(bin)) return real(bin);
-  }
-  return undefined;
+/**
+ * `<package>/dist/bin/agent-session.js` of the running package: `dist` is three levels above this
+ * code's file, a bundle (dist/hooks/bundles/, dist/bin/bundles/) or the library's (dist/tools/claude/).
+ * Node gives both by their real path, so no file call is needed.
+ */
+function ownBin(from: string): string {
+  const file = from.startsWith('file:') ? fileURLToPath(from) : from;
+  return join(dirname(dirname(dirname(dirname(file)))), BIN);
 }
 
 /** What the shell would run as `agent-session`: the first entry of PATH that has one, links resolved. */
 function firstOnPath(path: string): string | undefined {
   for (const dir of path.split(delimiter)) {
     if (!dir) continue;
-    const found = real(join(dir, 'agent-session'));
+    // Concatenated: path.join would normalize each entry, and the shell does not either.
+    const found = real(`${dir}${sep}agent-session`);
     if (found) return found;
   }
   return undefined;
