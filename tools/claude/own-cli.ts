@@ -1,6 +1,5 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, join, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { cliCommand, decideCliInstall, type CliInstall } from '../policy/cli-command.js';
 
 /** The CLI in the package (path.join makes the separators the platform's). */
@@ -10,12 +9,15 @@ interface Where {
   /** The project the command will run in. */
   projectDir: string;
   env: Record<string, string | undefined>;
-  /** This code's own file: the hook bundle (dist/hooks/bundles/) or the library (dist/tools/claude/). */
+  /**
+   * This code's own file: the library's (dist/tools/claude/), or in a bundle (dist/hooks/bundles/)
+   * the bundle's, which scripts/build.mjs gives as import.meta.filename.
+   */
   from?: string;
 }
 
 /** How the running package is installed, seen from `projectDir` (undefined when its CLI is not found). */
-export function locateOwnCli({ projectDir, env, from = ownFile() }: Where): CliInstall | undefined {
+export function locateOwnCli({ projectDir, env, from = import.meta.filename }: Where): CliInstall | undefined {
   const bin = ownBin(from);
   const projectBin = join(projectDir, 'node_modules', 'agent-session', BIN);
   // npm's layout in a project reached by its real path needs no file call; a link (pnpm) one realpath.
@@ -34,21 +36,12 @@ export function ownCliCommand(where: Where): string {
 }
 
 /**
- * This module's file. A bundle (CommonJS) has `__filename`, the bundle's path: its `import.meta.url`
- * would cost a hook the loading of node:url, about a third of a millisecond.
- */
-function ownFile(): string {
-  return typeof __filename === 'string' ? __filename : import.meta.url;
-}
-
-/**
  * `<package>/dist/bin/agent-session.js` of the running package: `dist` is three levels above this
  * code's file, a bundle (dist/hooks/bundles/, dist/bin/bundles/) or the library's (dist/tools/claude/).
  * Node gives both by their real path, so no file call is needed.
  */
 function ownBin(from: string): string {
-  const file = from.startsWith('file:') ? fileURLToPath(from) : from;
-  return join(dirname(dirname(dirname(dirname(file)))), BIN);
+  return join(dirname(dirname(dirname(dirname(from)))), BIN);
 }
 
 /** What the shell would run as `agent-session`: the first entry of PATH that has one, links resolved. */
