@@ -63,7 +63,8 @@ for (const { entry, dir, name, plugins, bundleOnly } of executables) {
     target: 'node20',
     // The library finds the built hooks from its own file (tools/install/hook-files.ts).
     // Computed on use: pathToFileURL at start-up costs a hook a third of a millisecond.
-    define: { 'import.meta.url': '__bundle.url', ...defineVersion },
+    // import.meta.filename (the footer's tools/claude/own-cli.ts) is the bundle's path, with no URL at all.
+    define: { 'import.meta.url': '__bundle.url', 'import.meta.filename': '__filename', ...defineVersion },
     banner: { js: 'var __bundle = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
     plugins,
     logLevel: 'warning',

@@ -93,6 +93,7 @@ const DISK_OWNERS = {
   'tools/claude/run/hook-io.ts': ["a hook's stdin, stdout and stderr (fd 0, 1 and 2)"],
   'tools/install/hook-files.ts': ['the built hooks, found for install (dist/hooks/<name>.js)'],
   'tools/install/git-exclude.ts': ["the clone's .git/info/exclude (only the lines install writes)"],
+  'tools/claude/own-cli.ts': ["the package's own CLI and the agent-session on PATH, found for the footer"],
   'tools/transfer/bundle-file.ts': ['export bundles (files the user names) and their temps'],
   'tools/claude/run/sweep-process.ts': [
     'the sweep bundle it starts (dist/hooks/bundles/sweep.cjs), only checked to exist',

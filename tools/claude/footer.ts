@@ -1,12 +1,15 @@
 import { STATUS_KEY } from '../policy/status-line.js';
 
-/** The short note appended to a delegated prompt: the session id and how to report a phase. */
-export function buildFooter(sessionId: string): string {
+/**
+ * The short note appended to a delegated prompt: the session id and how to report a phase. `command`
+ * runs the CLI where the agent works (tools/claude/own-cli.ts finds it for the hooks).
+ */
+export function buildFooter(sessionId: string, command = 'agent-session'): string {
   return [
     `[agent-session] Your session: ${sessionId}.`,
     `If you stop before the work is done, end your final message with one line \`${STATUS_KEY}: <phase>\`:`,
     '`approval` (waiting for a decision), `investigating` or `planning` (to be continued later), or `failed`.',
-    `No such line means done. With a shell you may instead run \`agent-session update ${sessionId} --phase <phase>\`.`,
+    `No such line means done. With a shell you may instead run \`${command} update ${sessionId} --phase <phase>\`.`,
   ].join('\n');
 }
 

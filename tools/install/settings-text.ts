@@ -55,13 +55,123 @@ export function assertRewritable({ file, text }: SettingsFile): void {
     );
 }
 
-/** The settings as the file's text, in the layout of the file they were read from. */
+/**
+ * The settings as the file's text, in the layout of the file they were read from (`text`): what did
+ * not change keeps its exact text (a compact line stays compact, `1.50` stays `1.50`), and only the
+ * members whose values changed are written anew, in the file's indentation, where they were.
+ */
 export function formatSettings(
   settings: unknown,
-  { indent, eol, bom }: Pick<SettingsFile, 'indent' | 'eol' | 'bom'>,
+  { indent, eol, bom, text }: Pick<SettingsFile, 'indent' | 'eol' | 'bom'> & { text?: string },
 ): string {
+  if (text !== undefined) {
+    const json = bom ? text.slice(1) : text;
+    const open = json.search(/\S/);
+    const spliced = json[open] === '{' ? spliceObject(json, open, settings, indent, eol) : undefined;
+    if (spliced !== undefined)
+      return `${bom ? '\uFEFF' : ''}${json.slice(0, open)}${spliced.text}${json.slice(spliced.end)}`;
+  }
   // JSON.stringify escapes line breaks inside strings: every "\n" it returns is a line ending.
   return `${bom ? '\uFEFF' : ''}${JSON.stringify(settings, null, indent).replace(/\n/g, eol)}${eol}`;
+}
+
+/** One member of an object as written: `before` "key"`colon`value`after`, then `,` or `}`. */
+interface Member {
+  key: string;
+  start: number;
+  valueStart: number;
+  end: number;
+  before: string;
+  colon: string;
+  after: string;
+}
+
+/**
+ * The object at `open` rewritten to hold `value`: its members kept, changed, dropped or appended in
+ * the object's own layout. Undefined when it cannot be done in place (the keys it keeps change
+ * order, it has or gets no member at all, a key appears twice): the caller writes the value anew.
+ */
+function spliceObject(
+  json: string,
+  open: number,
+  value: unknown,
+  indent: string,
+  eol: string,
+): { text: string; end: number } | undefined {
+  const { members, close } = scanObject(json, open);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const keys = Object.keys(value);
+  const old = new Map(members.map((m) => [m.key, m]));
+  const kept = members.filter((m) => keys.includes(m.key)).map((m) => m.key);
+  if (old.size !== members.length || members.length === 0 || keys.length === 0) return undefined;
+  if (kept.join('\0') !== keys.filter((k) => old.has(k)).join('\0')) return undefined;
+  const last = members[members.length - 1]!;
+  // A member's indentation: what follows the last line break before it (none in a one-line object).
+  const memberIndent = last.before.includes('\n') ? last.before.slice(last.before.lastIndexOf('\n') + 1) : undefined;
+  const written = (v: unknown) =>
+    memberIndent === undefined ? JSON.stringify(v) : JSON.stringify(v, null, indent).replace(/\n/g, eol + memberIndent);
+  const parts = keys.map((key) => {
+    const next = (value as Record<string, unknown>)[key];
+    const m = old.get(key);
+    if (!m) return `${last.before}${JSON.stringify(key)}${last.colon}${written(next)}`;
+    const between = m === last ? '' : m.after;
+    const current = json.slice(m.valueStart, m.end);
+    if (JSON.stringify(JSON.parse(current)) === JSON.stringify(next))
+      return `${json.slice(m.start - m.before.length, m.end)}${between}`;
+    const inner = json[m.valueStart] === '{' ? spliceObject(json, m.valueStart, next, indent, eol) : undefined;
+    const text = inner ? `${inner.text}${json.slice(inner.end, m.end)}` : written(next);
+    return `${m.before}${json.slice(m.start, m.valueStart)}${text}${between}`;
+  });
+  return { text: `{${parts.join(',')}${last.after}}`, end: close + 1 };
+}
+
+/** The members of the (valid JSON) object whose `{` is at `open`, and where its `}` is. */
+function scanObject(json: string, open: number): { members: Member[]; close: number } {
+  const members: Member[] = [];
+  let i = open + 1;
+  for (;;) {
+    const gap = skipSpace(json, i);
+    if (json[gap] === '}') return { members, close: gap };
+    const keyEnd = endOfValue(json, gap);
+    const colonEnd = skipSpace(json, skipSpace(json, keyEnd) + 1);
+    const end = endOfValue(json, colonEnd);
+    const next = skipSpace(json, end);
+    members.push({
+      key: JSON.parse(json.slice(gap, keyEnd)) as string,
+      start: gap,
+      valueStart: colonEnd,
+      end,
+      before: json.slice(i, gap),
+      colon: json.slice(keyEnd, colonEnd),
+      after: json.slice(end, next),
+    });
+    if (json[next] === '}') return { members, close: next };
+    i = next + 1;
+  }
+}
+
+function skipSpace(json: string, i: number): number {
+  while (i < json.length && ' \t\r\n'.includes(json[i]!)) i++;
+  return i;
+}
+
+/** Where the JSON value starting at `i` ends (one past its last character). */
+function endOfValue(json: string, i: number): number {
+  if (json[i] === '"') return stringEnd(json, i);
+  if (json[i] !== '{' && json[i] !== '[') return /^[^\s,\]}]+/.exec(json.slice(i, i + 400))![0].length + i;
+  let depth = 0;
+  for (; i < json.length; i++) {
+    const c = json[i];
+    if (c === '"') i = stringEnd(json, i) - 1;
+    else if (c === '{' || c === '[') depth++;
+    else if ((c === '}' || c === ']') && --depth === 0) return i + 1;
+  }
+  return i;
+}
+
+function stringEnd(json: string, i: number): number {
+  for (i++; json[i] !== '"'; i++) if (json[i] === '\\') i++;
+  return i + 1;
 }
 
 /**

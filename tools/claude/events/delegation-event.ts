@@ -143,7 +143,7 @@ async function answerAgain(ctx: HookContext, d: Delegation, answer: JsonObject):
 
 function footed(ctx: HookContext, d: Delegation, session: string): JsonObject | null {
   return ctx.sessions.settings.promptFooter
-    ? { ...d.input, prompt: appendFooter(d.prompt, buildFooter(session)) }
+    ? { ...d.input, prompt: appendFooter(d.prompt, buildFooter(session, ctx.cliCommand())) }
     : null;
 }
 
@@ -152,7 +152,9 @@ function briefed(ctx: HookContext, d: Delegation, record: SessionRecord): JsonOb
   const prompt = `${buildResumeBrief(record)}\n\n${d.prompt}`;
   return {
     ...d.input,
-    prompt: ctx.sessions.settings.promptFooter ? appendFooter(prompt, buildFooter(record.agent_id)) : prompt,
+    prompt: ctx.sessions.settings.promptFooter
+      ? appendFooter(prompt, buildFooter(record.agent_id, ctx.cliCommand()))
+      : prompt,
   };
 }
 

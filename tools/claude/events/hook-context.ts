@@ -13,6 +13,8 @@ export interface HookContext {
    * delegation whose hook started about when another one's deny was decided is a parallel one.
    */
   startedAt: number;
+  /** The command that runs our CLI in the project (what the footer suggests); looked up on first use. */
+  cliCommand: () => string;
 }
 
 /** Reads a record, treating a missing, corrupt or too-new one as absent (hooks fail open per session). */

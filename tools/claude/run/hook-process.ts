@@ -2,9 +2,10 @@ import { SessionError } from '../../errors.js';
 import { Sessions } from '../../sessions.js';
 import { ClaudeIndex } from '../../store/claude-index.js';
 import { appendHookLog } from '../../store/hook-log.js';
-import { resolveStoreDir } from '../../store/project.js';
+import { locateProject, resolveStoreDir } from '../../store/project.js';
 import { formatTimestamp } from '../../time.js';
 import type { HookContext } from '../events/hook-context.js';
+import { ownCliCommand } from '../own-cli.js';
 
 /** One hook process: where its store is, what it logs, and (lazily) the sessions it works on. */
 export class HookRun {
@@ -32,7 +33,10 @@ export class HookRun {
       const sessions = Sessions.open({ cwd: this.cwd, env: this.env, actor: 'hook' });
       const index = new ClaudeIndex(sessions.store.dir, { lockTimeoutMs: sessions.settings.lockTimeoutMs });
       // process.uptime() counts from the start of the process, before Claude Code's payload was read.
-      this.opened = { sessions, index, startedAt: Date.now() - process.uptime() * 1000 };
+      let command: string | undefined;
+      const cliCommand = () =>
+        (command ??= ownCliCommand({ projectDir: locateProject({ cwd: this.cwd, env: this.env }).dir, env: this.env }));
+      this.opened = { sessions, index, startedAt: Date.now() - process.uptime() * 1000, cliCommand };
     }
     return this.opened;
   }
