@@ -4,6 +4,7 @@ import { followAudit } from '../../audit/follow.js';
 import { readAudit } from '../../audit/read.js';
 import { parseDuration } from '../../audit/duration.js';
 import type { Argv, Context } from '../command-context.js';
+import { openExisting } from '../store-origin.js';
 
 interface Args {
   session?: string;
@@ -28,7 +29,8 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
-  const sessions = ctx.open(argv);
+  // Following may start before the first delegation creates the store: it waits for it.
+  const sessions = argv.follow ? ctx.open(argv) : openExisting(argv);
   const since = argv.since === undefined ? undefined : sessions.now() - parseDuration(argv.since);
   const filter = { session: argv.session, action: argv.action, since };
   if (argv.follow) return follow(argv, filter);

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { Argv as Yargs } from 'yargs';
 import { exportSessions } from '../../transfer/export.js';
 import type { Argv } from '../command-context.js';
+import { openExisting } from '../store-origin.js';
 import { interruptible } from '../interruptible.js';
 
 interface Args {
@@ -23,7 +24,7 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const file = argv.output === undefined ? undefined : resolve(ctx.io.cwd, argv.output);
-  const sessions = ctx.open(argv);
+  const sessions = openExisting(argv);
   const result = await interruptible(ctx, (signal) =>
     exportSessions(sessions, { id: argv.id, all: argv.all, file, signal }),
   );
