@@ -127,7 +127,10 @@ export function locateStore(locate: Locate): StoreLocation {
   return { dir: join(project.dir, '.claude', 'session'), reason: 'project', project };
 }
 
-/** Whether the store directory exists (the hooks create it at the first delegation). */
+/**
+ * Whether anything is at the store's path (the hooks create it at the first delegation). A file
+ * there is no missing store: reading it fails, and says why.
+ */
 export function storeExists(dir: string): boolean {
-  return isDirectory(dir);
+  return exists(dir);
 }
