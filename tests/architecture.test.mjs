@@ -81,7 +81,8 @@ const DISK_OWNERS = {
   'tools/store/hook-log.ts': ['the hook log (<store>/.hooks.log, .hooks.log.1)'],
   'tools/store/hook-runs.ts': ['the last hook run per event (<store>/.hooks/last-<event>.json)'],
   'tools/status/claude-files.ts': [
-    "Claude Code's plugin records (~/.claude/plugins/installed_plugins.json) and a plugin's hooks/hooks.json, read only",
+    "Claude Code's plugin records (~/.claude/plugins/installed_plugins.json), read only",
+    "an installed plugin's hooks/hooks.json, read only",
     'the scripts registered hook commands name, only checked to exist',
   ],
   'tools/store/project.ts': ['the project and store directories', 'the config file (.claude/agent-session.json)'],

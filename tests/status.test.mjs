@@ -257,7 +257,7 @@ test('no store yet: status says so (a warning), every read command reports it, c
     assert.equal(result.stdout, '', args.join(' '));
     assert.match(
       result.stderr,
-      /^agent-session: no sessions have been recorded here yet: the store .* does not exist \(the default under the project /,
+      /^agent-session: no sessions have been recorded here yet: the store .* does not exist \(the default under /,
       args.join(' '),
     );
   }

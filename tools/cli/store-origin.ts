@@ -1,4 +1,5 @@
 import { SessionError } from '../errors.js';
+import { assertValidId } from '../ids.js';
 import type { Sessions } from '../sessions.js';
 import { locateStore, storeExists, type ProjectLocation, type StoreLocation } from '../store/project.js';
 import type { Argv, Io } from './command-context.js';
@@ -28,7 +29,9 @@ export function whyStore(store: StoreLocation, { short = false } = {}): string {
  * Opens the store for a command that reads it, or throws ENOTFOUND when it does not exist: a store
  * that is not there is no empty store (a wrong --dir, or a project where no delegation happened yet).
  */
-export function openExisting(argv: Argv<object>): Sessions {
+export function openExisting(argv: Argv<object>, id?: string): Sessions {
+  // A bad id is a usage error (exit 2) wherever the store is.
+  if (id !== undefined) assertValidId(id);
   const sessions = argv.ctx.open(argv);
   if (!storeExists(sessions.store.dir)) throw missingStore(argv.ctx.io, argv.dir);
   return sessions;

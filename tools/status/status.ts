@@ -203,22 +203,31 @@ function hookFindings(hooks: Registration[]): StatusFinding[] {
       findings.push({
         check: 'hooks',
         severity: 'error',
-        message: `${r.event} in ${where(r)} runs ${r.script}, which does not exist: Claude Code reports a hook error at every ${r.event}`,
+        message:
+          `${r.event} in ${where(r)} runs ${r.script}, which does not exist: ` +
+          `Claude Code reports a hook error at every ${r.event}`,
       });
     else if (r.state === 'inactive')
       findings.push({
         check: 'hooks',
         severity: 'warning',
-        message: `${r.event} in ${where(r)} names ${r.script}, which does not exist: the hook does nothing (install the package there, or uninstall the hooks)`,
+        message:
+          `${r.event} in ${where(r)} names ${r.script}, which does not exist: ` +
+          'the hook does nothing (install the package there, or uninstall the hooks)',
       });
   }
   const missing = HOOK_REGISTRATIONS.filter((reg) => !hooks.some((r) => r.event === reg.event)).map((r) => r.event);
-  if (missing.length > 0)
+  if (missing.length > 0) {
+    const what =
+      missing.length === HOOK_REGISTRATIONS.length
+        ? 'the hooks are registered nowhere'
+        : `no hook for ${missing.join(', ')}`;
     findings.push({
       check: 'hooks',
       severity: 'error',
-      message: `${missing.length === HOOK_REGISTRATIONS.length ? 'the hooks are registered nowhere' : `no hook for ${missing.join(', ')}`}: run agent-session install (or install the plugin)`,
+      message: `${what}: run agent-session install (or install the plugin)`,
     });
+  }
   for (const { event } of HOOK_REGISTRATIONS) {
     // An inactive entry runs nothing: it is no second run.
     const running = hooks.filter((r) => r.event === event && r.state !== 'inactive');
@@ -226,7 +235,9 @@ function hookFindings(hooks: Registration[]): StatusFinding[] {
       findings.push({
         check: 'hooks',
         severity: 'error',
-        message: `${event} is registered ${running.length} times (${running.map(where).join(', ')}): each runs the hook; keep one`,
+        message:
+          `${event} is registered ${running.length} times (${running.map(where).join(', ')}): ` +
+          'each runs the hook; keep one',
       });
   }
   return findings;
@@ -240,11 +251,12 @@ function readActivity(dir: string, now: number, findings: StatusFinding[]) {
   } catch (err) {
     findings.push({ check: 'hook-log', severity: 'warning', message: (err as Error).message });
   }
-  if (failures.length > 0)
+  const last = failures[failures.length - 1];
+  if (last)
     findings.push({
       check: 'hook-log',
       severity: 'warning',
-      message: `${failures.length} hook failure(s) in the last day, the last: ${failures[failures.length - 1]!.code}: ${failures[failures.length - 1]!.message}`,
+      message: `${failures.length} hook failure(s) in the last day, the last: ${last.code}: ${last.message}`,
     });
   const { records, problems } = new SessionStore(dir, { lockTimeoutMs: 0 }).scan();
   if (problems.length > 0)

@@ -13,7 +13,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<{ id: string }>) {
   const { ctx } = argv;
-  const sessions = openExisting(argv);
+  const sessions = openExisting(argv, argv.id);
   const kids = await children(sessions, argv.id);
   if (argv.json) return ctx.json({ parent: argv.id, children: kids });
   if (kids.length === 0) return ctx.out(`Session ${argv.id} has no children.`);

@@ -15,7 +15,8 @@ interface Args {
 
 export const command = 'doctor';
 export const describe =
-  'Check the store (records, links, index, strays, audit trail, trash, hook log, config); --repair fixes what it safely can';
+  'Check the store (records, links, index, strays, audit trail, trash, hook log, config); ' +
+  '--repair fixes what it safely can';
 
 export function builder(yargs: Yargs) {
   return yargs.option('repair', {

@@ -24,7 +24,7 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const file = argv.output === undefined ? undefined : resolve(ctx.io.cwd, argv.output);
-  const sessions = openExisting(argv);
+  const sessions = openExisting(argv, argv.id);
   const result = await interruptible(ctx, (signal) =>
     exportSessions(sessions, { id: argv.id, all: argv.all, file, signal }),
   );

@@ -10,5 +10,5 @@ export function builder(yargs: Yargs) {
 }
 
 export async function handler(argv: Argv<{ id: string }>) {
-  argv.ctx.json(await openExisting(argv).get(argv.id));
+  argv.ctx.json(await openExisting(argv, argv.id).get(argv.id));
 }

@@ -13,7 +13,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<{ id: string }>) {
   const { ctx } = argv;
-  const sessions = openExisting(argv);
+  const sessions = openExisting(argv, argv.id);
   const record = await sessions.get(argv.id);
   if (argv.json) return ctx.json(record);
   for (const line of describeSession(record, sessions.now())) ctx.out(line);

@@ -21,7 +21,8 @@ export async function handler(argv: Argv<object>) {
 function describeReport(r: StatusReport, now: number): string[] {
   const lines = [
     `Project: ${r.project.dir} (${whyProject(r.project)})`,
-    `Store:   ${r.store.dir} (${whyStore({ ...r.store, project: r.project }, { short: true })})${r.store.exists ? '' : ': does not exist yet'}`,
+    `Store:   ${r.store.dir} (${whyStore({ ...r.store, project: r.project }, { short: true })})` +
+      `${r.store.exists ? '' : ': does not exist yet'}`,
     `Config:  ${r.config.file} (${r.config.from === 'project' ? 'the project config' : 'from AGENT_SESSION_CONFIG'})` +
       `${r.config.error ? ': INVALID' : r.config.exists ? '' : ': none, defaults apply'}`,
     '',

@@ -13,7 +13,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<{ id?: string }>) {
   const { ctx } = argv;
-  const sessions = openExisting(argv);
+  const sessions = openExisting(argv, argv.id);
   const rows = await tree(sessions, argv.id);
   if (argv.json) return ctx.json({ root: argv.id ?? null, sessions: rows });
   if (rows.length === 0) return ctx.out('No sessions.');
