@@ -2,7 +2,7 @@
 // nowhere or twice, a bad config, failures in the hook log, no store yet), each with its exit code
 // (0: working, 1: not) and its --json fields; and the last hook run after real hook runs.
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { flow, life, pre } from './helpers/hooks.mjs';
@@ -75,6 +75,12 @@ test('all well: the hooks run, their last run per event is recorded, sessions by
     [['general-purpose', 'Review the parser']],
   );
   assert.deepEqual(json.findings, []);
+
+  // The records of the last runs are the store's own files: no command takes them for a session.
+  const doctor = await run(['doctor', '--json']);
+  assert.deepEqual([doctor.code, doctor.json.findings], [0, []]);
+  assert.equal((await run(['list', '--json'])).json.sessions.length, 1);
+  assert.equal((await run(['cleanup', '--dry-run', '--json'])).json.scanned, 1);
 
   const text = await run(['status']);
   assert.equal(text.code, 0, text.stdout);
@@ -278,4 +284,23 @@ test('no store yet: status says so (a warning), every read command reports it, c
   assert.match(elsewhere.stderr, /the store \/nonexistent\/store does not exist \(from --dir\)/);
   const status = await run(['status', '--json'], { AGENT_SESSION_DIR: '/nonexistent/store' });
   assert.deepEqual(status.json.store, { dir: '/nonexistent/store', reason: 'AGENT_SESSION_DIR', exists: false });
+});
+
+test('a link at .hooks in a cloned store: the hooks write nothing through it, doctor reports it', async (t) => {
+  const { store, run, proj } = setup(t);
+  assert.equal((await run(['install'])).code, 0);
+  const outside = path.join(tempDir(t), 'outside');
+  mkdirSync(outside);
+  mkdirSync(store);
+  symlinkSync(outside, path.join(store, '.hooks'));
+  assert.equal((await pre(proj, flow().pre)).code, 0);
+  assert.deepEqual(readdirSync(outside), []);
+  const status = await run(['status', '--json']);
+  assert.deepEqual([status.code, status.json.last_runs, status.json.sessions.total], [0, [], 1]);
+  const doctor = await run(['doctor', '--json']);
+  assert.equal(doctor.code, 1);
+  assert.deepEqual(
+    doctor.json.findings.map((f) => [f.check, f.subject]),
+    [['store', path.join(store, '.hooks')]],
+  );
 });
