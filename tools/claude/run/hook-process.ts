@@ -55,7 +55,7 @@ export class HookRun {
     if (this.debug && err instanceof Error && err.stack) this.diagnostics.push(err.stack);
   }
 
-  /** Records this run as its event's last one (`status` shows it); costs one write and a rename, never throws. */
+  /** Records this run as its event's last one (`status` shows it): one small write in place, never throws. */
   finished(outcome: string | undefined): void {
     const now = Date.now();
     recordHookRun(this.storeDir(), {
