@@ -80,6 +80,12 @@ const DISK_OWNERS = {
   'tools/store/audit-tail.ts': ['the audit trail read as it grows (audit --follow)'],
   'tools/store/hook-log.ts': ['the hook log (<store>/.hooks.log, .hooks.log.1)'],
   'tools/store/store-root.ts': ["the store's own ignore file (<store>/.gitignore)"],
+  'tools/store/hook-runs.ts': ['the last hook run per event (<store>/.hooks/last-<event>.json)'],
+  'tools/status/claude-files.ts': [
+    "Claude Code's plugin records (~/.claude/plugins/installed_plugins.json), read only",
+    "an installed plugin's hooks/hooks.json, read only",
+    'the scripts registered hook commands name, only checked to exist',
+  ],
   'tools/store/project.ts': ['the project and store directories', 'the config file (.claude/agent-session.json)'],
   'tools/store/atomic.ts': ['atomic replacement of any owned file (unique temp, fsync, rename)'],
   'tools/store/regular-file.ts': ['opening owned files and areas (regular files and directories, never a link)'],
@@ -131,7 +137,7 @@ const LAYERS = [
   ['context', /^tools\/session-context\.ts$/],
   ['operations', /^tools\/(trees|transfer|audit|doctor|git)\//],
   ['sessions', /^tools\/sessions\.ts$/],
-  ['integrations', /^tools\/(claude|install)\//],
+  ['integrations', /^tools\/(claude|install|status)\//],
   ['entry points', /^(hooks\/|tools\/cli\/|tools\/(index|walkthrough)\.ts$)/],
 ];
 

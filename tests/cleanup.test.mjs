@@ -282,17 +282,24 @@ test(
   },
 );
 
-test('an empty or missing store: exit 0 with a zero report; a dry run does not create it', async (t) => {
+test('a missing store: exit 0, nothing to clean, and the store is not created', async (t) => {
   const dir = path.join(tempDir(t), 'none');
-  const text = await cli(dir, ['cleanup', '--hours', '1', '--dry-run']);
-  assert.equal(text.code, 0, text.stderr);
-  assert.match(text.stdout, /^Scanned 0 session/m);
-  assert.equal(existsSync(dir), false);
+  for (const args of [['--hours', '1', '--dry-run'], []]) {
+    const text = await cli(dir, ['cleanup', ...args]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^No sessions have been recorded here yet: .* \(from --dir\): nothing to clean\.$/m);
+  }
   const res = await cli(dir, ['cleanup', '--json']);
   assert.equal(res.code, 0, res.stderr);
-  assert.equal(res.json.scanned, 0);
-  assert.equal(res.json.bytes_freed, 0);
-  assert.deepEqual(res.json.purged, []);
+  assert.deepEqual([res.json.dry_run, res.json.scanned, res.json.bytes_freed, res.json.purged], [false, 0, 0, []]);
+  assert.equal(existsSync(dir), false);
+});
+
+test('an empty store: exit 0 with a zero report', async (t) => {
+  const dir = tempDir(t);
+  const text = await cli(dir, ['cleanup', '--hours', '1']);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /^Scanned 0 session/m);
 });
 
 test('progress: the library reports each step of a large cleanup', async (t) => {

@@ -231,6 +231,7 @@ test('AGENT_SESSION_CONFIG naming no file is a usage error; the default config f
     new RegExp(`AGENT_SESSION_CONFIG names no file: ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
   );
   refused(await bare(root, ['list'], { AGENT_SESSION_CONFIG: 'relative/none.json' }), 2, /names no file: .*none\.json/);
+  mkdirSync(path.join(root, '.claude', 'session'), { recursive: true });
   const ok = await bare(root, ['list']);
   assert.deepEqual([ok.code, ok.stdout, ok.stderr], [0, 'No sessions.\n', '']);
 });
@@ -257,6 +258,7 @@ test('the hooks fail open on an unknown config key or a config path naming no fi
 
 test('a misspelt AGENT_SESSION_* variable is a warning on stderr; the command still runs', async (t) => {
   const { store } = setup(t);
+  mkdirSync(store);
   const result = await cli(store, ['list', '--json'], {
     env: { AGENT_SESSION_ERROR_BUGDET: '5', AGENT_SESSION_SOMETHING_ELSE: '1' },
   });

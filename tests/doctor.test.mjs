@@ -258,3 +258,81 @@ test(
     assert.deepEqual(readdirSync(path.join(dir, '.locks')), []);
   },
 );
+
+test('a bad config is a finding (exit 1), not a reason to stop: the store is checked with the defaults', async (t) => {
+  const dir = tempDir(t);
+  await seed(dir);
+  const config = path.join(tempDir(t), 'agent-session.json');
+  writeFileSync(config, '{"resume_window_minutes": "2h"}\n');
+  const env = { AGENT_SESSION_CONFIG: config };
+  const result = await cli(dir, ['doctor', '--json'], { env });
+  assert.equal(result.code, 1, result.stderr);
+  const report = JSON.parse(result.stdout);
+  assert.equal(report.healthy, false);
+  assert.equal(report.checked.sessions, 3);
+  assert.deepEqual(
+    errors(report).map((f) => [f.check, f.subject]),
+    [['config', config]],
+  );
+  assert.match(errors(report)[0].message, /resume_window_minutes/);
+  const repaired = await cli(dir, ['doctor', '--repair', '--json'], { env });
+  assert.equal(repaired.code, 1);
+  assert.deepEqual(
+    JSON.parse(repaired.stdout).remaining.map((f) => f.check),
+    ['config'],
+  );
+  const text = await cli(dir, ['doctor'], { env });
+  assert.match(text.stdout, /^ERROR +config +.*agent-session\.json: .*resume_window_minutes/m);
+  assert.match(text.stdout, /Problems remain\.\n$/);
+});
+
+test('hook failures of the last day are warnings, one per code; older ones are left out', async (t) => {
+  const dir = tempDir(t);
+  await seed(dir);
+  const at = (ms) => new Date(Date.now() - ms).toISOString();
+  appendFileSync(
+    path.join(dir, '.hooks.log'),
+    [
+      `${at(2 * 86_400_000)} pre_delegate PreToolUse pid=1 EIO: two days ago`,
+      `${at(3_600_000)} pre_delegate PreToolUse pid=2 EINVALID: resume_window_minutes in x must be a number`,
+      `${at(60_000)} subagent_stop SubagentStop pid=3 EINVALID: still wrong`,
+      `${at(120_000)} subagent_stop SubagentStart pid=4 ELOCKED: session a is locked`,
+      '',
+    ].join('\n'),
+  );
+  const { code, report } = await doctor(dir);
+  assert.equal(code, 0);
+  assert.equal(report.healthy, true);
+  const found = report.findings.filter((f) => f.check === 'hook-log');
+  assert.deepEqual(
+    found.map((f) => [f.severity, f.subject]),
+    [
+      ['warning', '.hooks.log'],
+      ['warning', '.hooks.log'],
+    ],
+  );
+  assert.match(found[0].message, /^2 hook run\(s\) failed open with EINVALID in the last day, the last at \S+ /);
+  assert.match(found[0].message, /\(subagent_stop SubagentStop\): still wrong$/);
+  assert.match(found[1].message, /^1 hook run\(s\) failed open with ELOCKED .*: session a is locked$/);
+  const text = await cli(dir, ['doctor']);
+  assert.equal(text.code, 0);
+  assert.match(text.stdout, /The store is healthy; 2 warning\(s\) above\.\n$/);
+});
+
+test('a store that does not exist: an error finding (exit 1); with --repair a warning (exit 0)', async (t) => {
+  const dir = path.join(tempDir(t), 'none');
+  const { code, report } = await doctor(dir);
+  assert.equal(code, 1);
+  assert.deepEqual([report.healthy, report.store], [false, { dir, exists: false }]);
+  assert.deepEqual(
+    report.findings.map((f) => [f.check, f.severity, f.subject]),
+    [['store', 'error', dir]],
+  );
+  const repaired = await doctor(dir, true);
+  assert.equal(repaired.code, 0);
+  assert.deepEqual(
+    repaired.report.findings.map((f) => f.severity),
+    ['warning'],
+  );
+  assert.equal(existsSync(dir), false);
+});

@@ -215,6 +215,8 @@ test("the CLI run through a symlink (npm's .bin) finds its bundle, even with --p
   mkdirSync(bin, { recursive: true });
   symlinkSync(path.join(DIST, 'bin', 'agent-session.js'), path.join(bin, 'agent-session'));
   const store = path.join(dir, 'store');
+  // An empty store: a missing one is an error of its own.
+  mkdirSync(store);
   for (const flags of [[], ['--preserve-symlinks-main']]) {
     const r = spawnSync(
       process.execPath,
@@ -231,6 +233,7 @@ test(
   { skip: !existsSync('/dev/full') && 'no /dev/full' },
   async (t) => {
     const store = path.join(tempDir(t, 'agent-session-launcher-'), 'store');
+    mkdirSync(store);
     const full = openSync('/dev/full', 'w');
     const r = spawnSync(
       process.execPath,

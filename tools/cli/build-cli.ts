@@ -18,6 +18,7 @@ import * as install from './commands/install-command.js';
 import * as list from './commands/list-command.js';
 import * as shouldResume from './commands/should-resume-command.js';
 import * as show from './commands/show-command.js';
+import * as statusCommand from './commands/status-command.js';
 import * as uninstall from './commands/uninstall-command.js';
 import * as update from './commands/update-command.js';
 import type { Context } from './command-context.js';
@@ -41,6 +42,7 @@ const COMMANDS = [
   exportCommand,
   importCommand,
   doctorCommand,
+  statusCommand,
   install,
   uninstall,
   demo,

@@ -16,7 +16,18 @@ import { quarantineIfCorrupt } from '../trees/cleanup-steps.js';
 import { checkIndex as checkIndexHealth, rebuildIndex } from '../trees/index-health.js';
 
 export type CheckName =
-  'record' | 'parent' | 'index' | 'temp' | 'lock' | 'removing' | 'audit' | 'trash' | 'import' | 'store';
+  | 'record'
+  | 'parent'
+  | 'index'
+  | 'temp'
+  | 'lock'
+  | 'removing'
+  | 'audit'
+  | 'trash'
+  | 'import'
+  | 'store'
+  | 'config'
+  | 'hook-log';
 
 export interface DoctorFinding {
   check: CheckName;

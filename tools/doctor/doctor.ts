@@ -3,9 +3,11 @@ import { isSessionError, SessionError } from '../errors.js';
 import { throwIfInterrupted } from '../safe-points.js';
 import type { SessionContext } from '../session-context.js';
 import { ImportStaging } from '../store/import-stage.js';
+import { storeExists } from '../store/project.js';
 import { Trash } from '../store/trash.js';
 import { recoverImports } from '../transfer/import.js';
 import { recoverTrash } from '../trees/recover.js';
+import { checkHookFailures } from './hook-failures.js';
 import { checkLayout, guarded } from './layout.js';
 import {
   checkIndex,
@@ -23,11 +25,18 @@ export interface DoctorOptions {
   repair?: boolean;
   /** Aborting it stops the repairs between two (EINTERRUPTED); the ones made are audited. */
   signal?: AbortSignal;
+  /**
+   * A problem with the settings (an invalid config file or environment variable), found by the caller
+   * that then opened the store with the defaults: reported as an error finding, not thrown.
+   */
+  configProblem?: { file: string; message: string };
 }
 
 export interface DoctorReport {
   /** No errors left (after the repairs, with `repair`). Warnings do not count. */
   healthy: boolean;
+  /** The store checked; `exists` false: there is none (the only finding then is that, and a config problem). */
+  store: { dir: string; exists: boolean };
   checked: { sessions: number; audit_entries: number; trash_entries: number };
   /** What the check found (before any repair). */
   findings: DoctorFinding[];
@@ -39,10 +48,15 @@ export interface DoctorReport {
 
 /** Checks the whole store; with `repair`, fixes what can be fixed without losing data, then checks again. */
 export async function doctor(sessions: SessionContext, options: DoctorOptions = {}): Promise<DoctorReport> {
+  const config: DoctorFinding[] = options.configProblem
+    ? [{ check: 'config', severity: 'error', subject: options.configProblem.file, ...configText(options) }]
+    : [];
+  if (!storeExists(sessions.store.dir)) return missingStore(sessions.store.dir, config, options);
   const first = await examine(sessions);
-  const findings = first.found.map(strip);
+  const findings = [...config, ...first.found.map(strip)];
+  const store = { dir: sessions.store.dir, exists: true };
   if (!options.repair)
-    return { healthy: !findings.some(isError), checked: first.checked, findings, repairs: [], remaining: [] };
+    return { healthy: !findings.some(isError), store, checked: first.checked, findings, repairs: [], remaining: [] };
   const repairs: string[] = [];
   const fixes = first.found.filter((f) => f.fix);
   const audited = () =>
@@ -61,8 +75,36 @@ export async function doctor(sessions: SessionContext, options: DoctorOptions = 
     }
   }
   await audited();
-  const remaining = (await examine(sessions)).found.map(strip).filter(isError);
-  return { healthy: remaining.length === 0, checked: first.checked, findings, repairs, remaining };
+  const remaining = [...config, ...(await examine(sessions)).found.map(strip).filter(isError)];
+  return { healthy: remaining.length === 0, store, checked: first.checked, findings, repairs, remaining };
+}
+
+function configText({ configProblem }: DoctorOptions): { message: string; repair: null } {
+  return { message: `${configProblem!.message} (the hooks fail open on it; checked with the defaults)`, repair: null };
+}
+
+/**
+ * No store: nothing recorded here yet, or the wrong directory. An error for a check (the question was
+ * "is this store healthy?"); with `repair`, which cron jobs run on fresh projects too, a warning.
+ */
+function missingStore(dir: string, config: DoctorFinding[], options: DoctorOptions): DoctorReport {
+  const finding: DoctorFinding = {
+    check: 'store',
+    severity: options.repair ? 'warning' : 'error',
+    subject: dir,
+    message: 'the store does not exist: no sessions have been recorded here yet',
+    repair: null,
+  };
+  const findings = [...config, finding];
+  const errors = findings.filter(isError);
+  return {
+    healthy: errors.length === 0,
+    store: { dir, exists: false },
+    checked: { sessions: 0, audit_entries: 0, trash_entries: 0 },
+    findings,
+    repairs: [],
+    remaining: options.repair ? errors : [],
+  };
 }
 
 async function examine(sessions: SessionContext): Promise<{ found: Found[]; checked: DoctorReport['checked'] }> {
@@ -87,6 +129,7 @@ async function examine(sessions: SessionContext): Promise<{ found: Found[]; chec
     ...checkParents(snap, trash.value.held),
     ...(await checkIndex(sessions)),
     ...checkStrays(sessions, snap),
+    ...checkHookFailures(dir, sessions.now()),
   ];
   return {
     found,

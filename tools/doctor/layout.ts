@@ -3,6 +3,7 @@ import { isSessionError } from '../errors.js';
 import { CLAUDE_DIR } from '../store/claude-index.js';
 import { INDEX_DIR } from '../store/children-index.js';
 import { HOOK_LOG } from '../store/hook-log.js';
+import { HOOK_RUNS_DIR } from '../store/hook-runs.js';
 import { BACKUPS_DIR } from '../store/import-stage.js';
 import { areaProblem, fileProblem } from '../store/regular-file.js';
 import { STORE_IGNORE } from '../store/store-root.js';
@@ -22,6 +23,7 @@ const AREAS = [
   BACKUPS_DIR,
   CLAUDE_DIR,
   `${CLAUDE_DIR}/.locks`,
+  HOOK_RUNS_DIR,
 ];
 const FILES = [STORE_IGNORE, HOOK_LOG, `${HOOK_LOG}.1`];
 

@@ -237,3 +237,30 @@ export function projectCommand(hook: HookName): string {
   const file = `"$CLAUDE_PROJECT_DIR/dist/hooks/${hook}.js"`;
   return `test ! -f ${file} || node ${file}`;
 }
+
+/**
+ * For `status`: which of our hooks an entry runs (as `ourHook`), the script file its command names
+ * (shell quoting removed, variables such as `$CLAUDE_PROJECT_DIR` left as text; null for a bin name,
+ * found on PATH), and whether the command first checks the file exists (`test ! -f <file> || …`),
+ * which makes a missing file a silent no-op instead of an error on every delegation.
+ */
+export function hookScriptOf(
+  entry: unknown,
+  event?: string,
+): { hook: HookName; script: string | null; guarded: boolean } | undefined {
+  const hook = ourHook(entry, event);
+  if (!hook) return undefined;
+  const commands = simpleCommands((entry as { command: string }).command);
+  const runs = commands.find((words) => hookRunBy(words) === hook)!;
+  const word = runs.find((w) => BUILT_HOOK.test(w.cooked) || BUILT_HOOK.test(w.raw));
+  const script = word ? (BUILT_HOOK.test(word.cooked) ? word.cooked : word.raw) : null;
+  const guarded = script !== null && commands.some((words) => testsFile(words, script));
+  return { hook, script, guarded };
+}
+
+/** `test [!] -f <file>` or `[ [!] -f <file> ]` (also `-e`). */
+function testsFile(words: Word[], file: string): boolean {
+  let w = words.map((word) => word.cooked).filter((word) => word !== '!');
+  if (w[0] === '[' && w[w.length - 1] === ']') w = ['test', ...w.slice(1, -1)];
+  return w.length === 3 && w[0] === 'test' && (w[1] === '-f' || w[1] === '-e') && w[2] === file;
+}

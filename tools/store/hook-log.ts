@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, renameSync, writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { openAppendSync } from './regular-file.js';
+import { openAppendSync, readRegularFileSync } from './regular-file.js';
 import { ensureStoreSync } from './store-root.js';
 
 /** The hooks' failure log, in the store; a dot-name so no session id can collide with it. */
@@ -49,4 +49,34 @@ async function openCreating(file: string): Promise<number> {
     await mkdir(dirname(file), { recursive: true });
     return openAppendSync(file);
   }
+}
+
+/** One line of the hook log, as `HookRun.problem` writes it. */
+export interface HookLogEntry {
+  time: string;
+  hook: string;
+  event: string;
+  pid: number;
+  code: string;
+  message: string;
+}
+
+const LOG_LINE = /^(\S+) (\S+) (\S+) pid=(\d+) ([A-Z]+): (.*)$/;
+
+/**
+ * The entries of `.hooks.log.1` then `.hooks.log`, oldest first. Lines in another format are skipped;
+ * a log that is a link, a FIFO or too large is an error (ECORRUPT), as everywhere in the store.
+ */
+export function readHookLog(storeDir: string): HookLogEntry[] {
+  const file = hookLogPath(storeDir);
+  const entries: HookLogEntry[] = [];
+  for (const name of [`${file}.1`, file]) {
+    const data = readRegularFileSync(name, { maxBytes: 4 * HOOK_LOG_MAX_BYTES });
+    if (data === undefined) continue;
+    for (const line of data.toString('utf8').split('\n')) {
+      const m = LOG_LINE.exec(line);
+      if (m) entries.push({ time: m[1]!, hook: m[2]!, event: m[3]!, pid: Number(m[4]), code: m[5]!, message: m[6]! });
+    }
+  }
+  return entries;
 }

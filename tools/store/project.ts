@@ -58,9 +58,7 @@ function isHome(dir: string, home: string): boolean {
 
 /** `--dir` / `dir`, else `AGENT_SESSION_DIR`, else `<project>/.claude/session`. */
 export function resolveStoreDir(locate: Locate): string {
-  if (locate.dir) return resolve(locate.cwd, locate.dir);
-  if (locate.env.AGENT_SESSION_DIR) return resolve(locate.cwd, locate.env.AGENT_SESSION_DIR);
-  return join(findProjectDir(locate), '.claude', 'session');
+  return locateStore(locate).dir;
 }
 
 /** `AGENT_SESSION_CONFIG`, else `<project>/.claude/agent-session.json`. */
@@ -147,4 +145,29 @@ export function makeTempProject(): string {
   const dir = mkdtempSync(join(tmpdir(), 'agent-session-demo-'));
   mkdirSync(join(dir, '.claude'));
   return dir;
+}
+
+/** Where the store is and why: what `status` prints and a read command names when it is missing. */
+export interface StoreLocation {
+  dir: string;
+  reason: '--dir' | 'AGENT_SESSION_DIR' | 'project';
+  /** The project the default store is under (reason `project`). */
+  project?: ProjectLocation;
+}
+
+/** `--dir` / `dir`, else `AGENT_SESSION_DIR`, else `<project>/.claude/session`. */
+export function locateStore(locate: Locate): StoreLocation {
+  if (locate.dir) return { dir: resolve(locate.cwd, locate.dir), reason: '--dir' };
+  if (locate.env.AGENT_SESSION_DIR)
+    return { dir: resolve(locate.cwd, locate.env.AGENT_SESSION_DIR), reason: 'AGENT_SESSION_DIR' };
+  const project = locateProject(locate);
+  return { dir: join(project.dir, '.claude', 'session'), reason: 'project', project };
+}
+
+/**
+ * Whether anything is at the store's path (the hooks create it at the first delegation). A file
+ * there is no missing store: reading it fails, and says why.
+ */
+export function storeExists(dir: string): boolean {
+  return exists(dir);
 }

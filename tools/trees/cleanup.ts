@@ -1,3 +1,4 @@
+import { storeExists } from '../store/project.js';
 import { SessionError } from '../errors.js';
 import { throwIfInterrupted } from '../safe-points.js';
 import { judgeSession, planCleanup, type CleanupRules } from '../policy/cleanup-plan.js';
@@ -39,6 +40,9 @@ export async function cleanup(sessions: SessionContext, options: CleanupOptions 
     throw new SessionError('EINVALID', `hours must be a number >= 0, got ${JSON.stringify(hours)}`);
   }
   if (options.dryRun) return run(sessions, hours, options);
+  // No store, nothing to clean: a dry run's report, without making the store for the cleanup lock.
+  if (!storeExists(sessions.store.dir))
+    return { ...(await run(sessions, hours, { ...options, dryRun: true })), dry_run: false };
   const what = 'cleanup (another cleanup is running on this store)';
   return withAreaLock(sessions.store.dir, 'cleanup', CLEANUP_LOCK_WAIT_MS, what, () => run(sessions, hours, options));
 }

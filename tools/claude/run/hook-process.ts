@@ -2,6 +2,7 @@ import { SessionError } from '../../errors.js';
 import { Sessions } from '../../sessions.js';
 import { ClaudeIndex } from '../../store/claude-index.js';
 import { appendHookLog } from '../../store/hook-log.js';
+import { recordHookRun } from '../../store/hook-runs.js';
 import { locateProject, resolveStoreDir } from '../../store/project.js';
 import { formatTimestamp } from '../../time.js';
 import type { HookContext } from '../events/hook-context.js';
@@ -15,6 +16,8 @@ export class HookRun {
   readonly underClaude: boolean;
   readonly diagnostics: string[] = [];
   event = '-';
+  /** The last problem the run failed open on, for its last-run record. */
+  failure: { code: string; message: string } | undefined;
   private readonly env: Record<string, string | undefined>;
   private readonly cwd: string;
   private opened: HookContext | undefined;
@@ -50,9 +53,25 @@ export class HookRun {
     const code = err instanceof SessionError ? err.code : 'EINTERNAL';
     const message = err instanceof Error ? err.message : String(err);
     const line = `${formatTimestamp(Date.now())} ${this.name} ${this.event} pid=${process.pid} ${code}: ${message}`;
+    this.failure = { code, message: message.slice(0, 500) };
     const logged = await appendHookLog(this.storeDir(), line.slice(0, 2000));
     this.note(`failing open: ${code}: ${message}${logged ? '' : ' (the hook log could not be written)'}`);
     if (this.debug && err instanceof Error && err.stack) this.diagnostics.push(err.stack);
+  }
+
+  /** Records this run as its event's last one (`status` shows it): one small write in place, never throws. */
+  finished(outcome: string | undefined): void {
+    const now = Date.now();
+    recordHookRun(this.storeDir(), {
+      event: this.event === '-' ? 'unknown' : this.event,
+      hook: this.name,
+      time: formatTimestamp(now),
+      outcome: this.failure || outcome === undefined ? 'failed' : outcome,
+      ...(this.failure ?? {}),
+      // From the start of the process: what the run cost Claude Code.
+      duration_ms: Math.round(process.uptime() * 1000),
+      pid: process.pid,
+    });
   }
 
   private storeDir(): string {

@@ -38,6 +38,7 @@ export async function runHook<Input, Outcome extends { kind: string }>(
     });
   const written = [answered?.output ? writeAllSync(1, answered.output) : true];
   if (answered && hook.afterAnswer) await hook.afterAnswer(run, answered.outcome);
+  run.finished(answered?.outcome.kind);
   if (run.diagnostics.length > 0) written.push(writeAllSync(2, `${run.diagnostics.join('\n')}\n`));
   return written.every(Boolean);
 }

@@ -4,6 +4,7 @@ import { followAudit } from '../../audit/follow.js';
 import { readAudit } from '../../audit/read.js';
 import { parseDuration } from '../../audit/duration.js';
 import type { Argv, Context } from '../command-context.js';
+import { openExisting } from '../store-origin.js';
 
 interface Args {
   session?: string;
@@ -32,8 +33,11 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
-  const sessions = ctx.open(argv);
-  const since = argv.since === undefined ? undefined : sessions.now() - parseDuration(argv.since);
+  // Usage errors first, wherever the store is.
+  const window = argv.since === undefined ? undefined : parseDuration(argv.since);
+  // Following may start before the first delegation creates the store: it waits for it.
+  const sessions = argv.follow ? ctx.open(argv) : openExisting(argv, argv.session);
+  const since = window === undefined ? undefined : sessions.now() - window;
   const filter = { session: argv.session, action: argv.action, since };
   if (argv.follow) return follow(argv, filter);
   const result = await readAudit(sessions, filter);

@@ -1,6 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
 import { children } from '../../trees/hierarchy.js';
 import type { Argv } from '../command-context.js';
+import { openExisting } from '../store-origin.js';
 import { relativeTime, table } from '../format.js';
 
 export const command = 'children <id>';
@@ -12,7 +13,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<{ id: string }>) {
   const { ctx } = argv;
-  const sessions = ctx.open(argv);
+  const sessions = openExisting(argv, argv.id);
   const kids = await children(sessions, argv.id);
   if (argv.json) return ctx.json({ parent: argv.id, children: kids });
   if (kids.length === 0) return ctx.out(`Session ${argv.id} has no children.`);

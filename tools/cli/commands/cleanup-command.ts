@@ -1,6 +1,8 @@
 import type { Argv as Yargs } from 'yargs';
 import { cleanup, type CleanupReport } from '../../trees/cleanup.js';
+import { storeExists } from '../../store/project.js';
 import type { Argv } from '../command-context.js';
+import { missingStore } from '../store-origin.js';
 import { interruptible } from '../interruptible.js';
 import { checkHours } from '../parse.js';
 
@@ -32,6 +34,11 @@ export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const bar = ctx.io.stderrIsTTY ? progressBar((text) => ctx.io.stderr(text)) : undefined;
   const sessions = ctx.open(argv);
+  // A cron job on a fresh project: nothing to clean is no failure (exit 0), but say why.
+  if (!storeExists(sessions.store.dir) && !argv.json) {
+    ctx.out(`${missingStore(ctx.io, argv.dir).message.replace(/^no sessions/, 'No sessions')}: nothing to clean.`);
+    return;
+  }
   const options = {
     olderThanHours: checkHours(argv.hours),
     dryRun: argv.dryRun,

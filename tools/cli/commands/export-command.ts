@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { Argv as Yargs } from 'yargs';
 import { exportSessions } from '../../transfer/export.js';
 import type { Argv } from '../command-context.js';
+import { openExisting } from '../store-origin.js';
 import { interruptible } from '../interruptible.js';
 import { checkPath } from '../parse.js';
 
@@ -30,7 +31,7 @@ export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const output = checkPath(argv.output, '--output');
   const file = output === undefined ? undefined : resolve(ctx.io.cwd, output);
-  const sessions = ctx.open(argv);
+  const sessions = openExisting(argv, argv.id);
   const result = await interruptible(ctx, (signal) =>
     exportSessions(sessions, { id: argv.id, all: argv.all, file, signal }),
   );

@@ -1,5 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
 import type { Argv } from '../command-context.js';
+import { openExisting } from '../store-origin.js';
 
 export const command = 'get <id>';
 export const describe = 'Print the session record (state.json)';
@@ -9,5 +10,5 @@ export function builder(yargs: Yargs) {
 }
 
 export async function handler(argv: Argv<{ id: string }>) {
-  argv.ctx.json(await argv.ctx.open(argv).get(argv.id));
+  argv.ctx.json(await openExisting(argv, argv.id).get(argv.id));
 }

@@ -2,6 +2,7 @@ import type { Argv as Yargs } from 'yargs';
 import type { Phase } from '../../phases.js';
 import { listOrphans } from '../../trees/hierarchy.js';
 import type { Argv } from '../command-context.js';
+import { openExisting } from '../store-origin.js';
 import { relativeTime, table } from '../format.js';
 import { checkCount } from '../parse.js';
 
@@ -29,7 +30,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
-  const sessions = ctx.open(argv);
+  const sessions = openExisting(argv);
   const filter = {
     activeOnly: argv.activeOnly,
     agentName: argv.agent,

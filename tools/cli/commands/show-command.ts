@@ -1,6 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
 import type { SessionRecord } from '../../record.js';
 import type { Argv } from '../command-context.js';
+import { openExisting } from '../store-origin.js';
 import { relativeTime } from '../format.js';
 
 export const command = 'show <id>';
@@ -12,7 +13,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<{ id: string }>) {
   const { ctx } = argv;
-  const sessions = ctx.open(argv);
+  const sessions = openExisting(argv, argv.id);
   const record = await sessions.get(argv.id);
   if (argv.json) return ctx.json(record);
   for (const line of describeSession(record, sessions.now())) ctx.out(line);

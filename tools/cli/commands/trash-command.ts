@@ -1,6 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
 import { listTrash } from '../../trees/restore.js';
 import type { Argv } from '../command-context.js';
+import { openExisting } from '../store-origin.js';
 import { relativeTime, table } from '../format.js';
 
 export const command = 'trash';
@@ -12,7 +13,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<object>) {
   const { ctx } = argv;
-  const sessions = ctx.open(argv);
+  const sessions = openExisting(argv);
   const listing = await listTrash(sessions);
   for (const p of listing.problems) ctx.warn(`trash entry ${p.entry} (${p.code}): ${p.message}`);
   if (argv.json) return ctx.json(listing);

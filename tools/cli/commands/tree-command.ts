@@ -1,6 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
 import { tree } from '../../trees/hierarchy.js';
 import type { Argv } from '../command-context.js';
+import { openExisting } from '../store-origin.js';
 import { relativeTime } from '../format.js';
 
 export const command = 'tree [id]';
@@ -12,7 +13,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<{ id?: string }>) {
   const { ctx } = argv;
-  const sessions = ctx.open(argv);
+  const sessions = openExisting(argv, argv.id);
   const rows = await tree(sessions, argv.id);
   if (argv.json) return ctx.json({ root: argv.id ?? null, sessions: rows });
   if (rows.length === 0) return ctx.out('No sessions.');

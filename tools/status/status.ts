@@ -1,0 +1,235 @@
+// `agent-session status`: is it working here? Where the project, store and config are and why,
+// where the hooks are registered and whether they can run, what they did last, and the sessions.
+import { join, resolve } from 'node:path';
+import { resolveSettings } from '../config.js';
+import { PHASES, type Phase } from '../phases.js';
+import { readHookLog, type HookLogEntry } from '../store/hook-log.js';
+import { readHookRuns, type HookRunRecord } from '../store/hook-runs.js';
+import {
+  configFilePath,
+  locateProject,
+  locateStore,
+  readConfigFile,
+  storeExists,
+  type ProjectLocation,
+  type StoreLocation,
+} from '../store/project.js';
+import { SessionStore } from '../store/store.js';
+import { parseTimestamp } from '../time.js';
+import {
+  homeDir,
+  projectSettingsPath,
+  readSettingsFile,
+  sameDirectory,
+  userSettingsPath,
+} from '../install/settings-file.js';
+import { readPluginHooks, readPluginInstalls, scriptExists } from './claude-files.js';
+import { hookFindings, type StatusFinding } from './hook-findings.js';
+import { findRegistrations, type HookPlace, type HookTable, type Registration } from './hook-registrations.js';
+
+type Env = Record<string, string | undefined>;
+
+export interface StatusOptions {
+  /** `--dir`. */
+  dir?: string;
+  cwd: string;
+  env: Env;
+  now: number;
+}
+
+export type { StatusCheck, StatusFinding } from './hook-findings.js';
+
+export interface StatusReport {
+  healthy: boolean;
+  project: ProjectLocation;
+  store: { dir: string; reason: StoreLocation['reason']; exists: boolean };
+  config: { file: string; from: 'AGENT_SESSION_CONFIG' | 'project'; exists: boolean; error: string | null };
+  /** The settings files looked at, with whether each exists. */
+  settings: { place: Exclude<HookPlace, 'plugin'>; file: string; exists: boolean; error: string | null }[];
+  /** Installs of the agent-session plugin that apply to this project and are enabled. */
+  plugins: { plugin: string; scope: string; install_path: string; root: string }[];
+  hooks: Registration[];
+  last_runs: HookRunRecord[];
+  hook_failures: { since: string; count: number; recent: HookLogEntry[] };
+  sessions: { total: number; by_phase: Partial<Record<Phase, number>>; unreadable: number; approval: Waiting[] };
+  findings: StatusFinding[];
+}
+
+interface Waiting {
+  id: string;
+  agent: string;
+  purpose: string | null;
+  last_updated: string;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** The plugin's name in `.claude-plugin/plugin.json`. */
+const PLUGIN = 'agent-session';
+
+export async function status({ dir, cwd, env, now }: StatusOptions): Promise<StatusReport> {
+  const findings: StatusFinding[] = [];
+  const project = locateProject({ cwd, env });
+  const store = locateStore({ dir, cwd, env });
+  const exists = storeExists(store.dir);
+  const config = readConfig(cwd, env, findings);
+  const { settings, tables } = await readSettings(project.dir, env, findings);
+  const plugins = await pluginTables(project.dir, env, settings, findings);
+  const hooks = [...tables, ...plugins.tables].flatMap((table) => findRegistrations(table, scriptExists));
+  findings.push(...hookFindings(hooks));
+  if (!exists)
+    findings.push({
+      check: 'store',
+      severity: 'warning',
+      message: `no sessions have been recorded here yet: the store ${store.dir} does not exist`,
+    });
+  const activity = exists ? readActivity(store.dir, now, findings) : emptyActivity(now);
+  return {
+    healthy: !findings.some((f) => f.severity === 'error'),
+    project,
+    store: { dir: store.dir, reason: store.reason, exists },
+    config,
+    settings: settings.map(({ place, file, exists: found, error }) => ({ place, file, exists: found, error })),
+    plugins: plugins.installs,
+    hooks,
+    ...activity,
+    findings,
+  };
+}
+
+function readConfig(cwd: string, env: Env, findings: StatusFinding[]): StatusReport['config'] {
+  const file = configFilePath({ cwd, env });
+  const from = env.AGENT_SESSION_CONFIG ? 'AGENT_SESSION_CONFIG' : 'project';
+  let exists = false;
+  try {
+    const value = readConfigFile(file);
+    exists = value !== undefined;
+    // The environment's settings too: a bad AGENT_SESSION_* value fails every hook the same way.
+    resolveSettings({ env, file: value, fileName: file });
+    return { file, from, exists, error: null };
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    findings.push({ check: 'config', severity: 'error', message: `${error} (every hook fails open on it)` });
+    return { file, from, exists, error };
+  }
+}
+
+interface SettingsRead {
+  place: Exclude<HookPlace, 'plugin'>;
+  file: string;
+  exists: boolean;
+  error: string | null;
+  settings: Record<string, unknown> | undefined;
+}
+
+async function readSettings(projectDir: string, env: Env, findings: StatusFinding[]) {
+  const places: [SettingsRead['place'], string][] = [
+    ['project', projectSettingsPath(projectDir)],
+    ['local', join(projectDir, '.claude', 'settings.local.json')],
+    ['user', userSettingsPath(env)],
+  ];
+  const settings: SettingsRead[] = [];
+  const tables: HookTable[] = [];
+  // The user's settings file is also a project's when the project is the home directory: read it once.
+  const seen = new Set<string>();
+  for (const [place, file] of places) {
+    if (seen.has(resolve(file))) continue;
+    seen.add(resolve(file));
+    try {
+      const read = await readSettingsFile(file);
+      settings.push({ place, file, exists: read.settings !== undefined, error: null, settings: read.settings });
+      const vars = { ...env, HOME: homeDir(env), CLAUDE_PROJECT_DIR: projectDir };
+      tables.push({ place, file, hooks: read.settings?.hooks, vars, cwd: projectDir });
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      settings.push({ place, file, exists: true, error, settings: undefined });
+      findings.push({ check: 'settings', severity: 'error', message: `${error}: Claude Code cannot use it either` });
+    }
+  }
+  return { settings, tables };
+}
+
+/** The plugin's installs that apply here (user scope, or this project's) and are enabled, with their hooks. */
+async function pluginTables(projectDir: string, env: Env, settings: SettingsRead[], findings: StatusFinding[]) {
+  const installs: StatusReport['plugins'] = [];
+  const tables: HookTable[] = [];
+  const seen = new Set<string>();
+  for (const install of await readPluginInstalls(homeDir(env), PLUGIN)) {
+    if (seen.has(install.key) || !enabled(install.key, settings)) continue;
+    if (install.projectPath !== undefined && !(await sameDirectory(install.projectPath, projectDir))) continue;
+    if (install.projectPath === undefined && install.scope !== 'user') continue;
+    seen.add(install.key);
+    installs.push({ plugin: install.key, scope: install.scope, install_path: install.installPath, root: install.root });
+    const hooks = await readPluginHooks(install.root);
+    const file = join(install.root, 'hooks', 'hooks.json');
+    if (hooks === undefined)
+      findings.push({
+        check: 'hooks',
+        severity: 'error',
+        message: `plugin ${install.key}: ${file} is missing or unreadable`,
+      });
+    const vars = {
+      ...env,
+      HOME: homeDir(env),
+      CLAUDE_PROJECT_DIR: projectDir,
+      CLAUDE_PLUGIN_ROOT: install.root,
+    };
+    tables.push({ place: 'plugin', file, plugin: install.key, hooks, vars, cwd: projectDir });
+  }
+  return { installs, tables };
+}
+
+/** `enabledPlugins[key]` of the local settings, else the project's, else the user's. */
+function enabled(key: string, settings: SettingsRead[]): boolean {
+  for (const place of ['local', 'project', 'user'] as const) {
+    const table = settings.find((s) => s.place === place)?.settings?.enabledPlugins;
+    const value = table && typeof table === 'object' ? (table as Record<string, unknown>)[key] : undefined;
+    if (typeof value === 'boolean') return value;
+  }
+  return false;
+}
+
+function readActivity(dir: string, now: number, findings: StatusFinding[]) {
+  const since = now - DAY_MS;
+  let failures: HookLogEntry[] = [];
+  try {
+    failures = readHookLog(dir).filter((e) => (parseTimestamp(e.time) ?? 0) >= since);
+  } catch (err) {
+    findings.push({ check: 'hook-log', severity: 'warning', message: (err as Error).message });
+  }
+  const last = failures[failures.length - 1];
+  if (last)
+    findings.push({
+      check: 'hook-log',
+      severity: 'warning',
+      message: `${failures.length} hook failure(s) in the last day, the last: ${last.code}: ${last.message}`,
+    });
+  const { records, problems } = new SessionStore(dir, { lockTimeoutMs: 0 }).scan();
+  if (problems.length > 0)
+    findings.push({
+      check: 'sessions',
+      severity: 'warning',
+      message: `${problems.length} record(s) cannot be read (run agent-session doctor)`,
+    });
+  const by_phase: Partial<Record<Phase, number>> = {};
+  for (const phase of PHASES) {
+    const n = records.filter((r) => r.phase === phase).length;
+    if (n > 0) by_phase[phase] = n;
+  }
+  const approval = records
+    .filter((r) => r.phase === 'approval')
+    .sort((a, b) => b.last_updated.localeCompare(a.last_updated))
+    .map((r) => ({ id: r.agent_id, agent: r.agent_name, purpose: r.purpose, last_updated: r.last_updated }));
+  return {
+    last_runs: readHookRuns(dir),
+    hook_failures: { since: new Date(since).toISOString(), count: failures.length, recent: failures.slice(-10) },
+    sessions: { total: records.length, by_phase, unreadable: problems.length, approval },
+  };
+}
+
+function emptyActivity(now: number) {
+  return {
+    last_runs: [],
+    hook_failures: { since: new Date(now - DAY_MS).toISOString(), count: 0, recent: [] },
+    sessions: { total: 0, by_phase: {}, unreadable: 0, approval: [] },
+  };
+}
