@@ -152,6 +152,13 @@ before(
   { timeout: 10 * 60_000 },
 );
 
+/** `agent-session status --json` of the build under test, run in the project with the test's HOME. */
+async function statusOf(project) {
+  const r = await runCli(['status', '--json'], { cwd: project.dir, env: cleanEnv({ HOME: project.home }) });
+  assert.ok(r.code === 0 || r.code === 1, r.stderr);
+  return { code: r.code, json: JSON.parse(r.stdout) };
+}
+
 test(
   '(j) the plugin installed from the package as a marketplace (project scope) runs the hooks; ' +
     'git status never shows the store',
@@ -200,6 +207,29 @@ test(
     assert.equal(session.purpose, CALL.input.description);
     assert.ok(existsSync(join(project.dir, '.claude', 'session', session.agent_id, 'state.json')));
     assert.equal(project.status(), '?? .claude/settings.json\n', 'the store shows in git status');
+
+    // agent-session status reads what Claude Code wrote: the plugin, its hooks where they really run, their last runs.
+    const status = await statusOf(project);
+    assert.equal(status.code, 0, JSON.stringify(status.json.findings));
+    assert.deepEqual(
+      status.json.plugins.map((p) => [p.plugin, p.scope, p.root]),
+      [[PLUGIN, 'project', packageDir]],
+    );
+    assert.deepEqual(
+      status.json.hooks.map((h) => [h.place, h.event, h.state, h.script]),
+      ['PreToolUse', 'PostToolUse', 'SubagentStart', 'SubagentStop'].map((event) => [
+        'plugin',
+        event,
+        'ok',
+        join(packageDir, 'dist', 'hooks', event === 'PreToolUse' ? 'pre_delegate.js' : 'subagent_stop.js'),
+      ]),
+    );
+    assert.deepEqual(status.json.last_runs.map((r) => r.event).sort(), [
+      'PostToolUse',
+      'PreToolUse',
+      'SubagentStart',
+      'SubagentStop',
+    ]);
   },
 );
 
@@ -229,7 +259,10 @@ test(
     const project = gitProject(t);
     await installPlugin(project, unpackedPackage(project.root, { dist: false }), 'user');
     const { debug } = await delegate(t, project);
-    assert.deepEqual(await sessions(project), []);
+    // No store at all: list says so (exit 1) rather than "No sessions.".
+    const list = await runCli(['list'], { cwd: project.dir, env: cleanEnv({ HOME: project.home }) });
+    assert.equal(list.code, 1);
+    assert.match(list.stderr, /no sessions have been recorded here yet/);
     assert.equal(existsSync(join(project.dir, '.claude', 'session')), false);
     // Each hook ran, found no dist/ and exited 0 without output.
     const runs = pluginHookRuns(debug);
@@ -244,6 +277,12 @@ test(
     );
     assert.doesNotMatch(debug, /Cannot find module/);
     assert.equal(project.status(), '');
+    // status says why nothing happens: every plugin hook is inactive (a warning; nothing is broken).
+    const status = await statusOf(project);
+    assert.deepEqual(
+      status.json.hooks.map((h) => [h.place, h.state]),
+      Array(4).fill(['plugin', 'inactive']),
+    );
   },
 );
 
