@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { test } from 'node:test';
 import { flow, hookLog, pre, project, sessionIds } from './helpers/hooks.mjs';
-import { cleanEnv, cli, loadLibrary, ROOT, runCli, tempDir } from './helpers/run.mjs';
+import { cleanEnv, cli, loadLibrary, pool, ROOT, runCli, tempDir } from './helpers/run.mjs';
 
 const lib = await loadLibrary();
 const VERSION = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
@@ -49,20 +49,6 @@ function refused(result, code, pattern) {
   assert.equal(result.stdout, '');
   assert.match(result.stderr, /^agent-session: [^\n]+\n$/);
   if (pattern) assert.match(result.stderr, pattern);
-}
-
-/** Runs the thunks at most `limit` at a time (the machine has two cores), results in order. */
-async function pool(thunks, limit = 4) {
-  const results = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < thunks.length) {
-      const i = next++;
-      results[i] = await thunks[i]();
-    }
-  };
-  await Promise.all(Array.from({ length: limit }, worker));
-  return results;
 }
 
 test('--version, -V and -v print the package version and exit 0, also after a command', async (t) => {

@@ -15,7 +15,7 @@ import {
 import path from 'node:path';
 import { test } from 'node:test';
 import { holdLock } from './helpers/locks.mjs';
-import { CLI, cleanEnv, cli, loadLibrary, runCli, tempDir } from './helpers/run.mjs';
+import { CLI, cleanEnv, cli, loadLibrary, pool, runCli, tempDir } from './helpers/run.mjs';
 
 const MIN = 60_000;
 const { Sessions } = await loadLibrary();
@@ -55,20 +55,6 @@ async function seed(store, spec, now = Date.now()) {
     for (let i = 0; i < (s.errors ?? 0); i++) await sessions.update(s.id, { error: `e${i}` });
     if (s.outcome) await sessions.finalize(s.id, s.outcome, 'done');
   }
-}
-
-/** Runs the thunks at most `limit` at a time (the machine has two cores), results in order. */
-async function pool(thunks, limit = 4) {
-  const results = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < thunks.length) {
-      const i = next++;
-      results[i] = await thunks[i]();
-    }
-  };
-  await Promise.all(Array.from({ length: limit }, worker));
-  return results;
 }
 
 const stateFile = (store, id) => path.join(store, id, 'state.json');

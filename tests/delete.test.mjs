@@ -1,11 +1,11 @@
 // delete: multi-level cascade, guards, dry run, trash, restore, work preservation on a real git repository.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { loadLibrary, tempDir, cli } from './helpers/run.mjs';
 import { build, liveIds, sessionFiles, snapshot, trashEntries, treeSpec } from './helpers/trees.mjs';
+import { git } from './helpers/git.mjs';
 
 const OLD = { outcome: 'completed', hoursAgo: 2 };
 
@@ -159,21 +159,6 @@ test('--no-backup destroys the subtree: nothing in the trash', async (t) => {
   assert.deepEqual(liveIds(dir), []);
   assert.deepEqual(trashEntries(dir), []);
 });
-
-function git(cwd, ...args) {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@e.x',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@e.x',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-    },
-  });
-}
 
 test(
   'work preservation: unsaved work in a real git repository blocks; ' +

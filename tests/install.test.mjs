@@ -1,7 +1,7 @@
 // `agent-session install` / `uninstall`, the plugin's hooks/hooks.json and the repository's own
 // .claude/settings.json: the built CLI run on temp projects with a temp HOME, files checked on disk.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -19,6 +19,7 @@ import {
 import path from 'node:path';
 import { test } from 'node:test';
 import { sessionIds } from './helpers/hooks.mjs';
+import { git } from './helpers/git.mjs';
 import { CLI, cleanEnv, DIST, FIXTURES, loadLibrary, ROOT, runCli, runNode, tempDir } from './helpers/run.mjs';
 
 const lib = await loadLibrary();
@@ -569,21 +570,6 @@ test(
     assert.deepEqual(readdirSync(path.join(p.home, '.claude')), []);
   },
 );
-
-function git(cwd, ...args) {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@e.x',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@e.x',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-    },
-  });
-}
 
 /** Every path under `dir` (relative, sorted), .git/ left out. */
 function tree(dir) {

@@ -98,3 +98,17 @@ export async function cliJson(dir, args, options) {
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout);
 }
+
+/** Runs the thunks, at most `limit` at a time; their results in order. */
+export async function pool(thunks, limit = 4) {
+  const results = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < thunks.length) {
+      const i = next++;
+      results[i] = await thunks[i]();
+    }
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
+  return results;
+}
