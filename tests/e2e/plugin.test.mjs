@@ -152,6 +152,14 @@ before(
   { timeout: 10 * 60_000 },
 );
 
+/** The plugin's four hooks in the order one delegation runs them, each exiting 0. */
+const EVERY_EVENT_EXIT_0 = [
+  ['PreToolUse', 0],
+  ['SubagentStart', 0],
+  ['SubagentStop', 0],
+  ['PostToolUse', 0],
+];
+
 /** `agent-session status --json` of the build under test, run in the project with the test's HOME. */
 async function statusOf(project) {
   const r = await runCli(['status', '--json'], { cwd: project.dir, env: cleanEnv({ HOME: project.home }) });
@@ -192,12 +200,7 @@ test(
     const runs = pluginHookRuns(debug);
     assert.deepEqual(
       runs.map((r) => [r.event, r.status]),
-      [
-        ['PreToolUse', 0],
-        ['SubagentStart', 0],
-        ['SubagentStop', 0],
-        ['PostToolUse', 0],
-      ],
+      EVERY_EVENT_EXIT_0,
     );
     const hook = join(packageDir, 'dist', 'hooks', 'pre_delegate.js');
     assert.equal(runs[0].command, `test ! -f "${hook}" || node "${hook}"`);
@@ -268,12 +271,7 @@ test(
     const runs = pluginHookRuns(debug);
     assert.deepEqual(
       runs.map((r) => [r.event, r.status]),
-      [
-        ['PreToolUse', 0],
-        ['SubagentStart', 0],
-        ['SubagentStop', 0],
-        ['PostToolUse', 0],
-      ],
+      EVERY_EVENT_EXIT_0,
     );
     assert.doesNotMatch(debug, /Cannot find module/);
     assert.equal(project.status(), '');
