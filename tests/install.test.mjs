@@ -624,7 +624,12 @@ test(
         [p.settings, 'local', true, true, null],
       ],
     );
-    assert.deepEqual(report.git_exclude, { file: exclude, pattern: '/.claude/settings.local.json', changed: true });
+    assert.deepEqual(report.git_exclude, {
+      file: exclude,
+      pattern: '/.claude/settings.local.json',
+      changed: true,
+      tracked: false,
+    });
     assert.deepEqual(tree(p.dir), ['a.txt', 'src', path.join('src', 'lib')]);
     assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=all'), '');
     assert.equal(readFileSync(exclude, 'utf8'), excludeBefore, 'the exclude file is as git init made it');
@@ -648,6 +653,32 @@ test("a linked work tree's local settings are excluded through the repository's 
   // A second install finds its line and adds nothing.
   const again = await runCli(['install', '--json'], { cwd: linked, env: cleanEnv({ HOME: p.home }) });
   assert.equal(JSON.parse(again.stdout).git_exclude.changed, false);
+  // The main work tree installs too; uninstall in the linked one keeps the shared line the main one needs.
+  assert.equal((await runCli(['install'], { cwd: p.dir, env: cleanEnv({ HOME: p.home }) })).code, 0);
+  const u = await runCli(['uninstall', '--json'], { cwd: linked, env: cleanEnv({ HOME: p.home }) });
+  assert.equal(JSON.parse(u.stdout).git_exclude.changed, false);
+  assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=all'), '');
+  // The last one out takes the lines away.
+  const last = await runCli(['uninstall', '--json'], { cwd: p.dir, env: cleanEnv({ HOME: p.home }) });
+  assert.equal(JSON.parse(last.stdout).git_exclude.changed, true);
+  assert.doesNotMatch(readFileSync(report.git_exclude.file, 'utf8'), /settings\.local\.json/);
+});
+
+test('a settings.local.json that git tracks gets a warning: no exclude line can keep its paths out', async (t) => {
+  const p = setup(t);
+  git(p.dir, 'init', '-q');
+  mkdirSync(path.dirname(p.settings));
+  writeFileSync(p.settings, '{"permissions": {"allow": ["Bash(ls)"]}}\n');
+  git(p.dir, 'add', '-A');
+  git(p.dir, 'commit', '-q', '-m', 'local settings committed');
+  const r = await p.run('install');
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stdout, /Added .* so git does not show/);
+  assert.match(
+    r.stdout,
+    /^Warning: git tracks .*settings\.local\.json, so this machine's hook paths .*git rm --cached/m,
+  );
+  assert.doesNotMatch(readFileSync(path.join(p.dir, '.git', 'info', 'exclude'), 'utf8'), /settings\.local/);
 });
 
 test('a settings file with other content stays after uninstall; its backups go where git ignores them', async (t) => {
@@ -777,31 +808,44 @@ test("--shared writes settings.json with this machine's path, and warns that tea
 test('hooks registered in another settings file Claude Code reads are reported as double registrations', async (t) => {
   const p = setup(t);
   assert.equal((await p.run('install')).code, 0);
+  // The same command string in two files: Claude Code runs it once, so nothing to warn about.
   const user = await p.run('install', '--user', '--json');
   assert.equal(user.code, 0, user.stderr);
-  assert.deepEqual(JSON.parse(user.stdout).warnings, [
-    `${p.settings} also registers the agent-session hooks: Claude Code runs every hook once per file, ` +
-      'so each runs twice; remove one (agent-session uninstall)',
-  ]);
+  assert.deepEqual(JSON.parse(user.stdout).warnings, []);
+  // Another command for the same hooks in the user's file runs besides the project's.
+  const userFile = path.join(p.home, '.claude', 'settings.json');
+  const unguarded = { type: 'command', command: `node ${HOOK_FILE.pre_delegate}` };
+  writeFileSync(userFile, JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Agent|Task', hooks: [unguarded] }] } }));
   const project = await p.run('install');
   assert.match(
     project.stdout,
-    /^Warning: .*home\/\.claude\/settings\.json also registers the agent-session hooks: .*uninstall --user\)\.$/m,
+    /^Warning: .*home\/\.claude\/settings\.json also registers the agent-session hooks with another .*--user\)\.$/m,
   );
 
   // An earlier install's absolute path left in the shared file, found by an install into the local one.
   const q = setup(t);
   mkdirSync(path.dirname(q.shared));
-  const old = { type: 'command', command: `node ${HOOK_FILE.pre_delegate}` };
-  writeFileSync(q.shared, JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Agent|Task', hooks: [old] }] } }));
+  writeFileSync(q.shared, JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Agent|Task', hooks: [unguarded] }] } }));
   const local = JSON.parse((await q.run('install', '--json')).stdout);
   assert.equal(local.file, q.settings);
   assert.deepEqual(local.warnings, [
-    `${q.shared} also registers the agent-session hooks: Claude Code runs every hook once per file, ` +
-      'so each runs twice; remove one (agent-session uninstall, then this install again)',
+    `${q.shared} also registers the agent-session hooks with another command: Claude Code runs both, ` +
+      'so each hook runs twice; remove one (agent-session uninstall, then this install again)',
   ]);
   assert.equal((await q.run('uninstall')).code, 0);
   assert.deepEqual(JSON.parse((await q.run('install', '--json')).stdout).warnings, []);
+
+  // A team's dependency form whose package is not installed here does nothing: no double registration.
+  const r = setup(t);
+  mkdirSync(path.dirname(r.shared));
+  const inactive = {
+    type: 'command',
+    command:
+      'test ! -f "$CLAUDE_PROJECT_DIR/node_modules/agent-session/dist/hooks/pre_delegate.js" || ' +
+      'node "$CLAUDE_PROJECT_DIR/node_modules/agent-session/dist/hooks/pre_delegate.js"',
+  };
+  writeFileSync(r.shared, JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Agent|Task', hooks: [inactive] }] } }));
+  assert.deepEqual(JSON.parse((await r.run('install', '--json')).stdout).warnings, []);
 });
 
 test('install and uninstall refuse the agent-session repository itself unless --allow-self', async (t) => {

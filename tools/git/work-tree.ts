@@ -2,6 +2,7 @@
  * Reads the state of a git work tree through the `git` executable (an external process, kept apart
  * from the store). Used by delete to refuse destroying the only pointer to unsaved work.
  */
+import { basename, dirname } from 'node:path';
 
 export interface WorkState {
   dir: string;
@@ -46,6 +47,11 @@ async function countUnpushed(dir: string, upstream: string | null): Promise<numb
   const remotes = text(await git(dir, ['remote']));
   if (!remotes) return 0;
   return Number(text(await git(dir, ['rev-list', '--count', 'HEAD', '--not', '--remotes'])) ?? 0);
+}
+
+/** Whether git tracks `file` (in the index of the work tree around it); false outside git or without git. */
+export async function isTracked(file: string): Promise<boolean> {
+  return (await git(dirname(file), ['ls-files', '--error-unmatch', '--', basename(file)])) !== undefined;
 }
 
 function text(out: Buffer | undefined): string | null {

@@ -1,8 +1,9 @@
 // Keeping `.claude/settings.local.json` (this machine's hook paths) out of git without changing a file
 // the team shares: the clone's own exclude file, `<git dir>/info/exclude`, which git reads and never
 // commits. Only the two lines written here are ever removed again.
-import { mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { isTracked } from '../git/work-tree.js';
 
 const MARK = "# agent-session: this machine's Claude Code settings (its hook paths)";
 
@@ -12,6 +13,8 @@ export interface ExcludeChange {
   /** The line, relative to the work tree's root (`/.claude/settings.local.json`). */
   pattern: string;
   changed: boolean;
+  /** Git already tracks the file: no exclude line hides it (install then warns). */
+  tracked: boolean;
 }
 
 /** Adds the settings file to its clone's exclude file, unless a line there already names it. */
@@ -19,15 +22,16 @@ export async function excludeFromGit(settingsFile: string, dryRun: boolean): Pro
   const where = await excludeFileOf(dirname(settingsFile));
   if (!where) return null;
   const pattern = patternFor(where.root, settingsFile);
+  if (await isTracked(settingsFile)) return { file: where.file, pattern, changed: false, tracked: true };
   const text = (await readOr(where.file)) ?? '';
   const lines = text.split(/\r?\n/).map((line) => line.trim());
   const named = [pattern, pattern.slice(1), `**${pattern}`, '.claude/settings.local.json', 'settings.local.json'];
-  if (lines.some((line) => named.includes(line))) return { file: where.file, pattern, changed: false };
+  if (lines.some((line) => named.includes(line))) return { file: where.file, pattern, changed: false, tracked: false };
   if (!dryRun) {
     const separator = text === '' || text.endsWith('\n') ? '' : '\n';
     await writeWhole(where.file, `${text}${separator}${MARK}\n${pattern}\n`);
   }
-  return { file: where.file, pattern, changed: true };
+  return { file: where.file, pattern, changed: true, tracked: false };
 }
 
 /** Removes the two lines `excludeFromGit` wrote for this settings file (anything else stays). */
@@ -37,9 +41,32 @@ export async function removeGitExclude(settingsFile: string, dryRun: boolean): P
   const pattern = patternFor(where.root, settingsFile);
   const text = await readOr(where.file);
   const ours = `${MARK}\n${pattern}\n`;
-  if (text === undefined || !text.includes(ours)) return { file: where.file, pattern, changed: false };
+  const kept = { file: where.file, pattern, changed: false, tracked: false };
+  if (text === undefined || !text.includes(ours)) return kept;
+  // The exclude file is shared by every work tree of the repository: the line stays while another has the file.
+  for (const root of await workTreeRoots(where.commonDir)) {
+    if (root !== where.root && (await exists(join(root, relative(where.root, settingsFile))))) return kept;
+  }
   if (!dryRun) await writeWhole(where.file, text.replace(ours, ''));
-  return { file: where.file, pattern, changed: true };
+  return { ...kept, changed: true };
+}
+
+/** The roots of every work tree of the repository whose git directory is `commonDir`. */
+async function workTreeRoots(commonDir: string): Promise<string[]> {
+  const roots = basename(commonDir) === '.git' ? [dirname(commonDir)] : [];
+  const linked = await readdir(join(commonDir, 'worktrees')).catch(() => [] as string[]);
+  for (const name of linked) {
+    const gitFile = (await readOr(join(commonDir, 'worktrees', name, 'gitdir')))?.trim();
+    if (gitFile) roots.push(dirname(resolve(commonDir, 'worktrees', name, gitFile)));
+  }
+  return roots;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 function patternFor(root: string, file: string): string {
@@ -51,18 +78,18 @@ function patternFor(root: string, file: string): string {
  * (a linked work tree or a submodule) names the git directory; a linked work tree's `commondir`
  * names the repository's, which holds `info/exclude`.
  */
-async function excludeFileOf(dir: string): Promise<{ root: string; file: string } | undefined> {
+async function excludeFileOf(dir: string): Promise<{ root: string; file: string; commonDir: string } | undefined> {
   for (let root = resolve(dir); ; root = dirname(root)) {
     const dotGit = join(root, '.git');
     const info = await stat(dotGit).catch(() => undefined);
-    if (info?.isDirectory()) return { root, file: join(dotGit, 'info', 'exclude') };
+    if (info?.isDirectory()) return { root, file: join(dotGit, 'info', 'exclude'), commonDir: dotGit };
     if (info?.isFile()) {
       const gitDir = /^gitdir:\s*(.+?)\s*$/m.exec((await readOr(dotGit)) ?? '')?.[1];
       if (!gitDir) return undefined;
       const resolved = isAbsolute(gitDir) ? gitDir : resolve(root, gitDir);
       const common = (await readOr(join(resolved, 'commondir')))?.trim();
       const commonDir = common ? resolve(resolved, common) : resolved;
-      return { root, file: join(commonDir, 'info', 'exclude') };
+      return { root, file: join(commonDir, 'info', 'exclude'), commonDir };
     }
     if (dirname(root) === root) return undefined;
   }

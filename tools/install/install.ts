@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { SessionError } from '../errors.js';
 import type { ProjectLocation } from '../store/project.js';
 import { dependencyDir, isDependency, PACKAGE_NAME, projectPackage, type ProjectPackage } from './dependency.js';
@@ -16,7 +16,14 @@ import {
 } from './settings-file.js';
 import { ourEntries, planInstall, planUninstall, type HookEntry } from './plan.js';
 import { planFile, writeAll, type SettingsChange, type SettingsScope } from './settings-changes.js';
-import { dependencyCommand, guardedCommand, HOOK_NAMES, HOOK_TIMEOUT_SECONDS, type HookName } from './registrations.js';
+import {
+  dependencyCommand,
+  guardedCommand,
+  HOOK_NAMES,
+  HOOK_TIMEOUT_SECONDS,
+  hookScriptOf,
+  type HookName,
+} from './registrations.js';
 
 export type { SettingsChange, SettingsScope } from './settings-changes.js';
 
@@ -78,7 +85,7 @@ export async function installHooks(options: InstallOptions): Promise<InstallRepo
   const commands = Object.fromEntries(HOOK_NAMES.map((name) => [name, command(name)])) as Record<HookName, string>;
   const file = scope === 'user' ? userSettingsPath(options.env) : projectSettingsPath(project!.dir, scope === 'local');
   const change = await planFile(file, scope, (old) => planInstall(old, commands, HOOK_TIMEOUT_SECONDS), false);
-  warnings.push(...(await doubleRegistrations(file, project, options.env)));
+  warnings.push(...(await doubleRegistrations(file, project, options.env, commands)));
   if (!options.dryRun) await writeAll([change], options.now);
   const exclude = scope === 'local' ? await keepOutOfGit(file, options, warnings) : null;
   return report('install', scope, project, options, [change.report], warnings, exclude);
@@ -150,7 +157,14 @@ async function keepOutOfGit(
   remove = false,
 ): Promise<ExcludeChange | null> {
   try {
-    return await (remove ? removeGitExclude : excludeFromGit)(file, options.dryRun === true);
+    const change = await (remove ? removeGitExclude : excludeFromGit)(file, options.dryRun === true);
+    if (change?.tracked)
+      warnings.push(
+        `git tracks ${file}, so this machine's hook paths in it would be committed for everyone: ` +
+          'untrack it (git rm --cached .claude/settings.local.json, then commit), or make agent-session a ' +
+          'dependency of the project (npm install --save-dev agent-session) and install again',
+      );
+    return change;
   } catch (err) {
     const what = remove ? 'remove the line for' : 'add';
     warnings.push(
@@ -190,11 +204,16 @@ function report(
   };
 }
 
-/** Our hooks found in another settings file Claude Code reads here: it would run each hook twice. */
+/**
+ * Our hooks found in another settings file Claude Code reads here, that would run a second time:
+ * not the very command this install writes (Claude Code runs one command string once, whichever files
+ * name it), and not a guarded command whose script is gone (it does nothing).
+ */
 async function doubleRegistrations(
   file: string,
   project: ProjectLocation | null,
   env: InstallOptions['env'],
+  commands: Record<HookName, string>,
 ): Promise<string[]> {
   const others = [userSettingsPath(env)];
   if (project) others.push(projectSettingsPath(project.dir), projectSettingsPath(project.dir, true));
@@ -206,7 +225,9 @@ async function doubleRegistrations(
       (s) => s.settings,
       () => undefined,
     );
-    if (ourEntries(settings).length === 0) continue;
+    const entries = ourEntries(settings);
+    const twice = await Promise.all(entries.map((entry) => runsTwice(entry, commands, project?.dir)));
+    if (!twice.includes(true)) continue;
     // Uninstall cleans both project files at once: after it, this install has to run again.
     const fix =
       other === user
@@ -215,11 +236,24 @@ async function doubleRegistrations(
           ? 'agent-session uninstall'
           : 'agent-session uninstall, then this install again';
     warnings.push(
-      `${other} also registers the agent-session hooks: Claude Code runs every hook once per file, ` +
-        `so each runs twice; remove one (${fix})`,
+      `${other} also registers the agent-session hooks with another command: Claude Code runs both, ` +
+        `so each hook runs twice; remove one (${fix})`,
     );
   }
   return warnings;
+}
+
+/** Whether an entry of ours in another file runs besides the command this install writes for its event. */
+async function runsTwice(
+  entry: HookEntry,
+  commands: Record<HookName, string>,
+  projectDir: string | undefined,
+): Promise<boolean> {
+  const found = hookScriptOf({ type: 'command', command: entry.command }, entry.event);
+  if (!found || entry.command === commands[found.hook]) return false;
+  if (!found.guarded || found.script === null) return true;
+  const script = found.script.replace(/\$\{?CLAUDE_PROJECT_DIR\}?/g, projectDir ?? '$CLAUDE_PROJECT_DIR');
+  return !isAbsolute(script) || (await missingFiles([script])).length === 0;
 }
 
 /**

@@ -58,7 +58,9 @@ export function printReport(ctx: Context, report: InstallReport, json: boolean):
   if (report.dry_run) return printDryRun(ctx, report);
   if (report.project) ctx.out(`Project ${report.project.dir} (${projectReason(report.project, ctx.io.cwd)}).`);
   for (const file of files) {
-    if (!file.changed && report.action === 'uninstall') ctx.out(`${file.file}: no agent-session hooks.`);
+    // An unchanged file's content is its text: empty only when there is no such file (an empty one is not JSON).
+    if (!file.changed && report.action === 'uninstall')
+      ctx.out(`${file.file}: ${file.content === '' ? 'no such file' : 'no agent-session hooks'}.`);
     else if (!file.changed) ctx.out(`${file.file}: hooks already installed; nothing changed.`);
     else if (file.removed_file) ctx.out(`Removed the agent-session hooks and ${file.file}, which held nothing else.`);
     else {
