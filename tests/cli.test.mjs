@@ -874,3 +874,19 @@ test('a mistyped command is reported as an unknown command, with the suggestion'
   assert.match(result.stderr, /unknown command/i);
   assert.ok(result.stderr.includes('show'), result.stderr);
 });
+
+test('update, finalize and delete of a session in a project with no store say so and create nothing', async (t) => {
+  const root = tempDir(t);
+  const env = cleanEnv({ HOME: root });
+  for (const args of [
+    ['update', 'agent-x', '--phase', 'approval'],
+    ['finalize', 'agent-x', 'completed'],
+    ['delete', 'agent-x'],
+  ]) {
+    const r = await runCli(args, { cwd: root, env });
+    assert.equal(r.code, 1, `${args[0]}: ${r.stderr}`);
+    assert.match(r.stderr, /no sessions have been recorded here yet: the store \S+ does not exist/);
+  }
+  // No store, and no .claude/ that would change which project later commands (install too) resolve here.
+  assert.deepEqual(readdirSync(root), []);
+});

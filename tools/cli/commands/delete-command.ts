@@ -3,6 +3,7 @@ import { deleteSession, type DeleteResult } from '../../trees/delete.js';
 import type { Argv } from '../command-context.js';
 import { relativeTime } from '../format.js';
 import { interruptible } from '../interruptible.js';
+import { openExisting } from '../store-origin.js';
 
 interface Args {
   id: string;
@@ -39,7 +40,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
-  const sessions = ctx.open(argv);
+  const sessions = openExisting(argv, argv.id);
   const options = {
     cascade: argv.cascade,
     force: argv.force,

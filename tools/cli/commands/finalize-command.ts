@@ -1,6 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
 import { OUTCOMES, type Outcome } from '../../phases.js';
 import type { Argv } from '../command-context.js';
+import { openExisting } from '../store-origin.js';
 
 interface Args {
   id: string;
@@ -20,7 +21,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
-  const record = await ctx.open(argv).finalize(argv.id, argv.outcome, argv.summary);
+  const record = await openExisting(argv, argv.id).finalize(argv.id, argv.outcome, argv.summary);
   if (argv.json) ctx.json(record);
   else ctx.out(`Session ${record.agent_id} is ${record.phase} (ran ${record.duration_seconds} s).`);
 }

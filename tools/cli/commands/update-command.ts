@@ -2,6 +2,7 @@ import type { Argv as Yargs } from 'yargs';
 import { PHASES, type Phase } from '../../phases.js';
 import type { Argv } from '../command-context.js';
 import { parseMetadata } from '../parse.js';
+import { openExisting } from '../store-origin.js';
 
 interface Args {
   id: string;
@@ -32,7 +33,7 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const metadata = parseMetadata(argv.metadata);
-  const record = await ctx.open(argv).update(argv.id, { phase: argv.phase, metadata, error: argv.error });
+  const record = await openExisting(argv, argv.id).update(argv.id, { phase: argv.phase, metadata, error: argv.error });
   if (argv.json) ctx.json(record);
   else {
     const ready = record.resume_ready ? ', resume ready' : '';
