@@ -76,6 +76,12 @@ export interface InstallReport {
  * is guarded so that a removed package leaves a quiet no-op instead of an error on every event.
  */
 export async function installHooks(options: InstallOptions): Promise<InstallReport> {
+  if (options.user && options.shared)
+    throw new SessionError(
+      'EINVALID',
+      "--user and --shared name different files (~/.claude/settings.json, the project's .claude/settings.json): " +
+        'give one of them',
+    );
   const hooks = locateBuiltHooks(HOOK_NAMES, options.hooksFrom);
   const located = await targetProject(options);
   const project = located?.location ?? null;

@@ -30,8 +30,7 @@ export function builder(yargs: Yargs) {
       type: 'boolean',
       describe: "Allow changing the agent-session repository's own settings",
     })
-    .option('dry-run', { type: 'boolean', describe: 'Print the resulting settings file; change nothing' })
-    .conflicts('user', 'shared');
+    .option('dry-run', { type: 'boolean', describe: 'Print the resulting settings file; change nothing' });
 }
 
 export async function handler(argv: Argv<InstallArgs>) {
