@@ -134,3 +134,19 @@ test('--force-running and --discard-work are separate switches; --force is both'
   assert.deepEqual(liveIds(dir), []);
   assert.ok(existsSync(path.join(repo, 'a.txt')));
 });
+
+test('a worktree that is gone, or only a plain folder inside the checkout now, guards nothing', async (t) => {
+  const proj = gitProject(t);
+  const worktree = path.join(proj.dir, '.claude', 'worktrees', 'agent-a1');
+  git(proj.dir, 'worktree', 'add', '-q', '-b', 'worktree-agent-a1', worktree);
+  const record = await delegate(proj, { isolation: 'worktree', agentCwd: worktree });
+  writeFileSync(path.join(worktree, 'new.txt'), 'the agent\n');
+  assert.equal((await cli(proj.store, ['delete', record.agent_id, '--dry-run', '--json'])).json.blocked.length, 1);
+  git(proj.dir, 'worktree', 'remove', '--force', worktree);
+  writeFileSync(path.join(proj.dir, 'a.txt'), 'one\nchanged by the person\n');
+  assert.deepEqual((await cli(proj.store, ['delete', record.agent_id, '--dry-run', '--json'])).json.blocked, []);
+  mkdirSync(path.join(worktree, 'left'), { recursive: true });
+  writeFileSync(path.join(worktree, 'left', 'over.txt'), 'a leftover\n');
+  const deleted = await cli(proj.store, ['delete', record.agent_id]);
+  assert.equal(deleted.code, 0, deleted.stderr);
+});

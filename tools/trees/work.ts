@@ -36,7 +36,15 @@ export interface UnsavedWork {
 /** Work trees owned by the subtree's sessions that hold work found nowhere else. */
 export async function findUnsavedWork(nodes: TreeNode[]): Promise<UnsavedWork[]> {
   const found = await inspectDirs(nodes, ownedDirs);
-  return found.filter((w) => hasUnsavedWork(w.state));
+  // A worktree Claude Code removed can leave a plain folder inside the checkout: git would answer for the checkout.
+  return found.filter((w) => hasUnsavedWork(w.state) && (w.state.isRoot || !worktreeOf(nodes, w.dir)));
+}
+
+function worktreeOf(nodes: TreeNode[], dir: string): boolean {
+  return nodes.some((n) => {
+    const listed = n.record?.claude?.worktrees;
+    return Array.isArray(listed) && listed.includes(dir);
+  });
 }
 
 /**
