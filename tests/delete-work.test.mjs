@@ -91,6 +91,8 @@ test('a session owns the git worktree its agent ran in: its unsaved work blocks 
   assert.deepEqual(deleted.json.work, []);
   assert.match(deleted.stderr, /was left there because of --discard-work/);
   assert.deepEqual(liveIds(proj.store), []);
+  const audit = readFileSync(path.join(proj.store, 'audit.jsonl'), 'utf8').trim().split('\n').map(JSON.parse);
+  assert.deepEqual(audit.find((e) => e.action === 'delete').details.discarded_work, [worktree]);
   // delete never removes a work tree: the agent's worktree, its branch and its change stay.
   assert.equal(readFileSync(path.join(worktree, 'a.txt'), 'utf8'), 'one\nthe agent\n');
   assert.ok(git(proj.dir, 'worktree', 'list', '--porcelain').includes(`worktree ${worktree}\n`));

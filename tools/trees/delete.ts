@@ -81,7 +81,7 @@ export async function deleteSession(
         backup: moved.entry,
         forced: moved.plan.forced,
         preserved_work: moved.work.map((w) => w.dir),
-        ...(opts.discardWork ? { discard_work: true } : {}),
+        ...(moved.discarded.length > 0 ? { discarded_work: moved.discarded.map((w) => w.dir) } : {}),
       },
     );
   const removal = await removeSubtree(sessions, id, {

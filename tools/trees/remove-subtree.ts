@@ -89,9 +89,7 @@ export async function removeSubtree(
             details: { id: rootId, blocked: [{ id: rootId, reason: kept }] },
           });
         throwIfInterrupted(options.signal, 0, ids.length);
-        const saved = options.preserveWork ? work : [];
-        const removal = await moveToTrash(sessions, nodes, plan, saved, options, check);
-        return { ...removal, discarded: options.preserveWork ? [] : work };
+        return moveToTrash(sessions, nodes, plan, work, options, check);
       },
       options.signal,
     );
@@ -132,7 +130,7 @@ async function moveToTrash(
   sessions: SessionContext,
   nodes: TreeNode[],
   plan: DeletePlan,
-  unsaved: UnsavedWork[],
+  found: UnsavedWork[],
   options: RemoveOptions,
   check: SessionLocksCheck,
 ): Promise<Removal> {
@@ -143,8 +141,10 @@ async function moveToTrash(
   const order: TrashSession[] = [];
   for (const node of plan.order) order.push(await describe(trash, node));
   const bytes = order.reduce((sum, s) => sum + s.bytes, 0);
+  const unsaved = options.preserveWork ? found : [];
   const work = unsaved.map(preserved);
-  const removal: Removal = { nodes, plan, bytes, entry: options.backup ? entry : null, work, discarded: [] };
+  const discarded = options.preserveWork ? [] : found;
+  const removal: Removal = { nodes, plan, bytes, entry: options.backup ? entry : null, work, discarded };
   const manifest: TrashManifest = {
     format: TRASH_FORMAT,
     entry,
