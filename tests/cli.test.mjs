@@ -534,7 +534,44 @@ test('demo: walks through the lifecycle in its own temporary project and exits 0
   const report = JSON.parse(json.stdout);
   t.after(() => rmSync(report.project, { recursive: true, force: true }));
   assert.ok(existsSync(path.join(report.project, '.claude', 'session')));
-  assert.ok(report.steps.some((line) => line.includes('should-resume')));
+  // Each step an object: its number, the command it stands for, the session, what it did, its result.
+  for (const [i, step] of report.steps.entries()) {
+    assert.deepEqual(Object.keys(step), ['step', 'command', 'session', 'did', 'result']);
+    assert.equal(step.step, i + 1);
+    assert.equal(typeof step.result, 'object');
+  }
+  const commands = report.steps.map((s) => s.command);
+  assert.deepEqual(commands, [
+    'create',
+    'update',
+    'update',
+    'should-resume',
+    'should-resume',
+    'update',
+    'finalize',
+    'should-resume',
+    'create',
+    'list',
+    'cleanup',
+  ]);
+  assert.deepEqual(
+    report.steps.filter((s) => s.command === 'should-resume').map((s) => s.result.reason),
+    ['resumable', 'expired', 'finalized'],
+  );
+  // Nothing hidden: every listed session was created by a step, every recorded phase change is a step.
+  const created = report.steps.filter((s) => s.command === 'create').map((s) => s.session);
+  const listed = report.steps.find((s) => s.command === 'list').result.sessions.map((s) => s.id);
+  assert.deepEqual([...listed].sort(), [...created].sort());
+  const finalized = report.steps.find((s) => s.command === 'finalize').result;
+  const changes = report.steps.filter((s) => s.command === 'update' || s.command === 'finalize');
+  assert.equal(finalized.phases.length - 1, changes.length);
+  assert.deepEqual(
+    finalized.phases.slice(1),
+    changes.map((s) => s.result.phase),
+  );
+  // The text prints the same steps, one numbered line each.
+  assert.equal(result.stdout.match(/^ ?\d+\. /gm).length, report.steps.length);
+  assert.match(result.stdout, new RegExp(`${changes.length} phase changes recorded`));
 });
 
 test(

@@ -173,7 +173,7 @@ test(
     git(repo, 'add', 'a.txt');
     git(repo, 'commit', '-q', '-m', 'first');
     await build(dir, [
-      { id: 'w', metadata: { cwd: repo }, ...OLD },
+      { id: 'w', metadata: { worktree: repo }, ...OLD },
       { id: 'wc', parent: 'w', ...OLD },
     ]);
 
@@ -210,5 +210,7 @@ test(
     const forced = await cli(dir, ['delete', 'w', '--force', '--json']);
     assert.equal(forced.code, 0, forced.stderr);
     assert.deepEqual(forced.json.work, []);
+    assert.match(forced.stderr, /unsaved work in .* was left there because of --discard-work/);
+    assert.equal(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\ntwo\n');
   },
 );

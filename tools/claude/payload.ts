@@ -99,6 +99,7 @@ export function parsePreDelegate(obj: JsonObject): PreDelegateInput {
     description: optStr(input, 'description') ?? '',
     prompt: str(input, 'prompt'),
     caller,
+    isolation: optStr(input, 'isolation'),
   };
 }
 
@@ -116,6 +117,7 @@ export function parseAgentEvent(obj: JsonObject): AgentEventInput {
       assertValidId(agentId, 'agentId');
       return { kind: 'spawned', ...origin(obj), toolUseId: id(obj, 'tool_use_id'), agentId };
     }
+    // SubagentStart's cwd is the agent's own worktree when it runs with `isolation: "worktree"`.
     case 'SubagentStart':
     case 'SubagentStop': {
       const agentType = optStr(obj, 'agent_type') ?? '';

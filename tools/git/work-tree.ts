@@ -6,6 +6,8 @@ import { basename, dirname } from 'node:path';
 
 export interface WorkState {
   dir: string;
+  /** `dir` is the root of its work tree, not a folder inside one. */
+  isRoot: boolean;
   head: string | null;
   branch: string | null;
   upstream: string | null;
@@ -20,8 +22,10 @@ const TIMEOUT_MS = 15_000;
 
 /** The work tree's state, or undefined when `dir` is not inside a git work tree (or git is missing). */
 export async function inspectWork(dir: string): Promise<WorkState | undefined> {
-  const inside = await git(dir, ['rev-parse', '--is-inside-work-tree']);
-  if (inside?.toString().trim() !== 'true') return undefined;
+  const [inside, prefix] = (await git(dir, ['rev-parse', '--is-inside-work-tree', '--show-prefix']))
+    ?.toString()
+    .split('\n') ?? [undefined, undefined];
+  if (inside?.trim() !== 'true') return undefined;
   const status = (await git(dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])) ?? Buffer.alloc(0);
   const lines = status.toString('utf8').split('\0').filter(Boolean);
   const untracked = lines.filter((l) => l.startsWith('?? ')).map((l) => l.slice(3));
@@ -29,7 +33,8 @@ export async function inspectWork(dir: string): Promise<WorkState | undefined> {
   const head = text(await git(dir, ['rev-parse', '--verify', '-q', 'HEAD']));
   const branch = text(await git(dir, ['symbolic-ref', '--short', '-q', 'HEAD']));
   const upstream = text(await git(dir, ['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}']));
-  return { dir, head, branch, upstream, changed, untracked, unpushed: head ? await countUnpushed(dir, upstream) : 0 };
+  const unpushed = head ? await countUnpushed(dir, upstream) : 0;
+  return { dir, isRoot: !prefix?.trim(), head, branch, upstream, changed, untracked, unpushed };
 }
 
 export function hasUnsavedWork(state: WorkState): boolean {

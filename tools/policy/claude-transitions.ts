@@ -27,6 +27,7 @@ export function claudeForDelegation(d: DelegationRequest): JsonObject {
     cwd: d.cwd,
   };
   if (d.caller) claude.caller_agent_id = d.caller;
+  if (d.isolation) claude.isolation = d.isolation;
   return claude;
 }
 
@@ -46,6 +47,7 @@ export function attachSpawn(record: SessionRecord, d: DelegationRequest): Sessio
     tool_use_ids: [...spawns, d.toolUseId],
     transcript_path: d.transcriptPath,
     cwd: d.cwd,
+    isolation: d.isolation ?? null,
     ...moved,
   });
 }
@@ -67,9 +69,10 @@ export function recordStart(
   agentId: string,
   now: number,
   startedAt?: number,
+  cwd?: string,
 ): { record: SessionRecord; change: StartChange } {
   if (isFinalPhase(record.phase) || record.finalized_at) return { record, change: 'final' };
-  const attached = attachAgent(record, agentId);
+  const attached = attachAgent(noteWorktree(record, cwd), agentId);
   if (record.phase === 'executing') return { record: attached, change: 'already_executing' };
   if (startedAt !== undefined && isResumablePhase(record.phase) && phaseChangedSince(record, startedAt)) {
     return { record: attached, change: 'superseded' };
@@ -139,6 +142,19 @@ export function recordDecision(record: SessionRecord, decision: DecisionEntry, n
     ...decision,
   };
   return { ...record, history: [...record.history, entry] };
+}
+
+/**
+ * An agent spawned with `isolation: "worktree"` starts in a git worktree Claude Code made for it
+ * (`<project>/.claude/worktrees/agent-<id>`): SubagentStart's cwd, the only payload that names it for
+ * foreground and background agents alike. The session owns that worktree; delete guards its work.
+ */
+function noteWorktree(record: SessionRecord, cwd: string | undefined): SessionRecord {
+  const claude = record.claude ?? {};
+  if (claude.isolation !== 'worktree' || !cwd?.startsWith('/') || cwd === claude.cwd) return record;
+  const worktrees = Array.isArray(claude.worktrees) ? claude.worktrees : [];
+  if (worktrees.includes(cwd)) return record;
+  return withClaude(record, { worktrees: [...worktrees, cwd] });
 }
 
 function phaseChangedSince(record: SessionRecord, time: number): boolean {

@@ -19,6 +19,8 @@ export interface DelegationRequest {
   prompt: string;
   /** The delegating subagent's agent id; null when the main agent delegates. */
   caller: string | null;
+  /** `tool_input.isolation`: `worktree` gives the agent a git worktree of its own. */
+  isolation?: string | null;
 }
 
 /** An earlier tool call of a conversation: a denied delegation, or a spawn. */

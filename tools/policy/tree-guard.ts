@@ -38,7 +38,7 @@ export interface DeletePlan {
   /** Leaves first: every child comes before its parent. */
   order: TreeNode[];
   blocked: Blocker[];
-  /** Running sessions that --force lets through. */
+  /** Running sessions that --force-running (or --force) lets through. */
   forced: Blocker[];
   countsByDepth: Record<string, number>;
   warnings: string[];
@@ -61,7 +61,8 @@ export function planDelete(nodes: TreeNode[], input: DeletePlanInput): DeletePla
   for (const node of nodes) countsByDepth[node.depth] = (countsByDepth[node.depth] ?? 0) + 1;
   const warnings: string[] = [];
   if (descendants > 0) warnings.push(`${descendants} descendant session(s) were removed with their parent`);
-  if (forced.length > 0) warnings.push(`${forced.length} running session(s) were removed because of --force`);
+  if (forced.length > 0)
+    warnings.push(`${forced.length} running session(s) were removed because of --force or --force-running`);
   const unreadable = nodes.filter((n) => n.record === null).length;
   if (unreadable > 0) warnings.push(`${unreadable} unreadable session record(s) were moved with their subtree`);
   return { order: [...nodes].reverse(), blocked, forced, countsByDepth, warnings };

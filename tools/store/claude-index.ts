@@ -33,6 +33,8 @@ export interface SpawnEntry {
 export interface BufferedEvent {
   kind: 'start' | 'stop';
   at: string;
+  /** SubagentStart's cwd (the agent's worktree under `isolation: "worktree"`). */
+  cwd?: string;
   message?: string;
   transcript?: string;
 }

@@ -193,6 +193,7 @@ async function purge(
       reason: 'cleanup',
       cascade: true,
       force: false,
+      discardWork: false,
       backup,
       preserveWork: false,
       checkWork: false,

@@ -4,14 +4,18 @@ import { SessionError } from '../errors.js';
 import { diskBytes, Trash } from '../store/trash.js';
 import { subtreeNodes } from './hierarchy.js';
 import { recoverTrash } from './recover.js';
-import { removeSubtree, type Removal } from './remove-subtree.js';
-import { findUnsavedWork } from './work.js';
+import { removeSubtree, workBlocker, type Removal } from './remove-subtree.js';
+import { findCheckouts, findUnsavedWork, type UnsavedWork } from './work.js';
 
 export interface DeleteOptions {
   /** Remove the descendants too (default). When false, a session with children is refused. */
   cascade?: boolean;
-  /** Delete even when sessions are running or hold unsaved work. */
+  /** Both `forceRunning` and `discardWork`. */
   force?: boolean;
+  /** Delete even when sessions of the subtree are running. */
+  forceRunning?: boolean;
+  /** Delete even when a work tree a session owns holds unsaved work (the work tree itself stays as it is). */
+  discardWork?: boolean;
   /** Report what would happen; change nothing. */
   dryRun?: boolean;
   /** Keep the subtree in the trash (default); false destroys it. */
@@ -45,6 +49,8 @@ export interface DeleteResult {
   blocked: Blocker[];
   warnings: string[];
   work: { dir: string; sessions: string[]; summary: string; patch: string | null }[];
+  /** The shared checkouts the sessions worked in, for information: they never block a delete. */
+  checkouts: { dir: string; sessions: string[]; summary: string }[];
 }
 
 /** Deletes a session and its descendants: guarded, atomic, backed up to the trash by default. */
@@ -55,7 +61,8 @@ export async function deleteSession(
 ): Promise<DeleteResult> {
   const opts = {
     cascade: options.cascade ?? true,
-    force: options.force ?? false,
+    force: Boolean(options.force || options.forceRunning),
+    discardWork: Boolean(options.force || options.discardWork),
     backup: options.backup ?? true,
     preserveWork: options.preserveWork ?? false,
   };
@@ -74,6 +81,7 @@ export async function deleteSession(
         backup: moved.entry,
         forced: moved.plan.forced,
         preserved_work: moved.work.map((w) => w.dir),
+        ...(moved.discarded.length > 0 ? { discarded_work: moved.discarded.map((w) => w.dir) } : {}),
       },
     );
   const removal = await removeSubtree(sessions, id, {
@@ -84,12 +92,19 @@ export async function deleteSession(
     signal: options.signal,
   });
   const trash = new Trash(sessions.store.dir);
+  const checkouts = await findCheckouts(removal.nodes);
   const result: DeleteResult = {
     ...summary(id, removal.nodes, false),
     bytes: removal.bytes,
     backup: removal.entry ? { entry: removal.entry, path: trash.entryDir(removal.entry) } : null,
     blocked: [],
-    warnings: [...finished, ...removal.plan.warnings],
+    warnings: [
+      ...finished,
+      ...removal.plan.warnings,
+      ...removal.discarded.map(
+        (w) => `unsaved work in ${w.dir} (${w.summary}) was left there because of --discard-work`,
+      ),
+    ],
     work: removal.work.map((w) => ({
       dir: w.dir,
       sessions: w.sessions,
@@ -98,6 +113,7 @@ export async function deleteSession(
         `${w.untracked.length} untracked, ${w.unpushed} unpushed`,
       patch: w.patch && removal.entry ? trash.workFilePath(removal.entry, w.patch) : null,
     })),
+    checkouts: checkouts.map(brief),
   };
   return result;
 }
@@ -122,7 +138,7 @@ async function finishInterrupted(sessions: SessionContext, id: string): Promise<
 async function preview(
   sessions: SessionContext,
   id: string,
-  opts: { cascade: boolean; force: boolean; preserveWork: boolean },
+  opts: { cascade: boolean; force: boolean; discardWork: boolean; preserveWork: boolean },
 ): Promise<DeleteResult> {
   const nodes = await subtreeNodes(sessions, id);
   const plan = planDelete(nodes, {
@@ -135,18 +151,20 @@ async function preview(
   let bytes = 0;
   for (const node of nodes) bytes += await diskBytes(trash.sessionDir(node.id));
   const blocked = [...plan.blocked];
-  if (!opts.force && !opts.preserveWork)
-    blocked.push(
-      ...unsaved.map((w) => ({ id: w.sessions.join(','), reason: `unsaved work in ${w.dir}: ${w.summary}` })),
-    );
+  if (!opts.discardWork && !opts.preserveWork) blocked.push(...unsaved.map(workBlocker));
   return {
     ...summary(id, nodes, true),
     bytes,
     backup: null,
     blocked,
     warnings: plan.warnings.map((w) => w.replace(' were removed', ' would be removed')),
-    work: unsaved.map((w) => ({ dir: w.dir, sessions: w.sessions, summary: w.summary, patch: null })),
+    work: unsaved.map((w) => ({ ...brief(w), patch: null })),
+    checkouts: (await findCheckouts(nodes)).map(brief),
   };
+}
+
+function brief(w: UnsavedWork) {
+  return { dir: w.dir, sessions: w.sessions, summary: w.summary };
 }
 
 function summary(id: string, nodes: TreeNode[], dryRun: boolean) {

@@ -19,7 +19,10 @@ import { capturePatch, findUnsavedWork, type UnsavedWork } from './work.js';
 interface RemoveOptions {
   reason: 'delete' | 'cleanup';
   cascade: boolean;
+  /** Running sessions do not block. */
   force: boolean;
+  /** Unsaved work in the work trees the sessions own does not block (it stays where it is). */
+  discardWork: boolean;
   backup: boolean;
   preserveWork: boolean;
   /** Skip the git work check (cleanup: the sessions it purges are old and go to the trash). */
@@ -44,6 +47,8 @@ export interface Removal {
   bytes: number;
   entry: string | null;
   work: PreservedWork[];
+  /** Unsaved work of owned work trees that `discardWork` let through, left where it is. */
+  discarded: UnsavedWork[];
 }
 
 const ATTEMPTS = 3;
@@ -99,19 +104,24 @@ export async function removeSubtree(
 async function checkWork(nodes: TreeNode[], options: RemoveOptions): Promise<UnsavedWork[]> {
   if (!options.checkWork) return [];
   const unsaved = await findUnsavedWork(nodes);
-  if (unsaved.length > 0 && !options.force && !options.preserveWork) {
-    refuseIfBlocked(
-      nodes[0]?.id ?? '',
-      unsaved.map((w) => ({ id: w.sessions.join(','), reason: `unsaved work in ${w.dir}: ${w.summary}` })),
-    );
+  if (unsaved.length > 0 && !options.discardWork && !options.preserveWork) {
+    refuseIfBlocked(nodes[0]?.id ?? '', unsaved.map(workBlocker));
   }
-  return options.preserveWork ? unsaved : [];
+  return unsaved;
+}
+
+export function workBlocker(w: UnsavedWork): Blocker {
+  return { id: w.sessions.join(','), reason: `unsaved work in its own work tree ${w.dir}: ${w.summary}` };
 }
 
 function refuseIfBlocked(id: string, blocked: Blocker[]): void {
   if (blocked.length === 0) return;
   const list = blocked.map((b) => `${b.id} ${b.reason}`).join('; ');
-  throw new SessionError('EREFUSED', `refusing to delete ${id}: ${list} (see --force, --preserve-work)`, {
+  const work = blocked.some((b) => b.reason.startsWith('unsaved work'));
+  const running = blocked.some((b) => b.reason.startsWith('running'));
+  const see = [...(running ? ['--force-running'] : []), ...(work ? ['--discard-work', '--preserve-work'] : [])];
+  const hint = see.length > 0 ? ` (see ${see.join(', ')})` : '';
+  throw new SessionError('EREFUSED', `refusing to delete ${id}: ${list}${hint}`, {
     details: { id, blocked },
   });
 }
@@ -120,7 +130,7 @@ async function moveToTrash(
   sessions: SessionContext,
   nodes: TreeNode[],
   plan: DeletePlan,
-  unsaved: UnsavedWork[],
+  found: UnsavedWork[],
   options: RemoveOptions,
   check: SessionLocksCheck,
 ): Promise<Removal> {
@@ -131,8 +141,10 @@ async function moveToTrash(
   const order: TrashSession[] = [];
   for (const node of plan.order) order.push(await describe(trash, node));
   const bytes = order.reduce((sum, s) => sum + s.bytes, 0);
+  const unsaved = options.preserveWork ? found : [];
   const work = unsaved.map(preserved);
-  const removal: Removal = { nodes, plan, bytes, entry: options.backup ? entry : null, work };
+  const discarded = options.preserveWork ? [] : found;
+  const removal: Removal = { nodes, plan, bytes, entry: options.backup ? entry : null, work, discarded };
   const manifest: TrashManifest = {
     format: TRASH_FORMAT,
     entry,

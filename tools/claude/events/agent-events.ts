@@ -58,7 +58,11 @@ export async function onAgentStart(ctx: HookContext, e: AgentStart): Promise<Age
   if (Object.keys(peek.spawns).length === 0)
     return { kind: 'ignored', why: 'no delegation was recorded in this Claude Code session' };
   return ctx.index.update<AgentEventResult>(e.claudeSession, async (data) => {
-    const event: BufferedEvent = { kind: 'start', at: formatTimestamp(ctx.sessions.now()) };
+    const event: BufferedEvent = {
+      kind: 'start',
+      at: formatTimestamp(ctx.sessions.now()),
+      ...(e.cwd ? { cwd: e.cwd } : {}),
+    };
     const known = data.agents[e.agentId];
     if (known?.session) {
       const changes = await replay(ctx, known.session, e.agentId, [event]);
@@ -136,7 +140,7 @@ async function replay(
     const change =
       event.kind === 'start'
         ? await changeSession(ctx, session, 'hook.start', (r) => {
-            const next = recordStart(r, agentId, now, parseTimestamp(event.at));
+            const next = recordStart(r, agentId, now, parseTimestamp(event.at), event.cwd);
             return { record: next.record, result: next.change };
           })
         : await changeSession(ctx, session, 'hook.stop', (r) => {

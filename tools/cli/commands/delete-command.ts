@@ -9,6 +9,8 @@ interface Args {
   id: string;
   cascade: boolean;
   force?: boolean;
+  forceRunning?: boolean;
+  discardWork?: boolean;
   dryRun?: boolean;
   backup: boolean;
   preserveWork?: boolean;
@@ -25,7 +27,12 @@ export function builder(yargs: Yargs) {
       default: true,
       describe: 'Remove descendants too (--no-cascade refuses when there are children)',
     })
-    .option('force', { type: 'boolean', describe: 'Delete even running sessions and unsaved work' })
+    .option('force', { type: 'boolean', describe: 'Both --force-running and --discard-work' })
+    .option('force-running', { type: 'boolean', describe: 'Delete even when sessions of the subtree are running' })
+    .option('discard-work', {
+      type: 'boolean',
+      describe: 'Delete even when a work tree a session owns holds unsaved work (the work tree stays as it is)',
+    })
     .option('dry-run', { type: 'boolean', describe: 'Show what would be removed and what blocks it; change nothing' })
     .option('backup', {
       type: 'boolean',
@@ -44,6 +51,8 @@ export async function handler(argv: Argv<Args>) {
   const options = {
     cascade: argv.cascade,
     force: argv.force,
+    forceRunning: argv.forceRunning,
+    discardWork: argv.discardWork,
     dryRun: argv.dryRun,
     backup: argv.backup,
     preserveWork: argv.preserveWork,
@@ -68,5 +77,7 @@ function describeDelete(r: DeleteResult, now: number): string[] {
   if (r.dry_run && r.blocked.length === 0) lines.push('Nothing blocks it.');
   if (r.backup) lines.push(`Backup: ${r.backup.path} (agent-session restore ${r.backup.entry})`);
   for (const w of r.work) lines.push(`Work in ${w.dir}: ${w.summary}${w.patch ? `; patch saved to ${w.patch}` : ''}`);
+  for (const c of r.checkouts)
+    lines.push(`Checkout ${c.dir} (shared, not the session's: not guarded, left as it is): ${c.summary}`);
   return lines;
 }

@@ -1,5 +1,5 @@
 import type { Argv } from '../command-context.js';
-import { runDemo } from '../../walkthrough.js';
+import { formatStep, runDemo, type DemoStep } from '../../walkthrough.js';
 
 export const command = 'demo';
 export const describe =
@@ -9,7 +9,22 @@ export const builder = {};
 export async function handler(argv: Argv<object>) {
   const { ctx } = argv;
   // --json: the steps are collected into the one JSON document stdout may hold.
-  const steps: string[] = [];
-  const project = await runDemo((line) => (argv.json ? steps.push(line) : ctx.out(line)));
-  if (argv.json) ctx.json({ project, steps });
+  const text = !argv.json;
+  const steps: DemoStep[] = [];
+  const run = await runDemo(
+    (step) => {
+      steps.push(step);
+      if (text) ctx.out(formatStep(step));
+    },
+    ({ project, store }) => {
+      if (!text) return;
+      ctx.out(`Project: ${project}`);
+      ctx.out(`Store:   ${store}`);
+    },
+  );
+  if (!text) return ctx.json({ ...run, steps });
+  ctx.out(
+    `Done: the ${steps.length} steps above are all the demo did. The project stays at ${run.project}; ` +
+      `look at it with: agent-session --dir ${run.store} list`,
+  );
 }
