@@ -117,7 +117,7 @@ test(
     const told = allText(mainRequests(api)[0]);
     const line = told.split('\n').find((l) => l.startsWith(`- ${paused.agent_id} `));
     assert.ok(line, told);
-    assert.match(line, /\(general-purpose "E2E migrate the schema"\): approval, \d+ s ago/);
+    assert.match(line, /\(general-purpose "E2E migrate the schema"\): approval, \d+ (s|min) ago/);
     assert.ok(line.includes(`waiting for: "${WAITING.replace(/"/g, "'")}"`), line);
     assert.ok(line.endsWith(`continue it: delegate to ${AGENT_TYPE} naming ${paused.agent_id}`), line);
     assert.equal(named, paused.agent_id);
