@@ -143,6 +143,24 @@ test(
   },
 );
 
+test('SessionStart (startup, resume): nothing when nothing is paused, else the paused sessions', async (t) => {
+  const proj = project(t);
+  for (const name of ['sessionstart', 'sessionstart-resume']) {
+    const r = await life(proj, use(name));
+    assert.deepEqual([r.code, r.stdout], [0, ''], name);
+  }
+  const preTask = use('pretooluse-task');
+  await pre(proj, preTask);
+  await life(proj, use('subagentstart'));
+  await life(proj, fixture('subagentstop', { last_assistant_message: 'Which schema?\nsession-phase: approval' }));
+  const id = onlySession(proj.store).agent_id;
+  for (const name of ['sessionstart', 'sessionstart-resume']) {
+    const out = (await life(proj, fixture(name))).json.hookSpecificOutput;
+    assert.equal(out.hookEventName, 'SessionStart');
+    assert.match(out.additionalContext, new RegExp(`${id} \\(general-purpose "E2E delegated task"\\): approval`));
+  }
+});
+
 test('every copied fixture is used by a test above', () => {
   assert.deepEqual(
     PAYLOADS.filter((f) => !covered.has(f)),

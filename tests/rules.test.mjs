@@ -75,6 +75,27 @@ test('resume decision at the window boundary: 29:59 and 30:00 resume, 30:01 expi
   assert.deepEqual([at(30 * MIN + 1).resume, at(30 * MIN + 1).reason], [false, 'expired']);
 });
 
+test('per-phase resume windows: a phase with its own window uses it, the others the general one', (t) => {
+  const { sessions } = open(t, {
+    settings: { resumeWindowMinutesApproval: 1440 },
+    env: { AGENT_SESSION_RESUME_WINDOW_MINUTES_PLANNING: '5' },
+  });
+  const rules = sessions.rules;
+  assert.deepEqual(rules.phaseWindowsMs, { approval: 1440 * MIN, planning: 5 * MIN });
+  const at = (record, ms) => decideResume(record, T0 + ms, rules).reason;
+  assert.equal(at(paused(), 23 * 60 * MIN), 'resumable');
+  assert.equal(at(paused(), 24 * 60 * MIN + 1), 'expired');
+  assert.match(decideResume(paused(), T0 + 25 * 60 * MIN, rules).detail, /86400 s resume window of approval/);
+  const investigating = applyUpdate(paused(), { phase: 'investigating' }, T0);
+  assert.deepEqual([at(investigating, 30 * MIN), at(investigating, 30 * MIN + 1)], ['resumable', 'expired']);
+  const planning = applyUpdate(paused(), { phase: 'planning' }, T0);
+  assert.deepEqual([at(planning, 5 * MIN), at(planning, 5 * MIN + 1)], ['resumable', 'expired']);
+  assert.throws(
+    () => open(t, { env: { AGENT_SESSION_RESUME_WINDOW_MINUTES_APPROVAL: '-1' } }),
+    (err) => err.code === 'EINVALID' && /RESUME_WINDOW_MINUTES_APPROVAL must be a number >= 0/.test(err.message),
+  );
+});
+
 test('resume decision at the error budget: 2 errors resume, 3 do not', (t) => {
   const rules = open(t).sessions.rules;
   let record = paused();

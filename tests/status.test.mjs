@@ -17,7 +17,7 @@ import { test } from 'node:test';
 import { flow, life, pre } from './helpers/hooks.mjs';
 import { cleanEnv, DIST, PRE_DELEGATE, ROOT, runCli, SUBAGENT_STOP, tempDir } from './helpers/run.mjs';
 
-const EVENTS = ['PreToolUse', 'PostToolUse', 'SubagentStart', 'SubagentStop'];
+const EVENTS = ['PreToolUse', 'PostToolUse', 'SubagentStart', 'SubagentStop', 'SessionStart'];
 
 /** A project with `.claude/` and a HOME of its own; `run` runs the CLI in the project. */
 function setup(t) {
@@ -42,6 +42,7 @@ function writeSettings(file, command) {
     PostToolUse: [{ matcher: 'Agent|Task', hooks: entry('subagent_stop') }],
     SubagentStart: [{ hooks: entry('subagent_stop') }],
     SubagentStop: [{ hooks: entry('subagent_stop') }],
+    SessionStart: [{ hooks: entry('subagent_stop') }],
   };
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify({ hooks }, null, 2)}\n`);
@@ -106,7 +107,7 @@ test('a registered script that does not exist: broken (exit 1); behind a file te
   assert.equal(broken.code, 1);
   assert.equal(broken.json.healthy, false);
   assert.deepEqual(new Set(broken.json.hooks.map((h) => h.state)), new Set(['broken']));
-  assert.equal(findings(broken.json, 'hooks', 'error').length, 4);
+  assert.equal(findings(broken.json, 'hooks', 'error').length, EVENTS.length);
   assert.match(findings(broken.json, 'hooks')[0].message, /nonexistent.*does not exist: Claude Code reports/);
 
   // The form install writes for a project dependency; one hook present under node_modules, the other not.
@@ -122,10 +123,33 @@ test('a registered script that does not exist: broken (exit 1); behind a file te
     inactive.json.hooks.map((h) => [h.event, h.state, h.script]),
     EVENTS.map((e) => [e, e === 'PreToolUse' ? 'ok' : 'inactive', e === 'PreToolUse' ? present : missing]),
   );
-  assert.equal(findings(inactive.json, 'hooks', 'warning').length, 3);
+  assert.equal(findings(inactive.json, 'hooks', 'warning').length, EVENTS.length - 1);
   const text = await run(['status']);
   assert.equal(text.code, 0);
   assert.match(text.stdout, /warn +hooks +PostToolUse in .*settings\.json names .* the hook does nothing/);
+});
+
+test('an install from before SessionStart was registered: a warning, and install adds it (exit 0)', async (t) => {
+  const { dir, run } = setup(t);
+  assert.equal((await run(['install'])).code, 0);
+  const file = path.join(dir, '.claude', 'settings.local.json');
+  const settings = JSON.parse(readFileSync(file, 'utf8'));
+  delete settings.hooks.SessionStart;
+  writeFileSync(file, JSON.stringify(settings));
+  const old = await run(['status', '--json']);
+  assert.equal(old.code, 0, JSON.stringify(old.json.findings));
+  assert.deepEqual(
+    findings(old.json, 'hooks').map((f) => [f.severity, f.message]),
+    [
+      [
+        'warning',
+        'no hook for SessionStart: a new conversation is not told about paused sessions; ' +
+          'run agent-session install again (or update the plugin)',
+      ],
+    ],
+  );
+  assert.equal((await run(['install'])).code, 0);
+  assert.deepEqual(findings((await run(['status', '--json'])).json, 'hooks'), []);
 });
 
 test('hooks registered nowhere: exit 1', async (t) => {
@@ -147,7 +171,7 @@ test('double registration: project and user settings, and a plugin install (exit
   assert.equal(twice.code, 1);
   assert.deepEqual(new Set(twice.json.hooks.map((h) => h.place)), new Set(['local', 'user']));
   const doubles = findings(twice.json, 'hooks', 'error');
-  assert.equal(doubles.length, 4);
+  assert.equal(doubles.length, EVENTS.length);
   assert.match(doubles[0].message, /^PreToolUse is registered 2 times \(.*settings\.local\.json, .*settings\.json\)/);
   assert.equal((await run(['uninstall', '--user'])).code, 0);
   assert.equal((await run(['status', '--json'])).code, 0);

@@ -38,6 +38,13 @@ function rec(id, phase, hoursAgo, parent = null) {
   };
 }
 
+test('judgeSession: a paused session is kept while the resume window of its phase lasts', () => {
+  const rules = { ...RULES, phaseWindowsMs: { approval: 72 * H } };
+  assert.equal(judgeSession(rec('a', 'approval', 48), NOW, rules).kind, 'recent');
+  assert.equal(judgeSession(rec('a', 'approval', 73), NOW, rules).kind, 'purge');
+  assert.equal(judgeSession(rec('a', 'planning', 48), NOW, rules).kind, 'purge');
+});
+
 test('judgeSession: final, paused, running, stuck, recent', () => {
   assert.equal(judgeSession(rec('a', 'completed', 25), NOW, RULES).kind, 'purge');
   assert.equal(judgeSession(rec('a', 'failed', 23), NOW, RULES).kind, 'recent');

@@ -1,4 +1,5 @@
 import { SessionError } from './errors.js';
+import type { Phase } from './phases.js';
 import { isPlainObject } from './merge-patch.js';
 import { closest } from './suggest.js';
 
@@ -21,6 +22,11 @@ export interface Settings {
   promptFooter: boolean;
   sweepIntervalMinutes: number;
   abandonAfterHours: number;
+  sessionStartContext: boolean;
+  /** Per-phase resume windows; null: `resumeWindowMinutes`. */
+  resumeWindowMinutesApproval: number | null;
+  resumeWindowMinutesInvestigating: number | null;
+  resumeWindowMinutesPlanning: number | null;
 }
 
 type Kind = { number: { min: number } } | { boolean: true } | { oneOf: readonly string[] };
@@ -28,8 +34,19 @@ type Kind = { number: { min: number } } | { boolean: true } | { oneOf: readonly 
 interface SettingSpec {
   env: string;
   file: string;
-  default: number | boolean | string;
+  /** null: not set, another setting stands in (a per-phase window falls back to the general one). */
+  default: number | boolean | string | null;
   kind: Kind;
+}
+
+/** A phase's own resume window: unset, the general `resume_window_minutes` applies. */
+function phaseWindow(phase: string): SettingSpec {
+  return {
+    env: `AGENT_SESSION_RESUME_WINDOW_MINUTES_${phase.toUpperCase()}`,
+    file: `resume_window_minutes_${phase}`,
+    default: null,
+    kind: { number: { min: 0 } },
+  };
 }
 
 const SETTING_SPECS: Record<keyof Settings, SettingSpec> = {
@@ -97,6 +114,15 @@ const SETTING_SPECS: Record<keyof Settings, SettingSpec> = {
     default: 4,
     kind: { number: { min: 0 } },
   },
+  sessionStartContext: {
+    env: 'AGENT_SESSION_SESSION_START_CONTEXT',
+    file: 'session_start_context',
+    default: true,
+    kind: { boolean: true },
+  },
+  resumeWindowMinutesApproval: phaseWindow('approval'),
+  resumeWindowMinutesInvestigating: phaseWindow('investigating'),
+  resumeWindowMinutesPlanning: phaseWindow('planning'),
 };
 
 interface SettingSources {
@@ -148,6 +174,19 @@ export const ENVIRONMENT_VARIABLES: readonly string[] = [
   ...Object.values(SETTING_SPECS).map((spec) => spec.env),
   ...OTHER_VARIABLES,
 ];
+
+/** The resume windows set for single phases, in ms (undefined: none is). */
+export function phaseWindowsMs(settings: Settings): Partial<Record<Phase, number>> | undefined {
+  const windows: Partial<Record<Phase, number | null>> = {
+    approval: settings.resumeWindowMinutesApproval,
+    investigating: settings.resumeWindowMinutesInvestigating,
+    planning: settings.resumeWindowMinutesPlanning,
+  };
+  const set = Object.entries(windows).flatMap(([phase, minutes]) =>
+    minutes == null ? [] : [[phase, minutes * 60_000]],
+  );
+  return set.length === 0 ? undefined : Object.fromEntries(set);
+}
 
 /** The settings in effect; the first problem, if any, is thrown as EINVALID with its fields in `details`. */
 export function resolveSettings(sources: SettingSources): Settings {

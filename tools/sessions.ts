@@ -1,5 +1,5 @@
 import { formatEntry } from './audit/entry.js';
-import { resolveSettings, type Settings } from './config.js';
+import { phaseWindowsMs, resolveSettings, type Settings } from './config.js';
 import type { Actor, ListResult, SessionContext } from './session-context.js';
 import { SessionError, toSessionError } from './errors.js';
 import { assertValidId, generateId } from './ids.js';
@@ -106,8 +106,10 @@ export class Sessions implements SessionContext {
   }
 
   get rules(): ResumeRules {
+    const phaseWindows = phaseWindowsMs(this.settings);
     return {
       resumeWindowMs: this.settings.resumeWindowMinutes * 60_000,
+      ...(phaseWindows ? { phaseWindowsMs: phaseWindows } : {}),
       errorBudget: this.settings.errorBudget,
       clockSkewMs: this.settings.clockSkewSeconds * 1000,
     };

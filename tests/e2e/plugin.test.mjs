@@ -152,8 +152,9 @@ before(
   { timeout: 10 * 60_000 },
 );
 
-/** The plugin's four hooks in the order one delegation runs them, each exiting 0. */
+/** The plugin's hooks in the order a conversation with one delegation runs them, each exiting 0. */
 const EVERY_EVENT_EXIT_0 = [
+  ['SessionStart', 0],
   ['PreToolUse', 0],
   ['SubagentStart', 0],
   ['SubagentStop', 0],
@@ -203,7 +204,7 @@ test(
       EVERY_EVENT_EXIT_0,
     );
     const hook = join(packageDir, 'dist', 'hooks', 'pre_delegate.js');
-    assert.equal(runs[0].command, `test ! -f "${hook}" || node "${hook}"`);
+    assert.equal(runs[1].command, `test ! -f "${hook}" || node "${hook}"`);
     const [session, ...others] = await sessions(project);
     assert.deepEqual(others, []);
     assert.equal(session.phase, 'completed');
@@ -220,7 +221,7 @@ test(
     );
     assert.deepEqual(
       status.json.hooks.map((h) => [h.place, h.event, h.state, h.script]),
-      ['PreToolUse', 'PostToolUse', 'SubagentStart', 'SubagentStop'].map((event) => [
+      ['PreToolUse', 'PostToolUse', 'SubagentStart', 'SubagentStop', 'SessionStart'].map((event) => [
         'plugin',
         event,
         'ok',
@@ -279,7 +280,7 @@ test(
     const status = await statusOf(project);
     assert.deepEqual(
       status.json.hooks.map((h) => [h.place, h.state]),
-      Array(4).fill(['plugin', 'inactive']),
+      Array(EVERY_EVENT_EXIT_0.length).fill(['plugin', 'inactive']),
     );
   },
 );
@@ -293,10 +294,10 @@ test(
     await installPlugin(project, dir, 'project');
     const { debug } = await delegate(t, project);
     const hook = join(dir, 'dist', 'hooks', 'pre_delegate.js');
-    assert.equal(pluginHookRuns(debug)[0].command, `test ! -f "${hook}" || node "${hook}"`);
+    assert.equal(pluginHookRuns(debug)[1].command, `test ! -f "${hook}" || node "${hook}"`);
     assert.deepEqual(
       pluginHookRuns(debug).map((r) => r.status),
-      [0, 0, 0, 0],
+      [0, 0, 0, 0, 0],
     );
     const [session] = await sessions(project);
     assert.equal(session.phase, 'completed');

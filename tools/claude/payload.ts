@@ -40,6 +40,12 @@ export interface AgentStop extends Origin {
   agentTranscriptPath: string | null;
 }
 
+/** SessionStart: a conversation starts, resumes, or is cleared or compacted (`source`). */
+export interface ConversationStart extends Origin {
+  kind: 'session-start';
+  source: string | null;
+}
+
 interface Ignored {
   kind: 'ignored';
   why: string;
@@ -66,7 +72,7 @@ export interface LegacyStop {
 }
 
 export type PreDelegateInput = Delegation | Ignored | LegacyDelegate;
-export type AgentEventInput = Spawned | AgentStart | AgentStop | Ignored | LegacyStop;
+export type AgentEventInput = Spawned | AgentStart | AgentStop | ConversationStart | Ignored | LegacyStop;
 
 /** Why a legacy caller gets no real answer: its stdin is not a JSON object, or handling it failed. */
 export type LegacyFailureReason = 'invalid_json' | 'error';
@@ -103,7 +109,10 @@ export function parsePreDelegate(obj: JsonObject): PreDelegateInput {
   };
 }
 
-/** Parses what `subagent_stop` reads: SubagentStart, SubagentStop, PostToolUse(Agent), or the legacy format. */
+/**
+ * Parses what `subagent_stop` reads: SubagentStart, SubagentStop, PostToolUse(Agent), SessionStart, or the
+ * legacy format.
+ */
 export function parseAgentEvent(obj: JsonObject): AgentEventInput {
   if (isLegacy(obj)) return parseLegacyStop(obj);
   const event = str(obj, 'hook_event_name');
@@ -132,6 +141,8 @@ export function parseAgentEvent(obj: JsonObject): AgentEventInput {
         agentTranscriptPath: optStr(obj, 'agent_transcript_path'),
       };
     }
+    case 'SessionStart':
+      return { kind: 'session-start', ...origin(obj), source: optStr(obj, 'source') };
     default:
       return { kind: 'ignored', why: `event ${event} is not handled by subagent_stop` };
   }

@@ -7,6 +7,8 @@ export interface HookRegistration {
   /** Absent for events that take no tool matcher. */
   matcher?: string;
   hook: HookName;
+  /** Without it the others still work (a settings file from an earlier install): status warns, not fails. */
+  optional?: true;
 }
 
 /**
@@ -18,6 +20,8 @@ export const HOOK_REGISTRATIONS: readonly HookRegistration[] = [
   { event: 'PostToolUse', matcher: 'Agent|Task', hook: 'subagent_stop' },
   { event: 'SubagentStart', hook: 'subagent_stop' },
   { event: 'SubagentStop', hook: 'subagent_stop' },
+  // Tells a starting conversation about paused sessions (tools/claude/events/session-start.ts).
+  { event: 'SessionStart', hook: 'subagent_stop', optional: true },
 ];
 
 /**

@@ -1,6 +1,7 @@
 import { isFinalPhase, isResumablePhase } from '../phases.js';
 import { compareCreation, type SessionRecord } from '../record.js';
 import { parseTimestamp } from '../time.js';
+import { resumeWindowMs, type ResumeRules } from './resume.js';
 import { ACTIVE_PHASES, type Blocker } from './tree-guard.js';
 
 export interface CleanupRules {
@@ -9,6 +10,7 @@ export interface CleanupRules {
   /** Updated more recently than this: running, whatever the phase. */
   runningMs: number;
   resumeWindowMs: number;
+  phaseWindowsMs?: ResumeRules['phaseWindowsMs'];
   /** An active phase not updated for this long is stuck: finalized `abandoned`. */
   stuckMs: number;
   /** A `last_updated` further than this in the future is not trusted as an age (as in the resume rules). */
@@ -42,7 +44,7 @@ export function judgeSession(record: SessionRecord, now: number, rules: CleanupR
     return age > rules.cutoffMs ? { kind: 'running', reason } : { kind: 'recent', reason };
   }
   if (isResumablePhase(record.phase)) {
-    if (age > Math.max(rules.cutoffMs, rules.resumeWindowMs)) {
+    if (age > Math.max(rules.cutoffMs, resumeWindowMs(rules, record.phase))) {
       return { kind: 'purge', reason: `paused in ${record.phase} ${hours(age)} ago; its resume window has passed` };
     }
     return { kind: 'recent', reason: `paused in ${record.phase} ${hours(age)} ago` };

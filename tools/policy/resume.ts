@@ -1,4 +1,4 @@
-import { isFinalPhase, isResumablePhase } from '../phases.js';
+import { isFinalPhase, isResumablePhase, type Phase } from '../phases.js';
 import type { SessionRecord } from '../record.js';
 import { parseTimestamp } from '../time.js';
 
@@ -15,6 +15,8 @@ export type ResumeReason =
 export interface ResumeRules {
   /** How long after its last update a paused session may still resume. */
   resumeWindowMs: number;
+  /** A phase's own window, where one is set (an approval waits for people, who come back tomorrow). */
+  phaseWindowsMs?: Partial<Record<Phase, number>>;
   /** A session with this many errors or more is not resumed. */
   errorBudget: number;
   /** A `last_updated` this far in the future is still taken as now; further is expired. */
@@ -37,16 +39,22 @@ export function decideResume(record: SessionRecord | undefined, now: number, rul
   const age = now - (parseTimestamp(record.last_updated) ?? Number.NaN);
   if (!(age >= -rules.clockSkewMs))
     return no('expired', 'last_updated is in the future beyond the clock-skew allowance');
-  if (age > rules.resumeWindowMs) {
+  const windowMs = resumeWindowMs(rules, record.phase);
+  if (age > windowMs) {
     return no(
       'expired',
-      `last updated ${Math.round(age / 1000)} s ago, beyond the ${rules.resumeWindowMs / 1000} s resume window`,
+      `last updated ${Math.round(age / 1000)} s ago, beyond the ${windowMs / 1000} s resume window of ${record.phase}`,
     );
   }
   if (record.error_count >= rules.errorBudget) {
     return no('too_many_errors', `${record.error_count} errors reach the budget of ${rules.errorBudget}`);
   }
   return { resume: true, reason: 'resumable', detail: `paused in ${record.phase}, within the resume window` };
+}
+
+/** How long a session paused in `phase` may resume after its last update. */
+export function resumeWindowMs(rules: Pick<ResumeRules, 'resumeWindowMs' | 'phaseWindowsMs'>, phase: Phase): number {
+  return rules.phaseWindowsMs?.[phase] ?? rules.resumeWindowMs;
 }
 
 function no(reason: ResumeReason, detail: string): ResumeDecision {

@@ -32,16 +32,25 @@ export function hookFindings(hooks: Registration[]): StatusFinding[] {
           'the hook does nothing (install the package there, or uninstall the hooks)',
       });
   }
-  const missing = HOOK_REGISTRATIONS.filter((reg) => !hooks.some((r) => r.event === reg.event)).map((r) => r.event);
-  if (missing.length > 0) {
+  const missing = HOOK_REGISTRATIONS.filter((reg) => !hooks.some((r) => r.event === reg.event));
+  const required = missing.filter((r) => !r.optional).map((r) => r.event);
+  if (required.length > 0) {
     const what =
       missing.length === HOOK_REGISTRATIONS.length
         ? 'the hooks are registered nowhere'
-        : `no hook for ${missing.join(', ')}`;
+        : `no hook for ${missing.map((r) => r.event).join(', ')}`;
     findings.push({
       check: 'hooks',
       severity: 'error',
       message: `${what}: run agent-session install (or install the plugin)`,
+    });
+  } else if (missing.length > 0) {
+    findings.push({
+      check: 'hooks',
+      severity: 'warning',
+      message:
+        `no hook for ${missing.map((r) => r.event).join(', ')}: a new conversation is not told about paused ` +
+        'sessions; run agent-session install again (or update the plugin)',
     });
   }
   for (const { event } of HOOK_REGISTRATIONS) {

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { lstat, mkdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
@@ -135,6 +135,32 @@ export class SessionStore {
       }
     }
     return result;
+  }
+
+  /**
+   * The readable records of the `limit` sessions written last, newest first: a bounded read for the
+   * start of a conversation. A record is written by a rename into its directory, which dates the
+   * directory, so one stat per session orders them without reading any record.
+   */
+  recent(limit: number): SessionRecord[] {
+    const prefix = this.dir.endsWith(sep) ? this.dir : this.dir + sep;
+    const dated = this.ids().flatMap((id) => {
+      try {
+        return [{ id, at: statSync(`${prefix}${id}`).mtimeMs }];
+      } catch {
+        return [];
+      }
+    });
+    dated.sort((a, b) => b.at - a.at);
+    return dated.slice(0, limit).flatMap(({ id }) => {
+      try {
+        const text = readRecordText(`${prefix}${id}${sep}${STATE_FILE}`, id);
+        return text === undefined ? [] : [parseRecord(text, id)];
+      } catch {
+        // Unreadable records are for doctor and list to report; this read only looks for paused work.
+        return [];
+      }
+    });
   }
 
   /**

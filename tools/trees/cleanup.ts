@@ -142,6 +142,7 @@ function cleanupRules(sessions: SessionContext, hours: number): CleanupRules {
     cutoffMs,
     runningMs,
     resumeWindowMs: sessions.rules.resumeWindowMs,
+    ...(sessions.rules.phaseWindowsMs ? { phaseWindowsMs: sessions.rules.phaseWindowsMs } : {}),
     stuckMs: Math.max(cutoffMs * sessions.settings.stuckFactor, runningMs),
     clockSkewMs: sessions.rules.clockSkewMs,
   };

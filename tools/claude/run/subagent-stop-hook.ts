@@ -1,7 +1,9 @@
 // subagent_stop: SubagentStart, SubagentStop and PostToolUse of the subagent tool (the exact
-// spawn-to-agent join), or the legacy format. It never blocks a stop and prints nothing to Claude Code.
+// spawn-to-agent join), SessionStart, or the legacy format. It never blocks a stop; it prints to Claude
+// Code only the paused sessions a starting conversation is told about.
 import { onAgentStart, onAgentStop, onSpawned, type AgentEventResult } from '../events/agent-events.js';
 import { legacyStop, legacyStopFailure, type LegacyStopAnswer } from '../events/legacy-calls.js';
+import { onSessionStart, type SessionStartResult } from '../events/session-start.js';
 import { claimSweepFor } from '../events/sweep-claim.js';
 import { parseAgentEvent, type AgentEventInput } from '../payload.js';
 import type { HookRun } from './hook-process.js';
@@ -9,7 +11,7 @@ import type { HookSpec } from './run-hook.js';
 import { startDetachedSweep } from './sweep-process.js';
 
 /** Everything subagent_stop can conclude. */
-type SubagentStopOutcome = AgentEventResult | { kind: 'legacy'; answer: LegacyStopAnswer };
+type SubagentStopOutcome = AgentEventResult | SessionStartResult | { kind: 'legacy'; answer: LegacyStopAnswer };
 
 /** subagent_stop, which starts the periodic sweep from `sweepBundle` when one is due. */
 export function subagentStop(sweepBundle: string): HookSpec<AgentEventInput, SubagentStopOutcome> {
@@ -25,6 +27,11 @@ export function subagentStop(sweepBundle: string): HookSpec<AgentEventInput, Sub
 
 async function handle(run: HookRun, input: AgentEventInput): Promise<SubagentStopOutcome> {
   if (input.kind === 'legacy-stop') return { kind: 'legacy', answer: await legacyStop(run.context().sessions, input) };
+  if (input.kind === 'session-start') {
+    const result = onSessionStart(run.context(), input);
+    run.note(`${run.event} (${input.source}): ${result.kind === 'context' ? 'paused sessions told' : result.why}`);
+    return result;
+  }
   const result = await apply(run, input);
   const what =
     result.kind === 'applied'
@@ -34,7 +41,10 @@ async function handle(run: HookRun, input: AgentEventInput): Promise<SubagentSto
   return result;
 }
 
-function apply(run: HookRun, input: Exclude<AgentEventInput, { kind: 'legacy-stop' }>): Promise<AgentEventResult> {
+function apply(
+  run: HookRun,
+  input: Exclude<AgentEventInput, { kind: 'legacy-stop' | 'session-start' }>,
+): Promise<AgentEventResult> {
   switch (input.kind) {
     case 'ignored':
       return Promise.resolve({ kind: 'ignored', why: input.why });
@@ -47,9 +57,11 @@ function apply(run: HookRun, input: Exclude<AgentEventInput, { kind: 'legacy-sto
   }
 }
 
-/** Claude Code gets nothing from this hook; a legacy caller gets its answer. */
+/** Claude Code gets nothing from this hook but a starting conversation's context; a legacy caller gets its answer. */
 function answer(outcome: SubagentStopOutcome): object | null {
   switch (outcome.kind) {
+    case 'context':
+      return { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: outcome.text } };
     case 'applied':
     case 'buffered':
     case 'ignored':

@@ -1,0 +1,201 @@
+// SessionStart through the built subagent_stop hook: the paused sessions a starting conversation is told
+// about, bounded, off by setting; and what a delegation naming one does from another conversation,
+// with the per-phase resume windows.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fixture, flow, life, onlySession, pre, project, readSession, sessionIds } from './helpers/hooks.mjs';
+import { runCli } from './helpers/run.mjs';
+
+const STARTUP = 'sessionstart';
+
+/** One delegation of conversation `session` run to its end; returns the session's id. */
+async function delegate(proj, f, message, env) {
+  const out = await pre(proj, f.pre, env);
+  assert.equal(out.code, 0);
+  for (const payload of [f.post, f.start, f.stop(message)]) assert.equal((await life(proj, payload, env)).code, 0);
+  return out;
+}
+
+/**
+ * A session paused in `phase` by a subagent of conversation `session` (by default one of its own, so
+ * the delegation does not resume an earlier paused one); returns the record.
+ */
+async function paused(proj, { n = 1, phase = 'approval', session = `sess-${n}`, ...rest } = {}) {
+  const before = new Set(sessionIds(proj.store));
+  const f = flow({ session, toolUseId: `toolu_${n}`, agentId: `a${n}`, description: `Task ${n}`, ...rest });
+  await delegate(proj, f, `Looked at it.\nShall I drop table ${n}?\nsession-phase: ${phase}`);
+  const id = sessionIds(proj.store).find((i) => !before.has(i));
+  return readSession(proj.store, id);
+}
+
+/** Changes a session's record on disk, as time or a hand edit would. */
+function edit(proj, id, change) {
+  const file = path.join(proj.store, id, 'state.json');
+  const record = JSON.parse(readFileSync(file, 'utf8'));
+  change(record);
+  writeFileSync(file, JSON.stringify(record, null, 2));
+}
+
+/** Moves a session's `last_updated` `ms` into the past, as if it had paused that long ago. */
+function age(proj, id, ms) {
+  edit(proj, id, (record) => (record.last_updated = new Date(Date.parse(record.last_updated) - ms).toISOString()));
+}
+
+/** What the SessionStart hook adds to the conversation, or null when it prints nothing. */
+async function startText(proj, { name = STARTUP, env, ...changes } = {}) {
+  const out = await life(proj, fixture(name, changes), env);
+  assert.equal(out.code, 0, out.stderr);
+  if (out.stdout === '') return null;
+  const { hookSpecificOutput } = out.json;
+  assert.equal(hookSpecificOutput.hookEventName, 'SessionStart');
+  return hookSpecificOutput.additionalContext;
+}
+
+describe('SessionStart', { concurrency: 3 }, () => {
+  it('says nothing, and creates no store, when nothing is paused', async (t) => {
+    const proj = project(t);
+    assert.equal(await startText(proj), null);
+    assert.equal(existsSync(proj.store), false, 'SessionStart created the store');
+    await delegate(proj, flow(), 'All done.');
+    assert.equal(onlySession(proj.store).phase, 'completed');
+    assert.equal(await startText(proj), null);
+  });
+
+  it('lists a paused session: id, type, purpose, phase, age, what it waits for, and how to continue it', async (t) => {
+    const proj = project(t);
+    const s = await paused(proj);
+    const text = await startText(proj);
+    const line = text.split('\n').find((l) => l.includes(s.agent_id));
+    assert.ok(line, text);
+    assert.match(line, /\(general-purpose "Task 1"\): approval, \d+ s ago; waiting for: "Shall I drop table 1\?"/);
+    // Another conversation: the old agent is out of SendMessage's reach.
+    assert.match(line, new RegExp(`continue it: delegate to general-purpose naming ${s.agent_id}$`));
+    assert.match(
+      text,
+      /delegate to its agent type with its session id in the prompt: the new agent gets the resume brief/,
+    );
+    assert.doesNotMatch(text, /more: agent-session list --paused/);
+    // The conversation the agent ran in (resumed, cleared or compacted): SendMessage reaches it.
+    const own = await startText(proj, { name: 'sessionstart-resume', session_id: 'sess-1' });
+    assert.match(own, new RegExp(`${s.agent_id} .*continue it with SendMessage to "a1"`));
+  });
+
+  it('is bounded: at most 5 sessions, lines cut short, then "and N more"', async (t) => {
+    const proj = project(t);
+    const long = 'x'.repeat(500);
+    for (let n = 1; n <= 8; n++) await paused(proj, { n, description: `${n} ${long}` });
+    const text = await startText(proj);
+    const listed = text.split('\n').filter((l) => l.startsWith('- '));
+    assert.ok(listed.length >= 1 && listed.length <= 5, text);
+    assert.ok(text.length <= 1000, `${text.length} characters:\n${text}`);
+    assert.match(text, new RegExp(`^and ${8 - listed.length} more: agent-session list --paused$`, 'm'));
+    // Newest first.
+    assert.ok(listed[0].includes('"8 x'), listed[0]);
+  });
+
+  it('expired and over-budget sessions are listed after the resumable ones, saying why', async (t) => {
+    const proj = project(t);
+    const old = await paused(proj, { n: 1 });
+    const fresh = await paused(proj, { n: 2 });
+    const failing = await paused(proj, { n: 3 });
+    age(proj, old.agent_id, 31 * 60_000);
+    edit(proj, failing.agent_id, (record) => (record.error_count = 3));
+    const text = await startText(proj);
+    const lines = text.split('\n');
+    const at = (id) => lines.findIndex((l) => l.includes(id));
+    assert.ok(at(fresh.agent_id) > 0 && at(fresh.agent_id) < at(old.agent_id), text);
+    assert.match(
+      lines[at(old.agent_id)],
+      /approval, 31 min ago; .*expired \(its resume window is 30 min\), not resumed$/,
+    );
+    // The window of the phase decides.
+    const longer = await startText(proj, { env: { AGENT_SESSION_RESUME_WINDOW_MINUTES_APPROVAL: '60' } });
+    assert.doesNotMatch(longer, /expired/);
+  });
+
+  it('is off with session_start_context false (environment or config file)', async (t) => {
+    const proj = project(t);
+    await paused(proj);
+    assert.notEqual(await startText(proj), null);
+    assert.equal(await startText(proj, { env: { AGENT_SESSION_SESSION_START_CONTEXT: '0' } }), null);
+    writeFileSync(path.join(proj.dir, '.claude', 'agent-session.json'), '{"session_start_context": false}\n');
+    assert.equal(await startText(proj), null);
+    const bad = await runCli(['list'], {
+      cwd: proj.dir,
+      env: { AGENT_SESSION_SESSION_START_CONTEXT: 'maybe' },
+    });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /AGENT_SESSION_SESSION_START_CONTEXT must be true or false/);
+  });
+});
+
+describe('resume from another conversation', { concurrency: 3 }, () => {
+  it('a delegation naming the session gets the brief; its agent joins the session, which ends completed', async (t) => {
+    const proj = project(t);
+    const s = await paused(proj);
+    const other = flow({
+      session: 'sess-2',
+      toolUseId: 'toolu_9',
+      agentId: 'b9',
+      prompt: `Approved: go on with ${s.agent_id}`,
+    });
+    const out = (await pre(proj, other.pre)).json.hookSpecificOutput;
+    assert.equal(out.permissionDecision, undefined, 'told to SendMessage an agent of another conversation');
+    assert.match(out.updatedInput.prompt, new RegExp(`You are resuming session ${s.agent_id}`));
+    for (const payload of [other.post, other.start, other.stop('Dropped it.')]) await life(proj, payload);
+    const done = onlySession(proj.store);
+    assert.equal(done.agent_id, s.agent_id);
+    assert.equal(done.phase, 'completed');
+    assert.deepEqual(done.claude.agent_ids, ['a1', 'b9']);
+    assert.equal(done.claude.session_id, 'sess-2');
+    const decision = done.history.find((h) => h.event === 'resume_decision');
+    assert.deepEqual(
+      [decision.decision, decision.reason, decision.claude_session_id],
+      ['brief', 'the earlier agent belongs to another Claude Code session', 'sess-2'],
+    );
+    assert.deepEqual(
+      done.history.map((h) => [h.event, h.to_phase, h.claude_agent_id]),
+      [
+        ['started', 'executing', 'a1'],
+        ['stopped', 'approval', 'a1'],
+        ['resume_decision', 'approval', undefined],
+        ['resumed', 'executing', 'b9'],
+        ['finalized', 'completed', undefined],
+      ],
+    );
+  });
+
+  it('per-phase windows: an approval may wait longer than an investigation', async (t) => {
+    const proj = project(t);
+    const approval = await paused(proj, { n: 1, phase: 'approval' });
+    const investigating = await paused(proj, { n: 2, phase: 'investigating' });
+    for (const s of [approval, investigating]) age(proj, s.agent_id, 2 * 3600_000);
+    const env = { AGENT_SESSION_RESUME_WINDOW_MINUTES_APPROVAL: '1440' };
+    const asked = async (s, phaseEnv) => {
+      const r = await runCli(['should-resume', s.agent_id, '--json'], { cwd: proj.dir, env: phaseEnv });
+      return JSON.parse(r.stdout);
+    };
+    assert.deepEqual(
+      [(await asked(approval, {})).reason, (await asked(approval, env)).reason],
+      ['expired', 'resumable'],
+    );
+    assert.equal((await asked(investigating, env)).reason, 'expired');
+
+    const ask = (s, n) =>
+      pre(proj, flow({ session: 'sess-2', toolUseId: `toolu_x${n}`, prompt: `Go on with ${s.agent_id}` }).pre, env);
+    const briefed = (await ask(approval, 1)).json.hookSpecificOutput.updatedInput.prompt;
+    assert.match(briefed, new RegExp(`You are resuming session ${approval.agent_id}`));
+    const fresh = (await ask(investigating, 2)).json.hookSpecificOutput.updatedInput.prompt;
+    assert.doesNotMatch(fresh, /You are resuming session/);
+    assert.equal(sessionIds(proj.store).length, 3, 'the expired investigation got a new session');
+
+    // The same through the config file.
+    writeFileSync(
+      path.join(proj.dir, '.claude', 'agent-session.json'),
+      '{"resume_window_minutes_investigating": 600}\n',
+    );
+    assert.equal((await asked(investigating, {})).reason, 'resumable');
+  });
+});
