@@ -1,6 +1,7 @@
 // What the delegation hook leaves in the audit trail: one `hook.resume_decision` entry per delegation
 // (continue, brief, none or new_session, with the policy, the candidate and the reason), one
-// `hook.passed_over` entry per candidate it did not take (bounded), and how `show` renders decisions.
+// `hook.passed_over` entry naming the candidates it did not take and why (bounded), and how `show`
+// renders decisions.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -118,13 +119,16 @@ describe('resume decisions in the audit trail', { concurrency: 3 }, () => {
     });
     assert.doesNotMatch(late.json.hookSpecificOutput.updatedInput.prompt, /resuming session/);
     const created = sessionIds(proj.store).find((id) => id !== expired);
-    const [passed] = await entries(proj, 'hook.passed_over');
+    const [passed, ...none] = await entries(proj, 'hook.passed_over');
+    assert.equal(none.length, 0);
     assert.deepEqual(passed.ids, [expired]);
     assert.deepEqual(
-      [passed.details.candidate, passed.details.reason, passed.details.session, passed.details.tool_use_id],
-      [expired, 'expired', created, 'toolu_2'],
+      [passed.details.count, passed.details.session, passed.details.tool_use_id, passed.details.agent_type],
+      [1, created, 'toolu_2', 'general-purpose'],
     );
-    assert.match(passed.details.detail, /resume window/);
+    const [why] = passed.details.passed_over;
+    assert.deepEqual([why.candidate, why.reason], [expired, 'expired']);
+    assert.match(why.detail, /resume window/);
     const d = await decision(proj, 'toolu_2');
     assert.deepEqual(
       [d.ids, d.details.decision, d.details.reason, d.details.passed_over],
@@ -139,24 +143,26 @@ describe('resume decisions in the audit trail', { concurrency: 3 }, () => {
     assert.equal((await cli(proj2.store, ['update', failing, '--error', 'disk full'])).code, 0);
     await pre(proj2, flow({ toolUseId: 'toolu_2' }).pre, { AGENT_SESSION_ERROR_BUDGET: '1' });
     const [budget] = await entries(proj2, 'hook.passed_over');
-    assert.deepEqual([budget.ids, budget.details.reason], [[failing], 'too_many_errors']);
-    assert.match(budget.details.detail, /1 errors reach the budget of 1/);
+    assert.deepEqual([budget.ids, budget.details.passed_over[0].reason], [[failing], 'too_many_errors']);
+    assert.match(budget.details.passed_over[0].detail, /1 errors reach the budget of 1/);
   });
 
-  it('a delegation naming many sessions records at most 5 passed over, and counts the rest', async (t) => {
+  it('a delegation naming many sessions records at most 5 passed over, in one entry, and counts them all', async (t) => {
     const proj = project(t);
     const ids = [];
     for (let i = 0; i < 7; i++) ids.push((await cliJson(proj.store, ['create', '--agent', 'builder'])).agent_id);
     const absent = 'agent-20200101-000000-0badc0de';
     const prompt = `Resume one of ${[...ids, absent].join(', ')}`;
     await pre(proj, flow({ prompt }).pre);
-    const passed = await entries(proj, 'hook.passed_over');
-    assert.equal(passed.length, 5);
-    for (const p of passed) assert.equal(p.details.reason, 'phase_not_resumable');
+    const [passed, ...none] = await entries(proj, 'hook.passed_over');
+    assert.equal(none.length, 0, 'one entry per delegation');
+    assert.equal(passed.details.count, 8);
+    assert.equal(passed.ids.length, 5);
     assert.deepEqual(
-      passed.map((p) => p.details.more),
-      [undefined, undefined, undefined, undefined, 3],
+      passed.details.passed_over.map((p) => [p.candidate, p.reason]),
+      passed.ids.map((id) => [id, 'phase_not_resumable']),
     );
+    assert.deepEqual(passed.ids, ids.slice(2).reverse(), 'the newest five');
     const d = await decision(proj, 'toolu_1');
     assert.deepEqual([d.details.decision, d.details.passed_over], ['new_session', 8]);
   });

@@ -229,25 +229,22 @@ async function recordNewSession(ctx: HookContext, d: Delegation, session: string
   });
 }
 
-/** One entry per candidate passed over (at most PASSED_OVER_KEPT), under the candidate's id. */
+/**
+ * The candidates passed over, in one entry naming each (at most PASSED_OVER_KEPT) in `ids`, so
+ * `audit --session` finds it: one append, whatever their number, keeps the hook's cost flat.
+ */
 async function recordPassedOver(
   ctx: HookContext,
   d: Delegation,
   { passedOver, passedOverCount }: DelegationDecision,
   taken: string,
 ): Promise<void> {
-  for (const [i, p] of passedOver.entries()) {
-    await ctx.sessions.audit('hook.passed_over', [p.candidate], {
-      candidate: p.candidate,
-      reason: p.reason,
-      detail: p.detail,
-      session: taken,
-      ...delegationDetails(d),
-      ...(i === passedOver.length - 1 && passedOverCount > passedOver.length
-        ? { more: passedOverCount - passedOver.length }
-        : {}),
-    });
-  }
+  if (passedOver.length === 0) return;
+  await ctx.sessions.audit(
+    'hook.passed_over',
+    passedOver.map((p) => p.candidate),
+    { passed_over: passedOver, count: passedOverCount, session: taken, ...delegationDetails(d) },
+  );
 }
 
 function delegationDetails(d: Delegation): Record<string, string> {
