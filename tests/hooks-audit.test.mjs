@@ -147,7 +147,7 @@ describe('resume decisions in the audit trail', { concurrency: 3 }, () => {
     assert.match(budget.details.passed_over[0].detail, /1 errors reach the budget of 1/);
   });
 
-  it('a delegation naming many sessions records at most 5 passed over, in one entry, and counts them all', async (t) => {
+  it('a delegation naming many sessions names at most 5 passed over, in one entry, and counts all', async (t) => {
     const proj = project(t);
     const ids = [];
     for (let i = 0; i < 7; i++) ids.push((await cliJson(proj.store, ['create', '--agent', 'builder'])).agent_id);
