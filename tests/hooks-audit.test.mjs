@@ -59,6 +59,8 @@ describe('resume decisions in the audit trail', { concurrency: 3 }, () => {
 
     const denied = await pre(proj, flow({ toolUseId: 'toolu_2', agentId: 'a2' }).pre);
     assert.equal(denied.json.hookSpecificOutput.permissionDecision, 'deny');
+    // A delegation of the same message, right after the deny: the denied session is held for that call.
+    await pre(proj, flow({ toolUseId: 'toolu_p', agentId: 'ap', prompt: 'Other work.' }).pre);
     const second = await decision(proj, 'toolu_2');
     assert.deepEqual(second.ids, [id]);
     assert.deepEqual(
@@ -66,7 +68,13 @@ describe('resume decisions in the audit trail', { concurrency: 3 }, () => {
       ['continue', 'auto', id, 'a1'],
     );
     assert.equal(second.details.reason, 'policy auto: the earlier agent can be continued');
-    assert.deepEqual(await entries(proj, 'hook.passed_over'), []);
+    const [held, ...more] = await entries(proj, 'hook.passed_over');
+    assert.equal(more.length, 0, 'the continue decision passed nothing over');
+    assert.deepEqual(
+      [held.ids, held.details.passed_over[0].reason, held.details.tool_use_id],
+      [[id], 'held', 'toolu_p'],
+    );
+    assert.equal((await decision(proj, 'toolu_p')).details.decision, 'new_session');
 
     const shown = await showLines(proj, id);
     assert.match(shown, /\n {4}resume decision: continue \(policy auto: the earlier agent can be continued\) {2}/);
