@@ -122,6 +122,35 @@ export const PASSED_OVER_KEPT = 5;
  * in a row).
  */
 export function decideDelegation(facts: DelegationFacts): DelegationDecision {
+  const isHeld = heldBy(facts);
+  const passed: PassedOver[] = [];
+  const resumable: SessionRecord[] = [];
+  for (const r of newestFirst(facts.records)) {
+    const verdict = decideResume(r, facts.now, facts.rules);
+    if (isHeld(r)) passed.push({ candidate: r.agent_id, reason: 'held', detail: 'taken by a parallel delegation' });
+    else if (!verdict.resume) passed.push({ candidate: r.agent_id, reason: verdict.reason, detail: verdict.detail });
+    else resumable.push(r);
+  }
+  const candidate = resumable[0];
+  for (const r of resumable.slice(1)) {
+    passed.push({ candidate: r.agent_id, reason: 'newer_candidate', detail: `${candidate!.agent_id} was taken` });
+  }
+  // A named id with no readable record: the model asked for it, so say why it was not resumed.
+  const { ids, named } = candidateIds(facts.request, facts.data);
+  const missing = named ? ids.filter((id) => !facts.records.some((r) => r.agent_id === id)) : [];
+  const all: PassedOver[] = [
+    ...newestFirstOf(passed, facts.records),
+    ...missing.map((id) => ({ candidate: id, reason: 'not_found' as const, detail: 'no such session, or unreadable' })),
+  ];
+  return {
+    chosen: candidate && { candidate, plan: planDelegation(facts, candidate) },
+    passedOver: all.slice(0, PASSED_OVER_KEPT),
+    passedOverCount: all.length,
+  };
+}
+
+/** Whether a candidate is held by a spawn or a deny of another call (see decideDelegation). */
+function heldBy(facts: DelegationFacts): (record: SessionRecord) => boolean {
   const { request, data, now } = facts;
   const { ids, named } = candidateIds(request, data);
   const held = new Set(
@@ -129,35 +158,9 @@ export function decideDelegation(facts: DelegationFacts): DelegationDecision {
       .filter(([id, s]) => !named || sameMessage(facts, spawnCall(id, s, request)))
       .map(([, s]) => s.session),
   );
-  const isHeld = (r: SessionRecord) => {
+  return (r) => {
     const deny = lastDeny(r);
     return held.has(r.agent_id) || (deny !== undefined && sameMessage(facts, deny));
-  };
-  const passed: (PassedOver & { at: number })[] = [];
-  const resumable: SessionRecord[] = [];
-  for (const r of newestFirst(facts.records)) {
-    const at = parseTimestamp(r.last_updated) ?? 0;
-    const verdict = decideResume(r, now, facts.rules);
-    if (isHeld(r)) passed.push({ candidate: r.agent_id, reason: 'held', detail: 'taken by a parallel delegation', at });
-    else if (!verdict.resume)
-      passed.push({ candidate: r.agent_id, reason: verdict.reason, detail: verdict.detail, at });
-    else resumable.push(r);
-  }
-  const candidate = resumable[0];
-  for (const r of resumable.slice(1)) {
-    const detail = `${candidate!.agent_id}, updated later, was taken`;
-    passed.push({ candidate: r.agent_id, reason: 'newer_candidate', detail, at: parseTimestamp(r.last_updated) ?? 0 });
-  }
-  // A named id with no readable record: the model asked for it, so say why it was not resumed.
-  const missing = named ? ids.filter((id) => !facts.records.some((r) => r.agent_id === id)) : [];
-  const all = [
-    ...passed.sort((a, b) => b.at - a.at).map(({ at: _at, ...p }) => p),
-    ...missing.map((id) => ({ candidate: id, reason: 'not_found' as const, detail: 'no such session' })),
-  ];
-  return {
-    chosen: candidate && { candidate, plan: planDelegation(facts, candidate) },
-    passedOver: all.slice(0, PASSED_OVER_KEPT),
-    passedOverCount: all.length,
   };
 }
 
@@ -181,6 +184,12 @@ export function agentTranscript(record: SessionRecord): string | null {
 function newestFirst(records: SessionRecord[]): SessionRecord[] {
   const at = (r: SessionRecord) => parseTimestamp(r.last_updated) ?? 0;
   return [...records].sort((a, b) => at(b) - at(a));
+}
+
+/** The candidates passed over in the order of their records, newest first. */
+function newestFirstOf(passed: PassedOver[], records: SessionRecord[]): PassedOver[] {
+  const order = newestFirst(records).map((r) => r.agent_id);
+  return [...passed].sort((a, b) => order.indexOf(a.candidate) - order.indexOf(b.candidate));
 }
 
 /**
