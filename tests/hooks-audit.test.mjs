@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { flow, life, onlySession, pre, project, sessionIds } from './helpers/hooks.mjs';
+import { flow, life, onlySession, pre, project, readSession, sessionIds } from './helpers/hooks.mjs';
 import { cli, cliJson, tempDir } from './helpers/run.mjs';
 
 /** One delegation run to a pause; returns the session id it ended in. */
@@ -57,10 +57,16 @@ describe('resume decisions in the audit trail', { concurrency: 3 }, () => {
     );
     assert.equal(first.details.reason, 'no paused session to resume');
 
-    const denied = await pre(proj, flow({ toolUseId: 'toolu_2', agentId: 'a2' }).pre);
+    // The conversation's transcript, with neither call's message written yet: both are of one message.
+    const transcript_path = path.join(tempDir(t, 'agent-session-conversation-'), 'sess-1.jsonl');
+    writeFileSync(transcript_path, '{"type":"user"}\n');
+    const call = (toolUseId, prompt) => ({ ...flow({ toolUseId, prompt }).pre, transcript_path });
+    const denied = await pre(proj, call('toolu_2', 'Do the task'));
     assert.equal(denied.json.hookSpecificOutput.permissionDecision, 'deny');
-    // A delegation of the same message, right after the deny: the denied session is held for that call.
-    await pre(proj, flow({ toolUseId: 'toolu_p', agentId: 'ap', prompt: 'Other work.' }).pre);
+    // A delegation of the same message: the denied session is held for that call.
+    await pre(proj, call('toolu_p', 'Other work.'));
+    const deny = readSession(proj.store, id).history.find((h) => h.tool_use_id === 'toolu_2');
+    assert.equal(typeof deny.transcript_offset, 'number', 'the transcript, not the timing, decides');
     const second = await decision(proj, 'toolu_2');
     assert.deepEqual(second.ids, [id]);
     assert.deepEqual(
