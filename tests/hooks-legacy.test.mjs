@@ -41,10 +41,22 @@ test('pre_delegate: no session yet creates one and says no_existing_session', as
     task_description: 'Build it',
     metadata: { pr: 1 },
   });
-  // An unknown agent_id becomes the new session's id, so the orchestrator can finalize it later.
+});
+
+test('pre_delegate: an unknown agent_id is session_not_resumable (not_found), as agent_session.py said', async (t) => {
+  const proj = project(t);
   const named = await call(PRE_DELEGATE, proj, { agent_name: 'builder', agent_id: 'my-build-1' });
-  assert.deepEqual([named.reason, named.agent_id], ['no_existing_session', 'my-build-1']);
-  assert.ok(sessionIds(proj.store).includes('my-build-1'));
+  assert.deepEqual(Object.keys(named).sort(), [...ANSWER_KEYS, 'detail'].sort());
+  assert.deepEqual(
+    [named.should_resume, named.reason, named.agent_id, named.resume_metadata],
+    [false, 'session_not_resumable', 'my-build-1', null],
+  );
+  assert.match(named.detail, /^not_found: /);
+  assert.equal(named.original_context.agent_id, 'my-build-1');
+  // The session is created under that id, so the orchestrator can finalize it later.
+  assert.deepEqual(sessionIds(proj.store), ['my-build-1']);
+  const done = await call(SUBAGENT_STOP, proj, { agent_id: 'my-build-1', exit_code: 0 });
+  assert.equal(done.reason, 'finalized');
 });
 
 test('pre_delegate: a paused session is session_resumable with its metadata; a final one is not', async (t) => {

@@ -26,6 +26,7 @@ export const AUDIT_ACTIONS = [
   'audit-repair',
   'hook.attach',
   'hook.resume_decision',
+  'hook.passed_over',
   'hook.bind',
   'hook.start',
   'hook.stop',

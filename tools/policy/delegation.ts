@@ -5,7 +5,7 @@ import type { Settings } from '../config.js';
 import type { SessionRecord } from '../record.js';
 import type { ClaudeIndexData, SpawnEntry } from '../store/claude-index.js';
 import { parseTimestamp } from '../time.js';
-import { decideResume, type ResumeRules } from './resume.js';
+import { decideResume, type ResumeReason, type ResumeRules } from './resume.js';
 import { PARALLEL_START_MS, pendingSpawns, SPAWN_PENDING_MS } from './spawns.js';
 
 /** The delegation as the payload gives it. */
@@ -94,16 +94,65 @@ export function callsToPlace(
 }
 
 /**
- * The paused session to resume, and how; undefined when the delegation starts a new session. Only
- * candidates nothing else holds count. Held: handed to a spawn whose agent has not started yet (for a
- * named session: a spawn of this same assistant message; the model asked for the session), or denied
- * in favour of SendMessage to a call of this same assistant message. So each parallel subagent gets
- * its own session, and a delegation made after the model read a deny still gets the brief (never
- * denied twice in a row).
+ * A candidate the delegation did not take, and why: a resume rule it fails, `held` (taken by another
+ * delegation of the same message) or `newer_candidate` (another resumable one was updated later).
  */
-export function decideDelegation(
-  facts: DelegationFacts,
-): { candidate: SessionRecord; plan: DelegationPlan } | undefined {
+export interface PassedOver {
+  candidate: string;
+  reason: ResumeReason | 'held' | 'newer_candidate';
+  detail: string;
+}
+
+export interface DelegationDecision {
+  /** The paused session to resume, and how; undefined when the delegation starts a new session. */
+  chosen: { candidate: SessionRecord; plan: DelegationPlan } | undefined;
+  /** The candidates passed over, newest first, at most PASSED_OVER_KEPT of them. */
+  passedOver: PassedOver[];
+  /** How many candidates were passed over in all. */
+  passedOverCount: number;
+}
+
+/** A store with many old sessions of one agent type must not bloat the trail nor slow the hook. */
+export const PASSED_OVER_KEPT = 5;
+
+/**
+ * The paused session to resume and how, and the candidates passed over. Only candidates nothing else
+ * holds count. Held: handed to a spawn whose agent has not started yet (for a named session: a spawn
+ * of this same assistant message; the model asked for the session), or denied in favour of
+ * SendMessage to a call of this same assistant message. So each parallel subagent gets its own
+ * session, and a delegation made after the model read a deny still gets the brief (never denied twice
+ * in a row).
+ */
+export function decideDelegation(facts: DelegationFacts): DelegationDecision {
+  const isHeld = heldBy(facts);
+  const passed: PassedOver[] = [];
+  const resumable: SessionRecord[] = [];
+  for (const r of newestFirst(facts.records)) {
+    const verdict = decideResume(r, facts.now, facts.rules);
+    if (isHeld(r)) passed.push({ candidate: r.agent_id, reason: 'held', detail: 'taken by a parallel delegation' });
+    else if (!verdict.resume) passed.push({ candidate: r.agent_id, reason: verdict.reason, detail: verdict.detail });
+    else resumable.push(r);
+  }
+  const candidate = resumable[0];
+  for (const r of resumable.slice(1)) {
+    passed.push({ candidate: r.agent_id, reason: 'newer_candidate', detail: `${candidate!.agent_id} was taken` });
+  }
+  // A named id with no readable record: the model asked for it, so say why it was not resumed.
+  const { ids, named } = candidateIds(facts.request, facts.data);
+  const missing = named ? ids.filter((id) => !facts.records.some((r) => r.agent_id === id)) : [];
+  const all: PassedOver[] = [
+    ...newestFirstOf(passed, facts.records),
+    ...missing.map((id) => ({ candidate: id, reason: 'not_found' as const, detail: 'no such session, or unreadable' })),
+  ];
+  return {
+    chosen: candidate && { candidate, plan: planDelegation(facts, candidate) },
+    passedOver: all.slice(0, PASSED_OVER_KEPT),
+    passedOverCount: all.length,
+  };
+}
+
+/** Whether a candidate is held by a spawn or a deny of another call (see decideDelegation). */
+function heldBy(facts: DelegationFacts): (record: SessionRecord) => boolean {
   const { request, data, now } = facts;
   const { ids, named } = candidateIds(request, data);
   const held = new Set(
@@ -111,12 +160,10 @@ export function decideDelegation(
       .filter(([id, s]) => !named || sameMessage(facts, spawnCall(id, s, request)))
       .map(([, s]) => s.session),
   );
-  const free = facts.records.filter((r) => {
+  return (r) => {
     const deny = lastDeny(r);
-    return !held.has(r.agent_id) && !(deny && sameMessage(facts, deny));
-  });
-  const candidate = pickCandidate(free, now, facts.rules);
-  return candidate && { candidate, plan: planDelegation(facts, candidate) };
+    return held.has(r.agent_id) || (deny !== undefined && sameMessage(facts, deny));
+  };
 }
 
 /** What the model reads when a spawn is denied in favour of SendMessage. */
@@ -135,11 +182,16 @@ export function agentTranscript(record: SessionRecord): string | null {
   return typeof transcript === 'string' ? transcript : null;
 }
 
-/** The newest record (by last update) that passes the resume rules, if any. */
-function pickCandidate(records: SessionRecord[], now: number, rules: ResumeRules): SessionRecord | undefined {
-  return records
-    .filter((record) => decideResume(record, now, rules).resume)
-    .sort((a, b) => (parseTimestamp(b.last_updated) ?? 0) - (parseTimestamp(a.last_updated) ?? 0))[0];
+/** The records by last update, newest first. */
+function newestFirst(records: SessionRecord[]): SessionRecord[] {
+  const at = (r: SessionRecord) => parseTimestamp(r.last_updated) ?? 0;
+  return [...records].sort((a, b) => at(b) - at(a));
+}
+
+/** The candidates passed over in the order of their records, newest first. */
+function newestFirstOf(passed: PassedOver[], records: SessionRecord[]): PassedOver[] {
+  const order = newestFirst(records).map((r) => r.agent_id);
+  return [...passed].sort((a, b) => order.indexOf(a.candidate) - order.indexOf(b.candidate));
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   candidateIds,
   continueReason,
   decideDelegation,
+  type DelegationDecision,
   type DelegationFacts,
   type DelegationPlan,
   type TranscriptView,
@@ -48,16 +49,27 @@ async function decideAndApply(
   d: Delegation,
   data: ClaudeIndexData,
 ): Promise<{ data: ClaudeIndexData; result: DelegationResult }> {
-  const decided = decideDelegation(await gatherFacts(ctx, d, data));
-  if (decided) {
-    const { candidate, plan } = decided;
+  const decision = decideDelegation(await gatherFacts(ctx, d, data));
+  const { data: next, result } = await apply(ctx, d, data, decision);
+  await recordPassedOver(ctx, d, decision, result.session);
+  return { data: next, result };
+}
+
+async function apply(
+  ctx: HookContext,
+  d: Delegation,
+  data: ClaudeIndexData,
+  { chosen, passedOverCount }: DelegationDecision,
+): Promise<{ data: ClaudeIndexData; result: DelegationResult }> {
+  if (chosen) {
+    const { candidate, plan } = chosen;
     const session = candidate.agent_id;
     // Where this call's message starts in the transcript (or its end, the message not written yet):
     // what is there from that point on tells a later call of this message from a retry. Only a deny
     // or a brief spawn is ever compared with.
     const transcriptOffset =
       plan.action === 'record' ? undefined : transcriptMark(callerTranscript(d.transcriptPath, d.caller), d.toolUseId);
-    await record(ctx, session, d, plan, transcriptOffset);
+    await record(ctx, session, d, plan, transcriptOffset, passedOverCount);
     if (plan.action === 'continue') {
       return {
         data,
@@ -80,6 +92,7 @@ async function decideAndApply(
     }
   }
   const session = await createSession(ctx, d, data);
+  if (!chosen) await recordNewSession(ctx, d, session, passedOverCount);
   return {
     data: withSpawn(data, d, session, ctx.sessions.now()),
     result: { kind: 'created', session, input: footed(ctx, d, session) } as const,
@@ -164,16 +177,21 @@ async function readAll(ctx: HookContext, ids: string[]): Promise<SessionRecord[]
   );
 }
 
+/** How a decision reads in the audit trail (the history keeps `deny` and `record`, which nothing renames). */
+const AUDIT_DECISION = { continue: 'continue', brief: 'brief', record: 'none' } as const;
+
 async function record(
   ctx: HookContext,
   id: string,
   d: Delegation,
   plan: DelegationPlan,
   transcriptOffset: number | undefined,
+  passedOver: number,
 ): Promise<void> {
   const decision = { continue: 'deny', brief: 'brief', record: 'record' } as const;
+  const policy = ctx.sessions.settings.resumePolicy;
   const entry = {
-    policy: ctx.sessions.settings.resumePolicy,
+    policy,
     decision: decision[plan.action],
     reason: plan.reason,
     tool_use_id: d.toolUseId,
@@ -181,10 +199,61 @@ async function record(
     ...(d.caller ? { caller_agent_id: d.caller } : {}),
     transcript_offset: transcriptOffset ?? null,
   };
-  await changeSession(ctx, id, 'hook.resume_decision', (r) => ({
-    record: recordDecision(r, entry, ctx.sessions.now()),
-    result: null,
-  }));
+  const details = {
+    decision: AUDIT_DECISION[plan.action],
+    policy,
+    candidate: id,
+    reason: plan.reason,
+    ...(plan.action === 'continue' ? { agent_id: plan.agentId } : {}),
+    ...delegationDetails(d),
+    passed_over: passedOver,
+  };
+  await changeSession(
+    ctx,
+    id,
+    'hook.resume_decision',
+    (r) => ({ record: recordDecision(r, entry, ctx.sessions.now()), result: null }),
+    details,
+  );
+}
+
+/** No candidate resumed: the decision is the new session's first audit entry after its `create`. */
+async function recordNewSession(ctx: HookContext, d: Delegation, session: string, passedOver: number): Promise<void> {
+  await ctx.sessions.audit('hook.resume_decision', [session], {
+    decision: 'new_session',
+    policy: ctx.sessions.settings.resumePolicy,
+    candidate: null,
+    reason: passedOver === 0 ? 'no paused session to resume' : 'no candidate could resume',
+    ...delegationDetails(d),
+    passed_over: passedOver,
+  });
+}
+
+/**
+ * The candidates passed over, in one entry naming each (at most PASSED_OVER_KEPT) in `ids`, so
+ * `audit --session` finds it: one append, whatever their number, keeps the hook's cost flat.
+ */
+async function recordPassedOver(
+  ctx: HookContext,
+  d: Delegation,
+  { passedOver, passedOverCount }: DelegationDecision,
+  taken: string,
+): Promise<void> {
+  if (passedOver.length === 0) return;
+  await ctx.sessions.audit(
+    'hook.passed_over',
+    passedOver.map((p) => p.candidate),
+    { passed_over: passedOver, count: passedOverCount, session: taken, ...delegationDetails(d) },
+  );
+}
+
+function delegationDetails(d: Delegation): Record<string, string> {
+  return {
+    tool_use_id: d.toolUseId,
+    claude_session_id: d.claudeSession,
+    agent_type: d.agentType,
+    ...(d.caller ? { caller_agent_id: d.caller } : {}),
+  };
 }
 
 async function createSession(ctx: HookContext, d: Delegation, data: ClaudeIndexData): Promise<string> {

@@ -27,12 +27,16 @@ export async function readOrNothing(ctx: HookContext, id: string): Promise<Sessi
   }
 }
 
-/** Applies `change` under the session's lock; a session removed meanwhile is `undefined`, not an error. */
+/**
+ * Applies `change` under the session's lock; a session removed meanwhile is `undefined`, not an error.
+ * The audit line carries `details`, or else the change's result.
+ */
 export async function changeSession<T>(
   ctx: HookContext,
   id: string,
   action: AuditAction,
   change: (record: SessionRecord) => { record: SessionRecord; result: T },
+  details?: Record<string, unknown>,
 ): Promise<T | undefined> {
   let result: T | undefined;
   try {
@@ -44,7 +48,7 @@ export async function changeSession<T>(
         result = next.result;
         return next.record;
       },
-      () => ctx.sessions.audit(action, [id], { result: result as unknown }),
+      () => ctx.sessions.audit(action, [id], details ?? { result: result as unknown }),
     );
   } catch (err) {
     if (err instanceof SessionError && err.code === 'ENOTFOUND') return undefined;

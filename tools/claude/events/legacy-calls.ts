@@ -48,12 +48,15 @@ export async function legacyDelegate(sessions: Sessions, input: LegacyDelegate):
     const metadata = { ...(input.metadata ?? {}), ...(input.taskId ? { task_id: input.taskId } : {}) };
     const id = input.agentId ?? undefined;
     const created = await sessions.create({ agentName: input.agentName, purpose: input.taskDescription, metadata, id });
+    const answer = { agent_id: created.agent_id, resume_metadata: null, original_context: context };
+    if (!existing) return { should_resume: false, reason: 'no_existing_session', ...answer };
+    // agent_session.py answered an id it did not know as not resumable (no_existing_session meant no id at
+    // all); the session is still created under that id, so the orchestrator's later stop finds it.
     return {
       should_resume: false,
-      reason: 'no_existing_session',
-      agent_id: created.agent_id,
-      resume_metadata: null,
-      original_context: context,
+      reason: 'session_not_resumable',
+      ...answer,
+      detail: `not_found: ${existing.detail}; a new session was created under this id`,
     };
   }
   const r = existing.session;

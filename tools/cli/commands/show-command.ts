@@ -3,6 +3,7 @@ import type { SessionRecord } from '../../record.js';
 import type { Argv } from '../command-context.js';
 import { openExisting } from '../store-origin.js';
 import { relativeTime } from '../format.js';
+import { historyLine } from '../history-line.js';
 
 export const command = 'show <id>';
 export const describe = 'A readable summary of a session with its history';
@@ -38,9 +39,6 @@ function describeSession(r: SessionRecord, now: number): string[] {
   }
   if (Object.keys(r.metadata).length > 0) lines.push(`  metadata:     ${JSON.stringify(r.metadata)}`);
   lines.push(r.history.length > 0 ? '  history:' : '  history:      (no phase changes yet)');
-  for (const h of r.history) {
-    const extra = typeof h.event === 'string' ? ` [${h.event}]` : '';
-    lines.push(`    ${h.from_phase ?? '-'} -> ${h.to_phase}${extra}  ${relativeTime(h.timestamp, now)}`);
-  }
+  for (const h of r.history) lines.push(`    ${historyLine(h)}  ${relativeTime(h.timestamp, now)}`);
   return lines;
 }
