@@ -185,19 +185,18 @@ test(
     assert.equal(why.code, 1, why.stderr);
     assert.deepEqual([JSON.parse(why.stdout).resume, JSON.parse(why.stdout).reason], [false, 'expired']);
 
-    await t.test(
-      'the audit trail says why the named session was passed over',
-      { todo: 'passed-over candidates are recorded by the audit part of this change (delegation-event.ts)' },
-      async () => {
-        const r = await runCli(['audit', '--json'], { cwd: project.dir, env: storeEnv(project) });
-        assert.equal(r.code, 0, r.stderr);
-        const entries = JSON.parse(r.stdout);
-        const list = Array.isArray(entries) ? entries : (entries.entries ?? []);
-        const passed = list.filter(
-          (e) => JSON.stringify(e.ids ?? []).includes(paused.agent_id) && /expired/.test(JSON.stringify(e.details)),
-        );
-        assert.ok(passed.length > 0, JSON.stringify(list, null, 2));
-      },
+    // The audit trail says why the named session was passed over, and what the delegation did instead.
+    const r = await runCli(['audit', '--json'], { cwd: project.dir, env: storeEnv(project) });
+    assert.equal(r.code, 0, r.stderr);
+    const { entries } = JSON.parse(r.stdout);
+    const passed = entries.filter((e) => e.action === 'hook.passed_over' && e.ids.includes(paused.agent_id));
+    assert.equal(passed.length, 1, JSON.stringify(entries, null, 2));
+    assert.deepEqual(
+      passed[0].details.passed_over.map((p) => [p.candidate, p.reason]),
+      [[paused.agent_id, 'expired']],
     );
+    assert.equal(passed[0].details.session, fresh.agent_id);
+    const decision = entries.find((e) => e.action === 'hook.resume_decision' && e.ids.includes(fresh.agent_id));
+    assert.equal(decision?.details.decision, 'new_session', JSON.stringify(entries, null, 2));
   },
 );
