@@ -99,7 +99,7 @@ test('all well: the hooks run, their last run per event is recorded, sessions by
   assert.match(text.stdout, /All well\.\n$/);
 });
 
-test('a registered script that does not exist: broken (exit 1); behind a file test: inactive (exit 0)', async (t) => {
+test('a missing script: broken (exit 1); behind a file test: inactive, its event unserved (exit 1)', async (t) => {
   const { dir, run } = setup(t);
   const settings = path.join(dir, '.claude', 'settings.json');
   writeSettings(settings, (hook) => `node /nonexistent/agent-session/dist/hooks/${hook}.js`);
@@ -118,15 +118,26 @@ test('a registered script that does not exist: broken (exit 1); behind a file te
   mkdirSync(path.dirname(present), { recursive: true });
   writeFileSync(present, '');
   const inactive = await run(['status', '--json']);
-  assert.equal(inactive.code, 0, JSON.stringify(inactive.json.findings));
+  assert.equal(inactive.code, 1, JSON.stringify(inactive.json.findings));
   assert.deepEqual(
     inactive.json.hooks.map((h) => [h.event, h.state, h.script]),
     EVENTS.map((e) => [e, e === 'PreToolUse' ? 'ok' : 'inactive', e === 'PreToolUse' ? present : missing]),
   );
   assert.equal(findings(inactive.json, 'hooks', 'warning').length, EVENTS.length - 1);
+  // Only inactive entries for an event: it looks installed, and no hook runs for it.
+  const idle = findings(inactive.json, 'hooks', 'error');
+  assert.equal(idle.length, 1);
+  assert.equal(
+    idle[0].message,
+    'registered, but no hook can run for PostToolUse, SubagentStart, SubagentStop, SessionStart: ' +
+      `${missing} is missing; ` +
+      `run npm install, or reinstall (node ${path.join(DIST, 'bin', 'agent-session.js')} install)`,
+  );
   const text = await run(['status']);
-  assert.equal(text.code, 0);
+  assert.equal(text.code, 1);
   assert.match(text.stdout, /warn +hooks +PostToolUse in .*settings\.json names .* the hook does nothing/);
+  writeFileSync(missing, '');
+  assert.equal((await run(['status'])).code, 0);
 });
 
 test('an install from before SessionStart was registered: a warning, and install adds it (exit 0)', async (t) => {
@@ -144,7 +155,7 @@ test('an install from before SessionStart was registered: a warning, and install
       [
         'warning',
         'no hook for SessionStart: a new conversation is not told about paused sessions; ' +
-          'run agent-session install again (or update the plugin)',
+          `run node ${path.join(DIST, 'bin', 'agent-session.js')} install again (or update the plugin)`,
       ],
     ],
   );
@@ -157,22 +168,30 @@ test('hooks registered nowhere: exit 1', async (t) => {
   const { code, json } = await run(['status', '--json']);
   assert.equal(code, 1);
   assert.deepEqual(json.hooks, []);
-  assert.match(findings(json, 'hooks', 'error')[0].message, /registered nowhere/);
+  assert.equal(
+    findings(json, 'hooks', 'error')[0].message,
+    `the hooks are registered nowhere: run node ${path.join(DIST, 'bin', 'agent-session.js')} install ` +
+      '(or install the plugin)',
+  );
   const text = await run(['status']);
   assert.equal(text.code, 1);
   assert.match(text.stdout, /Not working: 1 error\(s\)\.\n$/);
 });
 
-test('double registration: project and user settings, and a plugin install (exit 1)', async (t) => {
+test('the same command in two files runs once (exit 0); the plugin and a file: twice (exit 1)', async (t) => {
   const { dir, home, run } = setup(t);
   assert.equal((await run(['install'])).code, 0);
   assert.equal((await run(['install', '--user'])).code, 0);
-  const twice = await run(['status', '--json']);
-  assert.equal(twice.code, 1);
-  assert.deepEqual(new Set(twice.json.hooks.map((h) => h.place)), new Set(['local', 'user']));
-  const doubles = findings(twice.json, 'hooks', 'error');
-  assert.equal(doubles.length, EVENTS.length);
-  assert.match(doubles[0].message, /^PreToolUse is registered 2 times \(.*settings\.local\.json, .*settings\.json\)/);
+  const same = await run(['status', '--json']);
+  assert.equal(same.code, 0, JSON.stringify(same.json.findings));
+  assert.deepEqual(new Set(same.json.hooks.map((h) => h.place)), new Set(['local', 'user']));
+  const once = findings(same.json, 'hooks', 'warning');
+  assert.equal(once.length, 1);
+  const events = EVENTS.join(', ');
+  assert.match(
+    once[0].message,
+    new RegExp(`^${events} registered in 2 files with the same command .*: Claude Code runs it once$`),
+  );
   assert.equal((await run(['uninstall', '--user'])).code, 0);
   assert.equal((await run(['status', '--json'])).code, 0);
 
@@ -212,7 +231,12 @@ test('double registration: project and user settings, and a plugin install (exit
       path.join(installPath, 'dist', 'hooks', `${e === 'PreToolUse' ? 'pre_delegate' : 'subagent_stop'}.js`),
     ]),
   );
-  assert.match(findings(plugin.json, 'hooks', 'error')[0].message, /registered 2 times .*plugin agent-session@mkt/);
+  const doubles = findings(plugin.json, 'hooks', 'error');
+  assert.equal(doubles.length, EVENTS.length);
+  assert.match(
+    doubles[0].message,
+    /^PreToolUse is registered 2 times with different commands \(.*settings\.local\.json, plugin agent-session@mkt\)/,
+  );
 
   // From a directory marketplace, Claude Code runs the hooks of the source directory, not of the copy.
   const source = path.join(home, 'src', 'agent-session');
@@ -235,6 +259,8 @@ test('double registration: project and user settings, and a plugin install (exit
     sourceHooks.map((h) => [h.state, path.dirname(h.script)]),
     EVENTS.map(() => ['inactive', path.join(source, 'dist', 'hooks')]),
   );
+  // Inactive in the plugin, working in the local settings: one hook runs, nothing is doubled.
+  assert.equal(fromSource.code, 0, JSON.stringify(fromSource.json.findings));
   rmSync(path.join(home, '.claude', 'plugins', 'known_marketplaces.json'));
 
   // Disabled in the project's settings: the plugin no longer counts.
@@ -361,4 +387,130 @@ test('a link at .hooks in a cloned store: the hooks write nothing through it, do
     doctor.json.findings.map((f) => [f.check, f.subject]),
     [['store', path.join(store, '.hooks')]],
   );
+});
+
+test('config problems as the CLI sees them: AGENT_SESSION_CONFIG naming no file, a misspelt variable', async (t) => {
+  const { run } = setup(t);
+  assert.equal((await run(['install'])).code, 0);
+  const { code, json } = await run(['status', '--json'], { AGENT_SESSION_CONFIG: '/nonexistent/x.json' });
+  assert.equal(code, 1);
+  assert.deepEqual(
+    [json.config.exists, json.config.error],
+    [false, 'AGENT_SESSION_CONFIG names no file: /nonexistent/x.json'],
+  );
+  assert.match(
+    findings(json, 'config', 'error')[0].message,
+    /^AGENT_SESSION_CONFIG names no file: \/nonexistent\/x\.json/,
+  );
+
+  const typo = await run(['status', '--json'], { AGENT_SESSION_ERROR_BUGDET: '3' });
+  assert.equal(typo.code, 0, JSON.stringify(typo.json.findings));
+  assert.deepEqual(findings(typo.json, 'config'), [
+    {
+      check: 'config',
+      severity: 'warning',
+      message: 'unknown environment variable AGENT_SESSION_ERROR_BUGDET; did you mean AGENT_SESSION_ERROR_BUDGET?',
+    },
+  ]);
+});
+
+test('settings whose hooks never run: disableAllHooks, a matcher that misses Agent, invalid JSON', async (t) => {
+  const { dir, home, run } = setup(t);
+  const local = path.join(dir, '.claude', 'settings.local.json');
+  writeSettings(local, builtHook);
+  assert.equal((await run(['status'])).code, 0);
+
+  mkdirSync(path.join(home, '.claude'));
+  writeFileSync(path.join(home, '.claude', 'settings.json'), '{"disableAllHooks": true}');
+  const disabled = await run(['status', '--json']);
+  assert.equal(disabled.code, 1);
+  assert.deepEqual(findings(disabled.json, 'settings', 'error'), [
+    {
+      check: 'settings',
+      severity: 'error',
+      message: `disableAllHooks is set in ${path.join(home, '.claude', 'settings.json')}: Claude Code runs no hooks`,
+    },
+  ]);
+  rmSync(path.join(home, '.claude', 'settings.json'));
+
+  const settings = JSON.parse(readFileSync(local, 'utf8'));
+  settings.hooks.PreToolUse[0].matcher = 'Bash';
+  settings.hooks.PostToolUse[0].matcher = 'Agent(';
+  writeFileSync(local, JSON.stringify(settings));
+  const unmatched = await run(['status', '--json']);
+  assert.equal(unmatched.code, 1);
+  assert.deepEqual(
+    unmatched.json.hooks.map((h) => h.state),
+    ['unmatched', 'unmatched', 'ok', 'ok', 'ok'],
+  );
+  assert.match(
+    findings(unmatched.json, 'hooks', 'error')[0].message,
+    /^registered, but no hook can run for PreToolUse, PostToolUse: the matcher in .* does not match the tool Agent/,
+  );
+  for (const matcher of ['*', '', 'Agent', 'Task|Agent', 'A.*']) {
+    settings.hooks.PreToolUse[0].matcher = matcher;
+    settings.hooks.PostToolUse[0].matcher = matcher;
+    writeFileSync(local, JSON.stringify(settings));
+    assert.equal((await run(['status'])).code, 0, matcher);
+  }
+
+  writeFileSync(path.join(dir, '.claude', 'settings.json'), '{"hooks": ');
+  const invalid = await run(['status', '--json']);
+  assert.equal(invalid.code, 1);
+  const [bad] = findings(invalid.json, 'settings', 'error');
+  assert.match(bad.message, /settings\.json is not valid JSON: .+; Claude Code ignores it$/);
+  assert.doesNotMatch(bad.message, /refusing/);
+});
+
+test('the project: started elsewhere, Claude Code reads other settings; a CLAUDE_PROJECT_DIR not there', async (t) => {
+  const { dir, home } = setup(t);
+  const sub = path.join(dir, 'src', 'lib');
+  mkdirSync(sub, { recursive: true });
+  writeSettings(path.join(dir, '.claude', 'settings.local.json'), builtHook);
+  const below = await runCli(['status', '--json'], { cwd: sub, env: cleanEnv({ HOME: home }) });
+  const json = JSON.parse(below.stdout);
+  assert.equal(below.code, 0, below.stdout);
+  assert.deepEqual(findings(json, 'project'), [
+    {
+      check: 'project',
+      severity: 'warning',
+      message:
+        `Claude Code reads the settings of the directory it is started in: start claude in ${dir} ` +
+        `(not ${sub}) for these hooks to run`,
+    },
+  ]);
+  // Claude Code sets CLAUDE_PROJECT_DIR for what it runs: then the directory is its choice.
+  const named = await runCli(['status', '--json'], {
+    cwd: sub,
+    env: cleanEnv({ HOME: home, CLAUDE_PROJECT_DIR: dir }),
+  });
+  assert.deepEqual(findings(JSON.parse(named.stdout), 'project'), []);
+
+  const nope = await runCli(['status', '--json'], {
+    cwd: dir,
+    env: cleanEnv({ HOME: home, CLAUDE_PROJECT_DIR: '/nope' }),
+  });
+  assert.equal(nope.code, 1);
+  assert.deepEqual(findings(JSON.parse(nope.stdout), 'project', 'error'), [
+    {
+      check: 'project',
+      severity: 'error',
+      message: 'the project directory /nope (CLAUDE_PROJECT_DIR) does not exist: no hook runs there',
+    },
+  ]);
+});
+
+test('doctor names the config file once', async (t) => {
+  const { dir, run } = setup(t);
+  const file = path.join(dir, '.claude', 'agent-session.json');
+  writeFileSync(file, '{"resume_window_minutes": "2h"}\n');
+  const { code, json } = await run(['doctor', '--json']);
+  assert.equal(code, 1);
+  const [config] = findings(json, 'config');
+  assert.equal(config.subject, file);
+  assert.ok(!config.message.includes(file), config.message);
+  assert.match(config.message, /^resume_window_minutes must be /);
+  const text = await run(['doctor']);
+  const line = text.stdout.split('\n').find((l) => /config/.test(l));
+  assert.equal(line.split(file).length, 2, line);
 });

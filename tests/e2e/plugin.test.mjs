@@ -276,7 +276,7 @@ test(
     );
     assert.doesNotMatch(debug, /Cannot find module/);
     assert.equal(project.status(), '');
-    // status says why nothing happens: every plugin hook is inactive (a warning; nothing is broken).
+    // status says why nothing happens: every plugin hook is inactive, so no hook can run (exit 1).
     const status = await statusOf(project);
     assert.deepEqual(
       status.json.hooks.map((h) => [h.place, h.state]),

@@ -80,7 +80,18 @@ export async function doctor(sessions: SessionContext, options: DoctorOptions = 
 }
 
 function configText({ configProblem }: DoctorOptions): { message: string; repair: null } {
-  return { message: `${configProblem!.message} (the hooks fail open on it; checked with the defaults)`, repair: null };
+  const message = withoutFile(configProblem!.message, configProblem!.file);
+  return { message: `${message} (the hooks fail open on it; checked with the defaults)`, repair: null };
+}
+
+/** The settings' message without the config file's name: the finding's subject names it already. */
+function withoutFile(message: string, file: string): string {
+  return message
+    .replace(` in ${file}`, '')
+    .replace(`names no file: ${file}`, 'names no file')
+    .replace(`config file ${file} `, 'it ')
+    .replace(`config file ${file}:`, 'it:')
+    .replace(`${file} must`, 'it must');
 }
 
 /**

@@ -79,6 +79,15 @@ export function scriptExists(file: string): boolean {
   }
 }
 
+/** Whether a directory is there (CLAUDE_PROJECT_DIR may name none). */
+export function directoryExists(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 async function readJson(file: string): Promise<unknown> {
   try {
     // Claude Code's own small files; a megabyte is far more than they hold.

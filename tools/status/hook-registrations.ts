@@ -9,9 +9,13 @@ export type HookPlace = 'project' | 'local' | 'user' | 'plugin';
 /**
  * `ok`: the script exists; `inactive`: it is missing and the command checks first (the hook does
  * nothing); `broken`: it is missing and Claude Code reports an error at every event; `unchecked`:
- * a bin found on PATH, or a variable `status` cannot resolve.
+ * a bin found on PATH, or a variable `status` cannot resolve; `unmatched`: its group's matcher does
+ * not match the tool `Agent`, so Claude Code never runs it.
  */
-export type ScriptState = 'ok' | 'inactive' | 'broken' | 'unchecked';
+export type ScriptState = 'ok' | 'inactive' | 'broken' | 'unchecked' | 'unmatched';
+
+/** The events whose groups Claude Code picks by the tool's name: ours must match `Agent`. */
+const TOOL_EVENTS = new Set(['PreToolUse', 'PostToolUse']);
 
 export interface Registration {
   place: HookPlace;
@@ -47,12 +51,20 @@ export function findRegistrations(table: HookTable, exists: (file: string) => bo
     if (!Array.isArray(groups)) continue;
     for (const group of groups) {
       const entries = isPlainObject(group) && Array.isArray(group.hooks) ? group.hooks : [];
+      const runs = !TOOL_EVENTS.has(event) || matchesAgent(isPlainObject(group) ? group.matcher : undefined);
       for (const entry of entries) {
         const ours = hookScriptOf(entry, event);
         if (!ours) continue;
         const script = ours.script === null ? null : resolveScript(ours.script, table.vars, table.cwd);
-        const state: ScriptState =
-          script === null ? 'unchecked' : exists(script) ? 'ok' : ours.guarded ? 'inactive' : 'broken';
+        const state: ScriptState = !runs
+          ? 'unmatched'
+          : script === null
+            ? 'unchecked'
+            : exists(script)
+              ? 'ok'
+              : ours.guarded
+                ? 'inactive'
+                : 'broken';
         const plugin = table.plugin === undefined ? {} : { plugin: table.plugin };
         const command = (entry as { command: string }).command;
         found.push({ place: table.place, file: table.file, ...plugin, event, hook: ours.hook, command, script, state });
@@ -60,6 +72,21 @@ export function findRegistrations(table: HookTable, exists: (file: string) => bo
     }
   }
   return found;
+}
+
+/**
+ * Whether Claude Code would pick a group with this matcher for the tool `Agent`: no matcher, `""` or
+ * `*` match every tool; otherwise it is a regular expression (`Agent|Task` a list) matched against
+ * the whole name, and one that does not compile is taken literally.
+ */
+export function matchesAgent(matcher: unknown): boolean {
+  if (matcher === undefined || matcher === '' || matcher === '*') return true;
+  if (typeof matcher !== 'string') return false;
+  try {
+    return new RegExp(`^(?:${matcher})$`).test('Agent');
+  } catch {
+    return matcher === 'Agent';
+  }
 }
 
 /** `$NAME`, `${NAME}` and a leading `~/` replaced as the shell would; null when a variable is unset. */

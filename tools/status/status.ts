@@ -1,12 +1,13 @@
 // `agent-session status`: is it working here? Where the project, store and config are and why,
 // where the hooks are registered and whether they can run, what they did last, and the sessions.
 import { join, resolve } from 'node:path';
-import { resolveSettings } from '../config.js';
+import { ownCliCommand } from '../claude/own-cli.js';
 import { PHASES, type Phase } from '../phases.js';
 import { readHookLog, type HookLogEntry } from '../store/hook-log.js';
 import { readHookRuns, type HookRunRecord } from '../store/hook-runs.js';
 import {
   configFilePath,
+  configProblems,
   locateProject,
   locateStore,
   readConfigFile,
@@ -23,7 +24,7 @@ import {
   sameDirectory,
   userSettingsPath,
 } from '../install/settings-file.js';
-import { readPluginHooks, readPluginInstalls, scriptExists } from './claude-files.js';
+import { directoryExists, readPluginHooks, readPluginInstalls, scriptExists } from './claude-files.js';
 import { hookFindings, type StatusFinding } from './hook-findings.js';
 import { findRegistrations, type HookPlace, type HookTable, type Registration } from './hook-registrations.js';
 
@@ -71,11 +72,12 @@ export async function status({ dir, cwd, env, now }: StatusOptions): Promise<Sta
   const project = locateProject({ cwd, env });
   const store = locateStore({ dir, cwd, env });
   const exists = storeExists(store.dir);
+  findings.push(...projectFindings(project, cwd));
   const config = readConfig(cwd, env, findings);
   const { settings, tables } = await readSettings(project.dir, env, findings);
   const plugins = await pluginTables(project.dir, env, settings, findings);
   const hooks = [...tables, ...plugins.tables].flatMap((table) => findRegistrations(table, scriptExists));
-  findings.push(...hookFindings(hooks));
+  findings.push(...hookFindings(hooks, ownCliCommand({ projectDir: project.dir, env })));
   if (!exists)
     findings.push({
       check: 'store',
@@ -96,20 +98,54 @@ export async function status({ dir, cwd, env, now }: StatusOptions): Promise<Sta
   };
 }
 
+/**
+ * A project Claude Code cannot use: CLAUDE_PROJECT_DIR naming no directory, or a working directory
+ * other than the project, where Claude Code started would read that directory's settings instead.
+ */
+function projectFindings(project: ProjectLocation, cwd: string): StatusFinding[] {
+  if (project.reason === 'CLAUDE_PROJECT_DIR')
+    return directoryExists(project.dir)
+      ? []
+      : [
+          {
+            check: 'project',
+            severity: 'error',
+            message: `the project directory ${project.dir} (CLAUDE_PROJECT_DIR) does not exist: no hook runs there`,
+          },
+        ];
+  if (resolve(cwd) === project.dir) return [];
+  return [
+    {
+      check: 'project',
+      severity: 'warning',
+      message:
+        `Claude Code reads the settings of the directory it is started in: start claude in ${project.dir} ` +
+        `(not ${resolve(cwd)}) for these hooks to run`,
+    },
+  ];
+}
+
+/** The config as the CLI and the hooks resolve it: every problem they would refuse, and misspelt variables. */
 function readConfig(cwd: string, env: Env, findings: StatusFinding[]): StatusReport['config'] {
   const file = configFilePath({ cwd, env });
   const from = env.AGENT_SESSION_CONFIG ? 'AGENT_SESSION_CONFIG' : 'project';
-  let exists = false;
+  const problems = configProblems({ cwd, env });
+  for (const p of problems)
+    findings.push({
+      check: 'config',
+      severity: p.severity,
+      message: p.severity === 'error' ? `${p.message} (every hook fails open on it)` : p.message,
+    });
+  const error = problems.find((p) => p.severity === 'error')?.message ?? null;
+  return { file, from, exists: configExists(file), error };
+}
+
+function configExists(file: string): boolean {
   try {
-    const value = readConfigFile(file);
-    exists = value !== undefined;
-    // The environment's settings too: a bad AGENT_SESSION_* value fails every hook the same way.
-    resolveSettings({ env, file: value, fileName: file });
-    return { file, from, exists, error: null };
-  } catch (err) {
-    const error = err instanceof Error ? err.message : String(err);
-    findings.push({ check: 'config', severity: 'error', message: `${error} (every hook fails open on it)` });
-    return { file, from, exists, error };
+    return readConfigFile(file) !== undefined;
+  } catch {
+    // There, but unreadable or not JSON: its problem is reported.
+    return true;
   }
 }
 
@@ -137,15 +173,30 @@ async function readSettings(projectDir: string, env: Env, findings: StatusFindin
     try {
       const read = await readSettingsFile(file);
       settings.push({ place, file, exists: read.settings !== undefined, error: null, settings: read.settings });
+      if (read.settings?.disableAllHooks === true)
+        findings.push({
+          check: 'settings',
+          severity: 'error',
+          message: `disableAllHooks is set in ${file}: Claude Code runs no hooks`,
+        });
       const vars = { ...env, HOME: homeDir(env), CLAUDE_PROJECT_DIR: projectDir };
       tables.push({ place, file, hooks: read.settings?.hooks, vars, cwd: projectDir });
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
+      const error = unusable(file, err);
       settings.push({ place, file, exists: true, error, settings: undefined });
-      findings.push({ check: 'settings', severity: 'error', message: `${error}: Claude Code cannot use it either` });
+      findings.push({ check: 'settings', severity: 'error', message: error });
     }
   }
   return { settings, tables };
+}
+
+/** Why Claude Code cannot use a settings file (install's reader words it for a rewrite it refuses). */
+function unusable(file: string, err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : message;
+  if (/is not valid JSON/.test(message)) return `${file} is not valid JSON: ${cause}; Claude Code ignores it`;
+  if (/does not hold a JSON object/.test(message)) return `${file} does not hold a JSON object; Claude Code ignores it`;
+  return `${file} cannot be read: ${cause}`;
 }
 
 /** The plugin's installs that apply here (user scope, or this project's) and are enabled, with their hooks. */
