@@ -3,6 +3,7 @@ import { deleteSession, type DeleteResult } from '../../trees/delete.js';
 import type { Argv } from '../command-context.js';
 import { relativeTime } from '../format.js';
 import { interruptible } from '../interruptible.js';
+import { resolveSessionRef } from '../session-ref.js';
 
 interface Args {
   id: string;
@@ -18,7 +19,7 @@ export const describe = 'Delete a session and all its descendants (backed up to 
 
 export function builder(yargs: Yargs) {
   return yargs
-    .positional('id', { type: 'string', describe: 'Session id' })
+    .positional('id', { type: 'string', describe: 'Session id or Claude Code agent id' })
     .option('cascade', {
       type: 'boolean',
       default: true,
@@ -40,6 +41,7 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const sessions = ctx.open(argv);
+  const id = resolveSessionRef(sessions, argv.id);
   const options = {
     cascade: argv.cascade,
     force: argv.force,
@@ -47,7 +49,7 @@ export async function handler(argv: Argv<Args>) {
     backup: argv.backup,
     preserveWork: argv.preserveWork,
   };
-  const result = await interruptible(ctx, (signal) => deleteSession(sessions, argv.id, { ...options, signal }));
+  const result = await interruptible(ctx, (signal) => deleteSession(sessions, id, { ...options, signal }));
   for (const warning of result.warnings) ctx.warn(warning);
   if (argv.json) return ctx.json(result);
   for (const line of describeDelete(result, sessions.now())) ctx.out(line);
