@@ -8,6 +8,7 @@ import { checkCount } from '../parse.js';
 
 interface Args {
   activeOnly?: boolean;
+  paused?: boolean;
   agent?: string;
   phase?: Phase;
   parent?: string;
@@ -21,6 +22,10 @@ export const describe = 'List sessions, newest first';
 export function builder(yargs: Yargs) {
   return yargs
     .option('active-only', { type: 'boolean', describe: 'Only sessions that would resume now' })
+    .option('paused', {
+      type: 'boolean',
+      describe: 'Only paused sessions (approval, investigating, planning), resumable now or not',
+    })
     .option('agent', { type: 'string', requiresArg: true, describe: 'Only this agent name' })
     .option('phase', { type: 'string', requiresArg: true, describe: 'Only this phase' })
     .option('parent', { type: 'string', requiresArg: true, describe: 'Only children of this session' })
@@ -33,6 +38,7 @@ export async function handler(argv: Argv<Args>) {
   const sessions = openExisting(argv);
   const filter = {
     activeOnly: argv.activeOnly,
+    paused: argv.paused,
     agentName: argv.agent,
     phase: argv.phase,
     parent: argv.parent,
@@ -47,8 +53,9 @@ export async function handler(argv: Argv<Args>) {
     s.agent_id,
     s.agent_name,
     s.phase,
+    s.status,
     relativeTime(s.last_updated, now),
     s.purpose ?? '',
   ]);
-  for (const line of table(['ID', 'AGENT', 'PHASE', 'UPDATED', 'PURPOSE'], rows)) ctx.out(line);
+  for (const line of table(['ID', 'AGENT', 'PHASE', 'STATUS', 'UPDATED', 'PURPOSE'], rows)) ctx.out(line);
 }
