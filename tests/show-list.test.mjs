@@ -1,7 +1,7 @@
 // What `show` and `list` say about sessions the built hooks made from real payloads: whether a paused
-// session would resume now and why not, the next step, Claude Code's ids, what the agent last said; and
-// every command that takes a session id taking a Claude Code agent id instead (SESSION_README.md,
-// "Seeing paused sessions").
+// session would resume now and why not, the next step, Claude Code's ids, what the agent last said;
+// and every command that takes a session id (create and list --parent too) taking a Claude Code agent
+// id instead (SESSION_README.md: CLI, show, list).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -170,6 +170,13 @@ describe('a Claude Code agent id wherever a session id goes', { concurrency: 3 }
     assert.deepEqual(
       restored.restored.map((r) => r.id),
       [s.agent_id],
+    );
+    const child = await cliJson(proj.store, ['create', '--agent', 'helper', '--parent', AGENT]);
+    assert.equal(child.parent_session_id, s.agent_id);
+    const kids = await cliJson(proj.store, ['list', '--parent', AGENT]);
+    assert.deepEqual(
+      kids.sessions.map((k) => k.agent_id),
+      [child.agent_id],
     );
   });
 

@@ -5,6 +5,7 @@ import type { Argv } from '../command-context.js';
 import { openExisting } from '../store-origin.js';
 import { relativeTime, table } from '../format.js';
 import { checkCount } from '../parse.js';
+import { resolveSessionRef } from '../session-ref.js';
 
 interface Args {
   activeOnly?: boolean;
@@ -28,7 +29,11 @@ export function builder(yargs: Yargs) {
     })
     .option('agent', { type: 'string', requiresArg: true, describe: 'Only this agent name' })
     .option('phase', { type: 'string', requiresArg: true, describe: 'Only this phase' })
-    .option('parent', { type: 'string', requiresArg: true, describe: 'Only children of this session' })
+    .option('parent', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'Only children of this session (or Claude Code agent id)',
+    })
     .option('limit', { type: 'string', requiresArg: true, describe: 'At most N sessions (a whole number)' })
     .option('orphans', { type: 'boolean', describe: 'Only sessions whose parent no longer exists' });
 }
@@ -41,7 +46,7 @@ export async function handler(argv: Argv<Args>) {
     paused: argv.paused,
     agentName: argv.agent,
     phase: argv.phase,
-    parent: argv.parent,
+    parent: argv.parent === undefined ? undefined : resolveSessionRef(sessions, argv.parent),
     limit: checkCount(argv.limit, '--limit'),
   };
   const result = argv.orphans ? await listOrphans(sessions, filter) : await sessions.list(filter);
