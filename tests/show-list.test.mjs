@@ -3,11 +3,11 @@
 // and every command that takes a session id (create and list --parent too) taking a Claude Code agent
 // id instead (SESSION_README.md: CLI, show, list).
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { flow, life, onlySession, pre, project, readSession } from './helpers/hooks.mjs';
-import { cli, cliJson, loadLibrary } from './helpers/run.mjs';
+import { cleanEnv, cli, cliJson, loadLibrary, runNode, SUBAGENT_STOP } from './helpers/run.mjs';
 
 const { rebuildClaudeIndexes, Sessions } = await loadLibrary();
 
@@ -214,5 +214,26 @@ describe('a Claude Code agent id wherever a session id goes', { concurrency: 3 }
     const sessions = Sessions.open({ dir: proj.store, cwd: proj.dir, env: {} });
     await rebuildClaudeIndexes(sessions);
     assert.equal((await cliJson(proj.store, ['get', AGENT])).agent_id, s.agent_id);
+  });
+
+  it('the sweep removes old agent files of sessions that are gone, and keeps those of live sessions', async (t) => {
+    const proj = project(t);
+    const gone = await delegate(proj, 'Done.');
+    const f = flow({ session: 'sess-2', toolUseId: 'toolu_2', agentId: 'a-live', type: 'reviewer' });
+    await pre(proj, f.pre);
+    await life(proj, f.post);
+    await life(proj, f.start);
+    assert.equal((await cli(proj.store, ['delete', gone.agent_id, '--no-backup'])).code, 0);
+    const agents = path.join(proj.store, '.claude-code', 'agents');
+    const old = new Date(Date.now() - 10 * 24 * 3_600_000);
+    for (const id of [AGENT, 'a-live']) utimesSync(path.join(agents, id), old, old);
+    const sweep = await runNode(SUBAGENT_STOP, ['--sweep'], {
+      cwd: proj.dir,
+      env: cleanEnv({ CLAUDE_PROJECT_DIR: proj.dir }),
+    });
+    assert.equal(sweep.code, 0, sweep.stderr);
+    assert.deepEqual(readdirSync(agents), ['a-live']);
+    const report = JSON.parse(readFileSync(path.join(proj.store, '.claude-code', 'last-sweep.json'), 'utf8'));
+    assert.deepEqual(report.pruned_agents, [AGENT]);
   });
 });

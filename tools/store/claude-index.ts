@@ -12,7 +12,7 @@ import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId, isValidId } from '../ids.js';
 import { JsonTooDeepError, parseJson } from '../json.js';
 import { isPlainObject, type JsonObject } from '../merge-patch.js';
-import { writeFileAtomic } from './atomic.js';
+import { TEMP_SUFFIX, writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
 import { decodeUtf8, ensureAreaSync, readRegularFileSync } from './regular-file.js';
 import { ensureStoreSync } from './store-root.js';
@@ -152,6 +152,35 @@ export class ClaudeIndex {
       if (!info || now - info.mtimeMs <= olderThanMs) continue;
       await unlink(file).then(
         () => removed.push(name.slice(0, -'.json'.length)),
+        () => undefined,
+      );
+    }
+    return removed;
+  }
+
+  /**
+   * Removes the agent files untouched for longer than `olderThanMs` whose session is gone (deleted and
+   * past its trash time); returns their agent ids. An agent file of a live session stays: `show` by
+   * agent id works as long as the session does.
+   */
+  async pruneAgents(now: number, olderThanMs: number, sessionExists: (id: string) => boolean): Promise<string[]> {
+    const dir = join(this.storeDir, AGENTS_DIR);
+    const names = await readdir(dir).catch(() => [] as string[]);
+    const removed: string[] = [];
+    for (const name of names.filter(isValidId)) {
+      const info = await stat(join(dir, name)).catch(() => undefined);
+      if (!info || now - info.mtimeMs <= olderThanMs) continue;
+      const session = (() => {
+        try {
+          return this.agentSession(name);
+        } catch {
+          return undefined;
+        }
+      })();
+      // A write temp left by a crashed hook goes too (the write renames it away within milliseconds).
+      if (!name.endsWith(TEMP_SUFFIX) && session !== undefined && sessionExists(session)) continue;
+      await unlink(join(dir, name)).then(
+        () => removed.push(name),
         () => undefined,
       );
     }
