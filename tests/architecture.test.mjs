@@ -68,7 +68,10 @@ const DISK_OWNERS = {
   'tools/store/store.ts': ['session records (<store>/<id>/state.json) and their write temps in <store>/.tmp/'],
   'tools/store/lock.ts': ['lock directories (<store>/.locks/<name>.lock, <lock>.takeover)'],
   'tools/store/children-index.ts': ['the children index (<store>/.index/)'],
-  'tools/store/claude-index.ts': ['the conversation indexes (<store>/.claude-code/<claude session id>.json)'],
+  'tools/store/claude-index.ts': [
+    'the conversation indexes (<store>/.claude-code/<claude session id>.json)',
+    'the agent files (<store>/.claude-code/agents/<agent id>)',
+  ],
   'tools/store/sweep-stamp.ts': ["the periodic sweep's stamp and report (<store>/.claude-code/last-sweep[.json])"],
   'tools/store/trash.ts': ['the trash (<store>/.trash/) and what is being destroyed (<store>/.removing/)'],
   'tools/store/import-stage.ts': ['import staging (<store>/.importing/) and its backups (<store>/.backups/)'],

@@ -1,7 +1,7 @@
 import type { Settings } from './config.js';
 import type { SessionError } from './errors.js';
 import type { ResumeRules } from './policy/resume.js';
-import type { SessionSummary } from './policy/selection.js';
+import type { ListedSession } from './policy/selection.js';
 import type { AuditLog } from './store/audit-log.js';
 import type { SessionStore, StoreProblem } from './store/store.js';
 
@@ -61,6 +61,6 @@ export interface SessionContext {
 
 /** A listing of the store: the sessions selected, and the records that could not be read. */
 export interface ListResult {
-  sessions: SessionSummary[];
+  sessions: ListedSession[];
   problems: StoreProblem[];
 }

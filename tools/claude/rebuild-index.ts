@@ -4,8 +4,9 @@ import type { Sessions } from '../sessions.js';
 import { ClaudeIndex, emptyIndex, type ClaudeIndexData } from '../store/claude-index.js';
 
 /**
- * Rebuilds the per-conversation index files from the records' `claude` objects (one scan), adding
- * what is missing and keeping what is there. Returns the Claude Code session ids written.
+ * Rebuilds the per-conversation index files and the agent files (agent id to session) from the records'
+ * `claude` objects (one scan), adding what is missing and keeping what is there; an agent file naming
+ * another session than the record that lists the agent is rewritten. Returns the Claude Code session ids written.
  */
 export async function rebuildClaudeIndexes(sessions: Sessions): Promise<string[]> {
   const groups = new Map<string, ClaudeIndexData>();
@@ -26,6 +27,10 @@ export async function rebuildClaudeIndexes(sessions: Sessions): Promise<string[]
       },
       result: null,
     }));
+  }
+  for (const data of groups.values()) {
+    for (const [agentId, agent] of Object.entries(data.agents))
+      if (agent.session && index.agentSession(agentId) !== agent.session) await index.bindAgent(agentId, agent.session);
   }
   return [...groups.keys()];
 }

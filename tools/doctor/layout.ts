@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { isSessionError } from '../errors.js';
-import { CLAUDE_DIR } from '../store/claude-index.js';
+import { AGENTS_DIR, CLAUDE_DIR } from '../store/claude-index.js';
 import { INDEX_DIR } from '../store/children-index.js';
 import { HOOK_LOG } from '../store/hook-log.js';
 import { HOOK_RUNS_DIR } from '../store/hook-runs.js';
@@ -23,6 +23,7 @@ const AREAS = [
   BACKUPS_DIR,
   CLAUDE_DIR,
   `${CLAUDE_DIR}/.locks`,
+  AGENTS_DIR,
   HOOK_RUNS_DIR,
 ];
 const FILES = [STORE_IGNORE, HOOK_LOG, `${HOOK_LOG}.1`];

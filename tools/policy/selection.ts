@@ -1,12 +1,15 @@
 import { SessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
-import { isPhase, PHASES, type Phase } from '../phases.js';
+import { isFinalPhase, isPhase, isResumablePhase, PHASES, type Phase } from '../phases.js';
 import type { SessionRecord } from '../record.js';
 import { parseTimestamp } from '../time.js';
-import { decideResume, type ResumeRules } from './resume.js';
+import { claudeFields, sessionStatus, type ClaudeFields, type SessionStatus } from './paused.js';
+import { decideResume, type ResumeDecision, type ResumeRules } from './resume.js';
 
 export interface ListFilter {
   activeOnly?: boolean;
+  /** Only sessions paused in a resumable phase, whether they would resume now or not. */
+  paused?: boolean;
   agentName?: string;
   phase?: Phase;
   parent?: string;
@@ -24,6 +27,13 @@ export interface SessionSummary {
   created_at: string;
   last_updated: string;
   outcome: string | null;
+}
+
+/** A listed session: its summary, whether it would resume now (and why not), and Claude Code's ids. */
+export interface ListedSession extends SessionSummary {
+  status: SessionStatus;
+  resume: ResumeDecision;
+  claude: ClaudeFields | null;
 }
 
 /** EINVALID for a filter that cannot match anything by mistake: an unknown phase, a malformed id, a bad limit. */
@@ -45,19 +55,24 @@ export function selectSessions(
   filter: ListFilter,
   now: number,
   rules: ResumeRules,
-): SessionSummary[] {
+): ListedSession[] {
   const kept = records.filter(
     (r) =>
       (filter.agentName === undefined || r.agent_name === filter.agentName) &&
       (filter.phase === undefined || r.phase === filter.phase) &&
       (filter.parent === undefined || r.parent_session_id === filter.parent) &&
+      (!filter.paused || (isResumablePhase(r.phase) && !isFinalPhase(r.phase) && !r.finalized_at)) &&
       (!filter.activeOnly || decideResume(r, now, rules).resume),
   );
   const sorted = kept
     .map((record) => ({ record, at: parseTimestamp(record.last_updated) ?? 0 }))
     .sort((a, b) => b.at - a.at || a.record.agent_id.localeCompare(b.record.agent_id))
-    .map(({ record }) => summarize(record));
-  return filter.limit === undefined ? sorted : sorted.slice(0, filter.limit);
+    .map(({ record }) => record);
+  const limited = filter.limit === undefined ? sorted : sorted.slice(0, filter.limit);
+  return limited.map((record) => {
+    const resume = decideResume(record, now, rules);
+    return { ...summarize(record), status: sessionStatus(record, resume), resume, claude: claudeFields(record) };
+  });
 }
 
 export function summarize(r: SessionRecord): SessionSummary {

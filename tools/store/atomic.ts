@@ -19,6 +19,11 @@ interface AtomicWriteOptions {
   tempDir?: string;
   /** How the temp file's name starts (default: `file`'s name). */
   tempName?: string;
+  /**
+   * false skips the fsync: for a cache that can be rebuilt from fsynced files, where a lost write
+   * after a crash costs a rebuild and the fsync would cost the hook a millisecond (default true).
+   */
+  sync?: boolean;
 }
 
 /** A unique temp name, fsync, rename: readers see the old file or the new one. */
@@ -39,7 +44,7 @@ export async function writeFileAtomic(file: string, data: string, options: Atomi
     try {
       if (options.exactMode) await handle.chmod(mode);
       await handle.writeFile(data, 'utf8');
-      await handle.sync();
+      if (options.sync !== false) await handle.sync();
     } finally {
       await handle.close();
     }

@@ -2,20 +2,25 @@
  * One small index file per Claude Code session: `<store>/.claude-code/<claude session id>.json`.
  * It maps spawns (tool_use_id) and agents (agent_id) to session ids, so a hook finds its session
  * without scanning the store: the cost depends on one conversation, not on the number of sessions.
- * It holds nothing that the session records do not (it can be rebuilt from their `claude` objects).
+ * Besides, one file per agent bound to a session, `<store>/.claude-code/agents/<agent id>`, holds that
+ * session's id: the CLI takes an agent id where a session id goes without knowing its conversation.
+ * Both hold nothing that the session records do not (they can be rebuilt from their `claude` objects).
  */
 import { readdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
-import { assertValidId } from '../ids.js';
+import { assertValidId, isValidId } from '../ids.js';
 import { JsonTooDeepError, parseJson } from '../json.js';
 import { isPlainObject, type JsonObject } from '../merge-patch.js';
-import { writeFileAtomic } from './atomic.js';
+import { TEMP_SUFFIX, writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
 import { decodeUtf8, ensureAreaSync, readRegularFileSync } from './regular-file.js';
 import { ensureStoreSync } from './store-root.js';
 
 export const CLAUDE_DIR = '.claude-code';
+export const AGENTS_DIR = `${CLAUDE_DIR}/agents`;
+/** An agent's file holds one session id and a newline. */
+const AGENT_FILE_MAX_BYTES = 1024;
 /** An index maps one conversation's spawns: a few KiB. */
 const INDEX_MAX_BYTES = 16 * 1024 * 1024;
 
@@ -110,6 +115,35 @@ export class ClaudeIndex {
     );
   }
 
+  /**
+   * Records that `agentId` belongs to `session`, once per binding (not per event). No fsync: the
+   * records' `claude.agent_ids` are the truth and rebuildClaudeIndexes writes these again.
+   */
+  async bindAgent(agentId: string, session: string): Promise<void> {
+    const file = this.agentFile(agentId);
+    assertValidId(session);
+    ensureStoreSync(this.storeDir);
+    ensureAreaSync(this.dir);
+    ensureAreaSync(dirname(file));
+    await writeFileAtomic(file, `${session}\n`, { sync: false }).catch((err) => {
+      throw toSessionError(err, `writing ${file}`);
+    });
+  }
+
+  /** The session an agent id was bound to, or undefined (unknown agent, or not a valid id in the file). */
+  agentSession(agentId: string): string | undefined {
+    const file = this.agentFile(agentId);
+    let data: Buffer | undefined;
+    try {
+      data = readRegularFileSync(file, { maxBytes: AGENT_FILE_MAX_BYTES });
+    } catch (err) {
+      throw toSessionError(err, `reading ${file}`);
+    }
+    if (data === undefined) return undefined;
+    const session = decodeUtf8(data, file).trim();
+    return isValidId(session) ? session : undefined;
+  }
+
   /** Removes the index files of conversations untouched for longer than `olderThanMs`; returns their ids. */
   async prune(now: number, olderThanMs: number): Promise<string[]> {
     const names = await readdir(this.dir).catch(() => [] as string[]);
@@ -124,6 +158,40 @@ export class ClaudeIndex {
       );
     }
     return removed;
+  }
+
+  /**
+   * Removes the agent files untouched for longer than `olderThanMs` whose session is gone (deleted and
+   * past its trash time); returns their agent ids. An agent file of a live session stays: `show` by
+   * agent id works as long as the session does.
+   */
+  async pruneAgents(now: number, olderThanMs: number, sessionExists: (id: string) => boolean): Promise<string[]> {
+    const dir = join(this.storeDir, AGENTS_DIR);
+    const names = await readdir(dir).catch(() => [] as string[]);
+    const removed: string[] = [];
+    for (const name of names.filter(isValidId)) {
+      const info = await stat(join(dir, name)).catch(() => undefined);
+      if (!info || now - info.mtimeMs <= olderThanMs) continue;
+      const session = (() => {
+        try {
+          return this.agentSession(name);
+        } catch {
+          return undefined;
+        }
+      })();
+      // A write temp left by a crashed hook goes too (the write renames it away within milliseconds).
+      if (!name.endsWith(TEMP_SUFFIX) && session !== undefined && sessionExists(session)) continue;
+      await unlink(join(dir, name)).then(
+        () => removed.push(name),
+        () => undefined,
+      );
+    }
+    return removed;
+  }
+
+  private agentFile(agentId: string): string {
+    assertValidId(agentId, 'Claude Code agent id');
+    return join(this.storeDir, AGENTS_DIR, agentId);
   }
 
   private file(claudeSession: string): string {

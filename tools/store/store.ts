@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { lstat, mkdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
@@ -61,6 +61,11 @@ export class SessionStore {
     const file = this.statePath(id);
     const text = readRecordText(file, id);
     return text === undefined ? undefined : parseRecord(text, id);
+  }
+
+  /** Whether a session directory of this id exists (one stat; its record is not read). */
+  has(id: string): boolean {
+    return existsSync(this.sessionDir(id));
   }
 
   /** Writes a new record; EEXIST when the id is taken. Runs under the id's lock, as does `afterWrite`. */

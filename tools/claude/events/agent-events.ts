@@ -46,6 +46,7 @@ export async function onSpawned(ctx: HookContext, e: Spawned): Promise<AgentEven
     const next = { ...data, spawns, agents: { ...data.agents, [e.agentId]: entry } };
     if (agent?.session === spawn.session)
       return { data: next, result: { kind: 'applied', session: spawn.session, changes: [] } as const };
+    await ctx.index.bindAgent(e.agentId, spawn.session);
     const changes = await replay(ctx, spawn.session, e.agentId, agent?.buffered ?? []);
     return { data: next, result: { kind: 'applied', session: spawn.session, changes } as const };
   });
@@ -74,6 +75,7 @@ export async function onAgentStart(ctx: HookContext, e: AgentStart): Promise<Age
     const [toolUseId, spawn] = waiting;
     const spawns = { ...data.spawns, [toolUseId]: { ...spawn, agent_id: e.agentId } };
     const entry: AgentEntry = { agent_type: e.agentType, session: spawn.session, bound: 'sole', last: 'start' };
+    await ctx.index.bindAgent(e.agentId, spawn.session);
     const changes = await replay(ctx, spawn.session, e.agentId, [...(known?.buffered ?? []), event]);
     return {
       data: { ...data, spawns, agents: { ...data.agents, [e.agentId]: entry } },

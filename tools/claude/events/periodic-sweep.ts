@@ -1,6 +1,7 @@
 // The periodic sweep that subagent_stop starts (at most once per interval, detached): abandon the
-// sessions whose agent was lost, run cleanup, prune old conversation indexes. Only the sweep bundle
-// loads it: the cleanup machinery stays out of the bundles Claude Code waits for (sweep-claim.ts).
+// sessions whose agent was lost, run cleanup, prune old conversation indexes and the agent files of
+// sessions that are gone. Only the sweep bundle loads it: the cleanup machinery stays out of the
+// bundles Claude Code waits for (sweep-claim.ts).
 import { SessionError } from '../../errors.js';
 import { isAbandoned } from '../../policy/abandonment.js';
 import { applyFinalize } from '../../policy/lifecycle.js';
@@ -12,6 +13,7 @@ interface SweepReport {
   abandoned: string[];
   cleanup: CleanupReport;
   pruned_indexes: string[];
+  pruned_agents: string[];
 }
 
 /** Sweeps, and leaves the report in the store for whoever wants to know what the last sweep did. */
@@ -40,7 +42,10 @@ export async function runSweep({ sessions, index }: HookContext): Promise<SweepR
   }
   const cleanupReport = await cleanup(sessions);
   const pruned = await index.prune(now, sessions.settings.cleanupHours * 3_600_000);
-  const report = { abandoned, cleanup: cleanupReport, pruned_indexes: pruned };
+  const prunedAgents = await index.pruneAgents(now, sessions.settings.cleanupHours * 3_600_000, (id) =>
+    sessions.store.has(id),
+  );
+  const report = { abandoned, cleanup: cleanupReport, pruned_indexes: pruned, pruned_agents: prunedAgents };
   await writeSweepReport(sessions.store.dir, { finished_at: new Date(sessions.now()).toISOString(), ...report });
   return report;
 }

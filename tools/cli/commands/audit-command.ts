@@ -5,6 +5,7 @@ import { readAudit } from '../../audit/read.js';
 import { parseDuration } from '../../audit/duration.js';
 import type { Argv, Context } from '../command-context.js';
 import { openExisting } from '../store-origin.js';
+import { resolveSessionRef } from '../session-ref.js';
 
 interface Args {
   session?: string;
@@ -18,7 +19,11 @@ export const describe = 'Show the audit trail: who changed which session, when a
 
 export function builder(yargs: Yargs) {
   return yargs
-    .option('session', { type: 'string', requiresArg: true, describe: 'Only entries naming this session' })
+    .option('session', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'Only entries naming this session (or Claude Code agent id)',
+    })
     .option('since', { type: 'string', requiresArg: true, describe: 'Only entries newer than this: 30m, 2h, 7d' })
     .option('action', {
       type: 'string',
@@ -38,7 +43,8 @@ export async function handler(argv: Argv<Args>) {
   // Following may start before the first delegation creates the store: it waits for it.
   const sessions = argv.follow ? ctx.open(argv) : openExisting(argv, argv.session);
   const since = window === undefined ? undefined : sessions.now() - window;
-  const filter = { session: argv.session, action: argv.action, since };
+  const session = argv.session === undefined ? undefined : resolveSessionRef(sessions, argv.session);
+  const filter = { session, action: argv.action, since };
   if (argv.follow) return follow(argv, filter);
   const result = await readAudit(sessions, filter);
   for (const p of result.problems) ctx.warn(`skipped a bad audit line (${p.reason}) at ${p.file}:${p.line}`);

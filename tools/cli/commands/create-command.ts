@@ -1,5 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
 import type { Argv } from '../command-context.js';
+import { resolveSessionRef } from '../session-ref.js';
 import { parseMetadata } from '../parse.js';
 
 interface Args {
@@ -23,18 +24,19 @@ export function builder(yargs: Yargs) {
     })
     .option('purpose', { type: 'string', requiresArg: true, describe: 'What the session is for' })
     .option('metadata', { type: 'string', requiresArg: true, describe: 'Initial metadata, a JSON object' })
-    .option('parent', { type: 'string', requiresArg: true, describe: 'Parent session id' })
+    .option('parent', { type: 'string', requiresArg: true, describe: 'Parent session id or Claude Code agent id' })
     .option('id', { type: 'string', requiresArg: true, describe: 'Use this id instead of a generated one' });
 }
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const metadata = parseMetadata(argv.metadata);
-  const record = await ctx.open(argv).create({
+  const sessions = ctx.open(argv);
+  const record = await sessions.create({
     agentName: argv.agent,
     purpose: argv.purpose,
     metadata,
-    parent: argv.parent,
+    parent: argv.parent === undefined ? undefined : resolveSessionRef(sessions, argv.parent),
     id: argv.id,
   });
   if (argv.json) ctx.json(record);

@@ -4,6 +4,7 @@ import type { Argv } from '../command-context.js';
 import { relativeTime } from '../format.js';
 import { interruptible } from '../interruptible.js';
 import { openExisting } from '../store-origin.js';
+import { resolveSessionRef } from '../session-ref.js';
 
 interface Args {
   id: string;
@@ -21,7 +22,7 @@ export const describe = 'Delete a session and all its descendants (backed up to 
 
 export function builder(yargs: Yargs) {
   return yargs
-    .positional('id', { type: 'string', describe: 'Session id' })
+    .positional('id', { type: 'string', describe: 'Session id or Claude Code agent id' })
     .option('cascade', {
       type: 'boolean',
       default: true,
@@ -48,6 +49,7 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const sessions = openExisting(argv, argv.id);
+  const id = resolveSessionRef(sessions, argv.id);
   const options = {
     cascade: argv.cascade,
     force: argv.force,
@@ -57,7 +59,7 @@ export async function handler(argv: Argv<Args>) {
     backup: argv.backup,
     preserveWork: argv.preserveWork,
   };
-  const result = await interruptible(ctx, (signal) => deleteSession(sessions, argv.id, { ...options, signal }));
+  const result = await interruptible(ctx, (signal) => deleteSession(sessions, id, { ...options, signal }));
   for (const warning of result.warnings) ctx.warn(warning);
   if (argv.json) return ctx.json(result);
   for (const line of describeDelete(result, sessions.now())) ctx.out(line);

@@ -3,6 +3,7 @@ import type { Argv as Yargs } from 'yargs';
 import { exportSessions } from '../../transfer/export.js';
 import type { Argv } from '../command-context.js';
 import { openExisting } from '../store-origin.js';
+import { resolveSessionRef } from '../session-ref.js';
 import { interruptible } from '../interruptible.js';
 import { checkPath } from '../parse.js';
 
@@ -17,7 +18,10 @@ export const describe = 'Write a portable bundle of a session and its descendant
 
 export function builder(yargs: Yargs) {
   return yargs
-    .positional('id', { type: 'string', describe: 'Session id (its whole subtree is exported)' })
+    .positional('id', {
+      type: 'string',
+      describe: 'Session id or Claude Code agent id (its whole subtree is exported)',
+    })
     .option('all', { type: 'boolean', describe: 'Export every session of the store' })
     .option('output', {
       alias: 'o',
@@ -32,9 +36,8 @@ export async function handler(argv: Argv<Args>) {
   const output = checkPath(argv.output, '--output');
   const file = output === undefined ? undefined : resolve(ctx.io.cwd, output);
   const sessions = openExisting(argv, argv.id);
-  const result = await interruptible(ctx, (signal) =>
-    exportSessions(sessions, { id: argv.id, all: argv.all, file, signal }),
-  );
+  const id = argv.id === undefined ? undefined : resolveSessionRef(sessions, argv.id);
+  const result = await interruptible(ctx, (signal) => exportSessions(sessions, { id, all: argv.all, file, signal }));
   for (const p of result.problems) ctx.warn(`left out ${p.id} (${p.code}): ${p.message}`);
   // Without -o the bundle itself is the output (one JSON document, --json or not).
   if (file === undefined) return ctx.json(result.bundle);

@@ -5,9 +5,11 @@ import type { Argv } from '../command-context.js';
 import { openExisting } from '../store-origin.js';
 import { relativeTime, table } from '../format.js';
 import { checkCount } from '../parse.js';
+import { resolveSessionRef } from '../session-ref.js';
 
 interface Args {
   activeOnly?: boolean;
+  paused?: boolean;
   agent?: string;
   phase?: Phase;
   parent?: string;
@@ -21,9 +23,17 @@ export const describe = 'List sessions, newest first';
 export function builder(yargs: Yargs) {
   return yargs
     .option('active-only', { type: 'boolean', describe: 'Only sessions that would resume now' })
+    .option('paused', {
+      type: 'boolean',
+      describe: 'Only paused sessions (approval, investigating, planning), resumable now or not',
+    })
     .option('agent', { type: 'string', requiresArg: true, describe: 'Only this agent name' })
     .option('phase', { type: 'string', requiresArg: true, describe: 'Only this phase' })
-    .option('parent', { type: 'string', requiresArg: true, describe: 'Only children of this session' })
+    .option('parent', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'Only children of this session (or Claude Code agent id)',
+    })
     .option('limit', { type: 'string', requiresArg: true, describe: 'At most N sessions (a whole number)' })
     .option('orphans', { type: 'boolean', describe: 'Only sessions whose parent no longer exists' });
 }
@@ -33,9 +43,10 @@ export async function handler(argv: Argv<Args>) {
   const sessions = openExisting(argv);
   const filter = {
     activeOnly: argv.activeOnly,
+    paused: argv.paused,
     agentName: argv.agent,
     phase: argv.phase,
-    parent: argv.parent,
+    parent: argv.parent === undefined ? undefined : resolveSessionRef(sessions, argv.parent),
     limit: checkCount(argv.limit, '--limit'),
   };
   const result = argv.orphans ? await listOrphans(sessions, filter) : await sessions.list(filter);
@@ -47,8 +58,9 @@ export async function handler(argv: Argv<Args>) {
     s.agent_id,
     s.agent_name,
     s.phase,
+    s.status,
     relativeTime(s.last_updated, now),
     s.purpose ?? '',
   ]);
-  for (const line of table(['ID', 'AGENT', 'PHASE', 'UPDATED', 'PURPOSE'], rows)) ctx.out(line);
+  for (const line of table(['ID', 'AGENT', 'PHASE', 'STATUS', 'UPDATED', 'PURPOSE'], rows)) ctx.out(line);
 }

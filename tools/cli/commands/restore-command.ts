@@ -2,18 +2,24 @@ import type { Argv as Yargs } from 'yargs';
 import { restoreSession } from '../../trees/restore.js';
 import type { Argv } from '../command-context.js';
 import { interruptible } from '../interruptible.js';
+import { resolveSessionRef } from '../session-ref.js';
 
 export const command = 'restore <target>';
 export const describe = 'Put a deleted session and its subtree back (TARGET: a session id or a trash entry)';
 
 export function builder(yargs: Yargs) {
-  return yargs.positional('target', { type: 'string', describe: 'Session id, or trash entry name or path' });
+  return yargs.positional('target', {
+    type: 'string',
+    describe: 'Session id, Claude Code agent id, or trash entry name or path',
+  });
 }
 
 export async function handler(argv: Argv<{ target: string }>) {
   const { ctx } = argv;
   const sessions = ctx.open(argv);
-  const result = await interruptible(ctx, (signal) => restoreSession(sessions, argv.target, { signal }));
+  const result = await interruptible(ctx, (signal) =>
+    restoreSession(sessions, resolveSessionRef(sessions, argv.target), { signal }),
+  );
   for (const warning of result.warnings) ctx.warn(warning);
   if (argv.json) return ctx.json(result);
   ctx.out(`Restored ${result.restored.length} session(s) from ${result.entry}:`);

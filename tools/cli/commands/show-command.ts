@@ -1,32 +1,41 @@
 import type { Argv as Yargs } from 'yargs';
+import { claudeFields, lastMessage, nextStep, sessionStatus } from '../../policy/paused.js';
+import { decideResume, type ResumeDecision } from '../../policy/resume.js';
 import type { SessionRecord } from '../../record.js';
 import type { Argv } from '../command-context.js';
 import { openExisting } from '../store-origin.js';
 import { relativeTime } from '../format.js';
 import { historyLine } from '../history-line.js';
+import { resolveSessionRef } from '../session-ref.js';
 
 export const command = 'show <id>';
 export const describe = 'A readable summary of a session with its history';
 
 export function builder(yargs: Yargs) {
-  return yargs.positional('id', { type: 'string', describe: 'Session id' });
+  return yargs.positional('id', { type: 'string', describe: 'Session id or Claude Code agent id' });
 }
 
 export async function handler(argv: Argv<{ id: string }>) {
   const { ctx } = argv;
   const sessions = openExisting(argv, argv.id);
-  const record = await sessions.get(argv.id);
+  const record = await sessions.get(resolveSessionRef(sessions, argv.id));
   if (argv.json) return ctx.json(record);
-  for (const line of describeSession(record, sessions.now())) ctx.out(line);
+  const now = sessions.now();
+  // The same rule the hooks apply, so what show says is what a delegation would do now.
+  for (const line of describeSession(record, now, decideResume(record, now, sessions.rules))) ctx.out(line);
 }
 
-function describeSession(r: SessionRecord, now: number): string[] {
+function describeSession(r: SessionRecord, now: number, decision: ResumeDecision): string[] {
   const ago = (t: string | undefined) => `${t} (${relativeTime(t, now)})`;
+  const status = sessionStatus(r, decision);
   const lines = [
     `Session ${r.agent_id}`,
     `  agent:        ${r.agent_name}`,
     `  purpose:      ${r.purpose ?? '-'}`,
-    `  phase:        ${r.phase}${r.resume_ready ? ' (resume ready)' : ''}`,
+    `  phase:        ${r.phase}${status.startsWith('paused') ? ` (${status})` : ''}`,
+    `  resume now:   ${decision.resume ? 'yes' : `no (${decision.reason}): ${decision.detail}`}`,
+    `  next step:    ${nextStep(r, decision)}`,
+    ...describeClaude(r),
     `  created:      ${ago(r.created_at)}`,
     `  last updated: ${ago(r.last_updated)}`,
     `  parent:       ${r.parent_session_id ?? '-'}`,
@@ -38,7 +47,20 @@ function describeSession(r: SessionRecord, now: number): string[] {
     if (r.summary) lines.push(`  summary:      ${r.summary}`);
   }
   if (Object.keys(r.metadata).length > 0) lines.push(`  metadata:     ${JSON.stringify(r.metadata)}`);
+  const said = lastMessage(r);
+  if (said) lines.push('  last message:', ...said.map((line) => `    ${line}`));
   lines.push(r.history.length > 0 ? '  history:' : '  history:      (no phase changes yet)');
   for (const h of r.history) lines.push(`    ${historyLine(h)}  ${relativeTime(h.timestamp, now)}`);
   return lines;
+}
+
+/** Claude Code's ids: the conversation and the agent SendMessage reaches, and earlier agents. */
+function describeClaude(r: SessionRecord): string[] {
+  const claude = claudeFields(r);
+  if (!claude) return [];
+  const earlier = claude.agent_ids.filter((id) => id !== claude.agent_id);
+  return [
+    `  claude code:  conversation ${claude.session_id ?? '-'}, agent ${claude.agent_id ?? '-'}` +
+      (earlier.length > 0 ? ` (earlier: ${earlier.join(', ')})` : ''),
+  ];
 }

@@ -3,6 +3,7 @@ import { PHASES, type Phase } from '../../phases.js';
 import type { Argv } from '../command-context.js';
 import { parseMetadata } from '../parse.js';
 import { openExisting } from '../store-origin.js';
+import { resolveSessionRef } from '../session-ref.js';
 
 interface Args {
   id: string;
@@ -16,7 +17,7 @@ export const describe = 'Change the phase, merge metadata (JSON Merge Patch) or 
 
 export function builder(yargs: Yargs) {
   return yargs
-    .positional('id', { type: 'string', describe: 'Session id' })
+    .positional('id', { type: 'string', describe: 'Session id or Claude Code agent id' })
     .option('phase', { type: 'string', requiresArg: true, describe: `New phase: ${PHASES.slice(0, 6).join(', ')}` })
     .option('metadata', {
       type: 'string',
@@ -33,7 +34,9 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const metadata = parseMetadata(argv.metadata);
-  const record = await openExisting(argv, argv.id).update(argv.id, { phase: argv.phase, metadata, error: argv.error });
+  const sessions = openExisting(argv, argv.id);
+  const id = resolveSessionRef(sessions, argv.id);
+  const record = await sessions.update(id, { phase: argv.phase, metadata, error: argv.error });
   if (argv.json) ctx.json(record);
   else {
     const ready = record.resume_ready ? ', resume ready' : '';
