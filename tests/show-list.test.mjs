@@ -61,7 +61,10 @@ describe('show and list of sessions made by the hooks', { concurrency: 3 }, () =
     const out = await show(proj, [s.agent_id], env);
     assert.equal(out.code, 0, out.stderr);
     assert.match(out.stdout, /phase: +approval \(paused, expired\)\n/);
-    assert.match(out.stdout, /resume now: +no \(expired\): last updated \d+ s ago, beyond the 0 s resume window\n/);
+    assert.match(
+      out.stdout,
+      /resume now: +no \(expired\): last updated \d+ s ago, beyond the 0 s resume window of approval\n/,
+    );
     assert.match(out.stdout, new RegExp(`renew its window \\(agent-session update ${s.agent_id} --phase approval\\)`));
     const list = await cli(proj.store, ['list'], { env });
     assert.match(list.stdout, /^ID +AGENT +PHASE +STATUS +UPDATED +PURPOSE\n/);
