@@ -6,7 +6,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fixture, flow, life, onlySession, pre, project, readSession, sessionIds } from './helpers/hooks.mjs';
-import { runCli } from './helpers/run.mjs';
+import { loadLibrary, runCli } from './helpers/run.mjs';
+
+const { Sessions } = await loadLibrary();
 
 const STARTUP = 'sessionstart';
 
@@ -61,6 +63,41 @@ describe('SessionStart', { concurrency: 3 }, () => {
     await delegate(proj, flow(), 'All done.');
     assert.equal(onlySession(proj.store).phase, 'completed');
     assert.equal(await startText(proj), null);
+  });
+
+  it('a long last message keeps its end: the question is what the text and show quote', async (t) => {
+    const proj = project(t);
+    const findings = Array.from({ length: 60 }, (_, i) => `- finding ${i}: module m${i}.ts has a problem`);
+    const f = flow({ session: 'sess-long', toolUseId: 'toolu_long', agentId: 'along', description: 'Long' });
+    const message = [...findings, 'Shall I drop the old table?', '---', '```', 'session-phase: approval'].join('\n');
+    await delegate(proj, f, message);
+    const s = onlySession(proj.store);
+    assert.equal(s.phase, 'approval');
+    assert.ok(message.length > 2000, 'the message is longer than what a record keeps');
+    const text = await startText(proj);
+    // The last line that says something, past the rule and the code fence.
+    assert.match(text, /waiting for: "Shall I drop the old table\?"/);
+    const show = await runCli(['show', s.agent_id, '--dir', proj.store], { cwd: proj.dir });
+    assert.equal(show.code, 0, show.stderr);
+    assert.match(
+      show.stdout,
+      /last message:\n {4}… \(\d+ earlier lines\)\n(?: {4}.*\n){2,5}? {4}Shall I drop the old table\?\n/,
+    );
+  });
+
+  it('a paused session within its window is listed however many sessions were written after it', async (t) => {
+    const proj = project(t);
+    const env = { AGENT_SESSION_RESUME_WINDOW_MINUTES_APPROVAL: '1440' };
+    const s = await paused(proj);
+    age(proj, s.agent_id, 2 * 3600_000);
+    // 150 sessions written after it, finished: more than the newest 100 a start always reads.
+    const sessions = Sessions.open({ dir: proj.store, env: {} });
+    for (let i = 0; i < 150; i++) {
+      const made = await sessions.create({ agentName: 'other', purpose: `filler ${i}` });
+      await sessions.finalize(made.agent_id, 'completed');
+    }
+    const text = await startText(proj, { env });
+    assert.ok(text?.includes(s.agent_id), String(text));
   });
 
   it('lists a paused session: id, type, purpose, phase, age, what it waits for, and how to continue it', async (t) => {

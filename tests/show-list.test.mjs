@@ -18,7 +18,7 @@ const ASKED = [
   'Line three.',
   'Line four.',
   'Line five.',
-  'Line six is not shown.',
+  'Line six: shall I go ahead?',
 ].join('\n');
 
 /** One delegation through the built hooks, ended by `message`; returns the session's record. */
@@ -49,9 +49,10 @@ describe('show and list of sessions made by the hooks', { concurrency: 3 }, () =
       ),
     );
     assert.match(out.stdout, new RegExp(`claude code: +conversation sess-1, agent ${AGENT}\n`));
-    assert.match(out.stdout, /last message:\n {4}The schema change drops the legacy column\.\n/);
-    assert.match(out.stdout, / {4}Line five\.\n {4}… \(1 more lines\)\n/);
-    assert.doesNotMatch(out.stdout, /Line six|session-phase|resume ready/);
+    // The end of the message, where the agent asks: its last 5 lines, after a note of the lines left out.
+    assert.match(out.stdout, /last message:\n {4}… \(1 earlier lines\)\n {4}Line two\.\n/);
+    assert.match(out.stdout, / {4}Line six: shall I go ahead\?\n/);
+    assert.doesNotMatch(out.stdout, /legacy column|session-phase|resume ready/);
   });
 
   it('paused and expired: not resumable, the window named, how to renew it', async (t) => {

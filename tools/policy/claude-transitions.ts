@@ -1,6 +1,6 @@
 // What each Claude Code event does to a session record: a spawn joins it, an agent starts or stops,
 // a resume decision is remembered. Pure: record and time in, the next record out.
-import { parseStatusLine, truncate, withoutStatusLine } from './status-line.js';
+import { parseStatusLine, truncate, truncateStart, withoutStatusLine } from './status-line.js';
 import type { Json, JsonObject } from '../merge-patch.js';
 import { isFinalPhase, isResumablePhase } from '../phases.js';
 import type { SessionRecord } from '../record.js';
@@ -95,9 +95,11 @@ export function recordStop(
   now: number,
 ): { record: SessionRecord; change: StopChange } {
   if (isFinalPhase(record.phase) || record.finalized_at) return { record, change: 'final' };
-  const text = stop.message ? truncate(withoutStatusLine(stop.message), MESSAGE_LIMIT) : null;
+  const message = stop.message ? withoutStatusLine(stop.message) : null;
+  // A summary's head says what came of the work; a paused agent's question is at the end of its message.
+  const text = message === null ? null : truncate(message, MESSAGE_LIMIT);
   const noted = withClaude(attachAgent(record, stop.agentId), {
-    last_message: text,
+    last_message: message === null ? null : truncateStart(message, MESSAGE_LIMIT),
     ...(stop.agentTranscriptPath ? { agent_transcript_path: stop.agentTranscriptPath } : {}),
   });
   const { phase } = parseStatusLine(stop.message);

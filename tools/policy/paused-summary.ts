@@ -83,16 +83,22 @@ function next(record: SessionRecord, notResumable: string | null, conversation: 
 function waitingFor(record: SessionRecord): string | null {
   const message = record.claude?.last_message;
   if (typeof message !== 'string') return null;
+  // The last line that says something: not a rule (`---`), a code fence or an empty line.
   const last = message
     .split(/\r?\n/)
     .map(oneLine)
-    .filter((l) => l !== '')
+    .filter((l) => /[\p{L}\p{N}]/u.test(l) && !l.startsWith('```'))
     .at(-1);
   return last ? truncate(last.replace(/"/g, "'"), WAITING_CHARS) : null;
 }
 
+/** One line of plain text: terminal escapes and other control characters go, as they would reach the model raw. */
 function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]/g, '')
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function updated(record: SessionRecord): number {

@@ -4,7 +4,7 @@
 import { isFinalPhase, isResumablePhase } from '../phases.js';
 import type { SessionRecord } from '../record.js';
 import type { ResumeDecision } from './resume.js';
-import { truncate } from './status-line.js';
+import { truncateStart } from './status-line.js';
 
 /** Where a session stands, one label per list row. */
 export type SessionStatus =
@@ -61,9 +61,10 @@ export function claudeFields(record: SessionRecord): ClaudeFields | null {
 export function lastMessage(record: SessionRecord): string[] | null {
   const message = record.claude?.last_message;
   if (typeof message !== 'string' || message.trim() === '') return null;
-  const lines = truncate(message.trim(), MESSAGE_CHARS).split('\n');
+  // The end of the message: where an agent that stops asks its question.
+  const lines = truncateStart(message.trim(), MESSAGE_CHARS).split('\n');
   if (lines.length <= MESSAGE_LINES) return lines;
-  return [...lines.slice(0, MESSAGE_LINES), `… (${lines.length - MESSAGE_LINES} more lines)`];
+  return [`… (${lines.length - MESSAGE_LINES} earlier lines)`, ...lines.slice(-MESSAGE_LINES)];
 }
 
 /** The one thing to do next, in words, with the ids and commands it takes. */

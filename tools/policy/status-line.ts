@@ -46,6 +46,15 @@ function tailLines(lines: string[]): number[] {
   return lines.flatMap((line, i) => (line.trim() === '' ? [] : [i])).slice(-TAIL_LINES);
 }
 
+/** The last `max` UTF-16 units at most, `…` first, never starting with half of a surrogate pair. */
+export function truncateStart(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let start = text.length - (max - 1);
+  const first = text.charCodeAt(start);
+  if (first >= 0xdc00 && first <= 0xdfff) start += 1;
+  return `…${text.slice(start)}`;
+}
+
 /** At most `max` UTF-16 units, `…` included, never ending in half of a surrogate pair (the API refuses those). */
 export function truncate(text: string, max: number): string {
   if (text.length <= max) return text;

@@ -143,11 +143,12 @@ export class SessionStore {
   }
 
   /**
-   * The readable records of the `limit` sessions written last, newest first: a bounded read for the
-   * start of a conversation. A record is written by a rename into its directory, which dates the
-   * directory, so one stat per session orders them without reading any record.
+   * The readable records of the sessions written since `since` (at most `cap`), and at least of the
+   * `limit` written last, newest first: a bounded read for the start of a conversation. A record is
+   * written by a rename into its directory, which dates the directory, so one stat per session orders
+   * and selects them without reading any record.
    */
-  recent(limit: number): SessionRecord[] {
+  recent(limit: number, since = Infinity, cap = limit): SessionRecord[] {
     const prefix = this.dir.endsWith(sep) ? this.dir : this.dir + sep;
     const dated = this.ids().flatMap((id) => {
       try {
@@ -157,7 +158,9 @@ export class SessionStore {
       }
     });
     dated.sort((a, b) => b.at - a.at);
-    return dated.slice(0, limit).flatMap(({ id }) => {
+    const within = dated.findIndex(({ at }) => at < since);
+    const count = Math.min(Math.max(limit, within === -1 ? dated.length : within), Math.max(cap, limit));
+    return dated.slice(0, count).flatMap(({ id }) => {
       try {
         const text = readRecordText(`${prefix}${id}${sep}${STATE_FILE}`, id);
         return text === undefined ? [] : [parseRecord(text, id)];

@@ -5,17 +5,22 @@ import type { ConversationStart } from '../payload.js';
 import type { HookContext } from './hook-context.js';
 
 /**
- * Only the records of the sessions written last are read (one readdir and one stat per session,
- * then at most this many records): a conversation starts with a bounded look at the store.
+ * A conversation starts with a bounded look at the store: one readdir and one stat per session, then
+ * the records of every session written within the longest resume window (a paused session older than
+ * that cannot resume), at most RESUMABLE_CAP of them, and at least the RECENT_SESSIONS written last
+ * (expired ones are listed too).
  */
 export const RECENT_SESSIONS = 100;
+export const RESUMABLE_CAP = 2000;
 
 export type SessionStartResult = { kind: 'context'; text: string } | { kind: 'ignored'; why: string };
 
 export function onSessionStart(ctx: HookContext, e: ConversationStart): SessionStartResult {
   const { sessions } = ctx;
   if (!sessions.settings.sessionStartContext) return { kind: 'ignored', why: 'session_start_context is off' };
-  const records = sessions.store.recent(RECENT_SESSIONS);
+  const { resumeWindowMs, phaseWindowsMs = {}, clockSkewMs } = sessions.rules;
+  const longest = Math.max(resumeWindowMs, ...Object.values(phaseWindowsMs));
+  const records = sessions.store.recent(RECENT_SESSIONS, sessions.now() - longest - clockSkewMs, RESUMABLE_CAP);
   const text = pausedSummary(records, e.claudeSession, sessions.now(), sessions.rules);
   return text === null ? { kind: 'ignored', why: 'no paused session' } : { kind: 'context', text };
 }
