@@ -1,6 +1,6 @@
 // Driving tools/store/fault-points.ts from a test: hold a child process at a named point (to run
 // another one inside the window, or to kill it exactly there), or make a step fail like a full disk.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { until } from './poll.mjs';
@@ -20,16 +20,30 @@ export function faults(t, rules, extraEnv = {}) {
     env,
     /** Resolves once the process waits at `point`; rejects if `running` settles first or after 60 s. */
     reached(point, running) {
-      const reached = () => existsSync(path.join(dir, `${point}.reached`));
+      const reached = () => pidAt(dir, point) !== undefined;
       return until(reached, `it reached ${point}`, { timeoutMs: 60_000, intervalMs: 10, running });
     },
     /** Sends the process waiting at `point` a signal (SIGKILL unless told). */
     kill(point, signal = 'SIGKILL') {
-      process.kill(Number(readFileSync(path.join(dir, `${point}.reached`), 'utf8')), signal);
+      const pid = pidAt(dir, point);
+      // Never 0 or a negative number: process.kill would signal this test's whole process group.
+      if (pid === undefined) throw new Error(`no process is waiting at ${point}`);
+      process.kill(pid, signal);
     },
     /** Lets the process go on from `point`. */
     release(point) {
       writeFileSync(path.join(dir, `${point}.go`), '');
     },
   };
+}
+
+/** The pid of the process waiting at `point`, once its file holds one (undefined before). */
+function pidAt(dir, point) {
+  let text;
+  try {
+    text = readFileSync(path.join(dir, `${point}.reached`), 'utf8');
+  } catch {
+    return undefined;
+  }
+  return /^[1-9]\d*$/.test(text) && Number(text) > 1 ? Number(text) : undefined;
 }

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -28,6 +28,10 @@ export async function faultPoint(point: string): Promise<void> {
 
 async function pauseHere(point: string): Promise<void> {
   const dir = process.env.AGENT_SESSION_TEST_FAULTS_DIR ?? '.';
-  writeFileSync(join(dir, `${point}.reached`), String(process.pid));
+  // Written whole, then renamed: a test that sees the file reads a pid, never an empty file (which it
+  // would take for pid 0, and kill its own process group).
+  const reached = join(dir, `${point}.reached`);
+  writeFileSync(`${reached}.${process.pid}.tmp`, String(process.pid));
+  renameSync(`${reached}.${process.pid}.tmp`, reached);
   while (!existsSync(join(dir, `${point}.go`))) await new Promise((resolve) => setTimeout(resolve, 5));
 }
