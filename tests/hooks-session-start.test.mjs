@@ -204,6 +204,39 @@ describe('resume from another conversation', { concurrency: 3 }, () => {
     );
   });
 
+  it("a second conversation naming it before the first one's agent starts gets a new session", async (t) => {
+    const proj = project(t);
+    const s = await paused(proj);
+    const naming = (session, n) =>
+      flow({ session, toolUseId: `toolu_${n}`, agentId: `b${n}`, prompt: `Approved: go on with ${s.agent_id}` });
+    const second = naming('sess-2', 2);
+    const third = naming('sess-3', 3);
+    const first = (await pre(proj, second.pre)).json.hookSpecificOutput;
+    assert.match(first.updatedInput.prompt, new RegExp(`You are resuming session ${s.agent_id}`));
+    // Conversation 3 names it while conversation 2's agent has not started yet.
+    const other = (await pre(proj, third.pre)).json.hookSpecificOutput;
+    assert.doesNotMatch(other.updatedInput.prompt, /You are resuming session/);
+    for (const payload of [second.post, second.start, second.stop('Dropped it.')]) await life(proj, payload);
+    for (const payload of [third.post, third.start, third.stop('Asked.\nsession-phase: approval')])
+      await life(proj, payload);
+    const resumed = readSession(proj.store, s.agent_id);
+    assert.equal(resumed.phase, 'completed');
+    assert.deepEqual(resumed.claude.agent_ids, ['a1', 'b2']);
+    assert.equal(resumed.claude.session_id, 'sess-2');
+    const fresh = sessionIds(proj.store).filter((id) => id !== s.agent_id);
+    assert.equal(fresh.length, 1);
+    assert.equal(readSession(proj.store, fresh[0]).phase, 'approval');
+    const audit = await runCli(['audit', '--json', '--action', 'hook.passed_over', '--dir', proj.store], {
+      cwd: proj.dir,
+    });
+    const [entry] = JSON.parse(audit.stdout).entries;
+    assert.deepEqual(
+      entry.details.passed_over.map((p) => [p.candidate, p.reason]),
+      [[s.agent_id, 'held']],
+    );
+    assert.match(entry.details.passed_over[0].detail, /being resumed by Claude Code conversation sess-2/);
+  });
+
   it('per-phase windows: an approval may wait longer than an investigation', async (t) => {
     const proj = project(t);
     const approval = await paused(proj, { n: 1, phase: 'approval' });

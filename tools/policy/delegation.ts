@@ -129,7 +129,14 @@ export function decideDelegation(facts: DelegationFacts): DelegationDecision {
   const resumable: SessionRecord[] = [];
   for (const r of newestFirst(facts.records)) {
     const verdict = decideResume(r, facts.now, facts.rules);
-    if (isHeld(r)) passed.push({ candidate: r.agent_id, reason: 'held', detail: 'taken by a parallel delegation' });
+    if (isHeld(r))
+      passed.push({
+        candidate: r.agent_id,
+        reason: 'held',
+        detail: takenElsewhere(r, facts)
+          ? `being resumed by Claude Code conversation ${String(r.claude?.session_id)}, whose agent has not started`
+          : 'taken by a parallel delegation',
+      });
     else if (!verdict.resume) passed.push({ candidate: r.agent_id, reason: verdict.reason, detail: verdict.detail });
     else resumable.push(r);
   }
@@ -162,8 +169,22 @@ function heldBy(facts: DelegationFacts): (record: SessionRecord) => boolean {
   );
   return (r) => {
     const deny = lastDeny(r);
-    return held.has(r.agent_id) || (deny !== undefined && sameMessage(facts, deny));
+    return held.has(r.agent_id) || (deny !== undefined && sameMessage(facts, deny)) || takenElsewhere(r, facts);
   };
+}
+
+/**
+ * Handed to a delegation of another Claude Code conversation whose agent has not started yet (that
+ * conversation's index, which holds the spawn, is not read here; the record says it: the session moved
+ * to that conversation and has no agent yet). Two conversations resuming one session would each get
+ * the brief and the later stop would overwrite the earlier's phase.
+ */
+function takenElsewhere(r: SessionRecord, { request, now }: DelegationFacts): boolean {
+  const claude = r.claude;
+  if (!claude || claude.session_id === request.claudeSession || claude.agent_id != null) return false;
+  if (typeof claude.tool_use_id !== 'string') return false;
+  const updated = parseTimestamp(r.last_updated);
+  return updated !== undefined && now - updated < SPAWN_PENDING_MS;
 }
 
 /** What the model reads when a spawn is denied in favour of SendMessage. */
