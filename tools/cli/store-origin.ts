@@ -1,28 +1,31 @@
+import { resolve } from 'node:path';
 import { SessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import type { Sessions } from '../sessions.js';
 import { locateStore, storeExists, type ProjectLocation, type StoreLocation } from '../store/project.js';
 import type { Argv, Io } from './command-context.js';
 
-/** Why this directory is the project, in words. */
-export function whyProject(project: ProjectLocation): string {
-  switch (project.reason) {
+/** Why this directory is the project, in words, seen from the working directory `cwd`. */
+export function whyProject({ dir, reason }: ProjectLocation, cwd: string): string {
+  switch (reason) {
     case 'CLAUDE_PROJECT_DIR':
       return 'from CLAUDE_PROJECT_DIR';
     case 'claude-dir':
-      return 'the nearest directory with .claude/';
+      return dir === resolve(cwd)
+        ? 'the nearest directory with .claude/'
+        : `nearest directory with .claude/ above ${cwd}`;
     case 'git':
-      return 'the root of the git work tree';
+      return `git work tree root of ${cwd}`;
     case 'cwd':
       return 'the current directory: no .claude/ or git work tree above it';
   }
 }
 
 /** Why this directory is the store, in words. */
-export function whyStore(store: StoreLocation, { short = false } = {}): string {
+export function whyStore(store: StoreLocation, cwd: string, { short = false } = {}): string {
   if (store.reason !== 'project') return `from ${store.reason}`;
   if (short) return 'the default under the project';
-  return `the default under the project ${store.project!.dir} (${whyProject(store.project!)})`;
+  return `the default under the project ${store.project!.dir} (${whyProject(store.project!, cwd)})`;
 }
 
 /**
@@ -41,7 +44,7 @@ export function missingStore(io: Io, dir: string | undefined): SessionError {
   const store = locateStore({ dir, cwd: io.cwd, env: io.env });
   return new SessionError(
     'ENOTFOUND',
-    `no sessions have been recorded here yet: the store ${store.dir} does not exist (${whyStore(store)})`,
+    `no sessions have been recorded here yet: the store ${store.dir} does not exist (${whyStore(store, io.cwd)})`,
     { details: { store: store.dir, reason: store.reason } },
   );
 }

@@ -1,8 +1,7 @@
-import { resolve } from 'node:path';
 import type { Argv as Yargs } from 'yargs';
-import { installHooks, type InstallReport } from '../../install/install.js';
-import type { ProjectLocation } from '../../store/project.js';
+import { installHooks, type InstallOptions, type InstallReport } from '../../install/install.js';
 import type { Argv, Context } from '../command-context.js';
+import { whyProject } from '../store-origin.js';
 
 export interface InstallArgs {
   user?: boolean;
@@ -34,17 +33,14 @@ export function builder(yargs: Yargs) {
 }
 
 export async function handler(argv: Argv<InstallArgs>) {
-  const { ctx } = argv;
-  const report = await installHooks({
-    user: argv.user,
-    shared: argv.shared,
-    allowSelf: argv.allowSelf,
-    dryRun: argv.dryRun,
-    cwd: ctx.io.cwd,
-    env: ctx.io.env,
-    now: ctx.io.now?.(),
-  });
-  printReport(ctx, report, argv.json === true);
+  printReport(argv.ctx, await installHooks(installOptions(argv)), argv.json === true);
+}
+
+/** Shared by install and uninstall: the flags and the command's working directory, environment and clock. */
+export function installOptions(argv: Argv<InstallArgs>): InstallOptions {
+  const { io } = argv.ctx;
+  const { user, shared, allowSelf, dryRun } = argv;
+  return { user, shared, allowSelf, dryRun, cwd: io.cwd, env: io.env, now: io.now?.() };
 }
 
 /** Shared by install and uninstall: the JSON report, the file for a dry run, else one line per fact. */
@@ -55,7 +51,7 @@ export function printReport(ctx: Context, report: InstallReport, json: boolean):
     return ctx.json(report.dry_run ? { ...rest, files: shown, content } : { ...rest, files: shown });
   }
   if (report.dry_run) return printDryRun(ctx, report);
-  if (report.project) ctx.out(`Project ${report.project.dir} (${projectReason(report.project, ctx.io.cwd)}).`);
+  if (report.project) ctx.out(`Project ${report.project.dir} (${whyProject(report.project, ctx.io.cwd)}).`);
   for (const file of files) {
     // An unchanged file's content is its text: empty only when there is no such file (an empty one is not JSON).
     if (!file.changed && report.action === 'uninstall')
@@ -93,20 +89,4 @@ function printDryRun(ctx: Context, report: InstallReport): void {
   if (changing.length <= 1) return ctx.io.stdout(report.content);
   for (const file of changing)
     ctx.io.stdout(`==> ${file.file} <==\n${file.removed_file ? '(removed)\n' : file.content}`);
-}
-
-/** Why the project is that directory, in words. */
-export function projectReason({ dir, reason }: ProjectLocation, cwd: string): string {
-  switch (reason) {
-    case 'CLAUDE_PROJECT_DIR':
-      return 'CLAUDE_PROJECT_DIR';
-    case 'claude-dir':
-      return dir === resolve(cwd)
-        ? 'the current directory, which has .claude/'
-        : `nearest directory with .claude/ above ${cwd}`;
-    case 'git':
-      return `git work tree root of ${cwd}`;
-    case 'cwd':
-      return 'the current directory: no .claude/ or git work tree above it';
-  }
 }

@@ -15,13 +15,13 @@ export async function handler(argv: Argv<object>) {
   // 0: working; 1: not (hooks broken, missing or registered twice, or a bad config), like doctor.
   ctx.exitCode = report.healthy ? EXIT.ok : EXIT.no;
   if (argv.json) return ctx.json(report);
-  for (const line of describeReport(report, now)) ctx.out(line);
+  for (const line of describeReport(report, now, ctx.io.cwd)) ctx.out(line);
 }
 
-function describeReport(r: StatusReport, now: number): string[] {
+function describeReport(r: StatusReport, now: number, cwd: string): string[] {
   const lines = [
-    `Project: ${r.project.dir} (${whyProject(r.project)})`,
-    `Store:   ${r.store.dir} (${whyStore({ ...r.store, project: r.project }, { short: true })})` +
+    `Project: ${r.project.dir} (${whyProject(r.project, cwd)})`,
+    `Store:   ${r.store.dir} (${whyStore({ ...r.store, project: r.project }, cwd, { short: true })})` +
       `${r.store.exists ? '' : ': does not exist yet'}`,
     `Config:  ${r.config.file} (${r.config.from === 'project' ? 'the project config' : 'from AGENT_SESSION_CONFIG'})` +
       `${r.config.error ? ': INVALID' : r.config.exists ? '' : ': none, defaults apply'}`,

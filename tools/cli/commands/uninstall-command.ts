@@ -1,7 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
 import { uninstallHooks } from '../../install/install.js';
 import type { Argv } from '../command-context.js';
-import { printReport, type InstallArgs } from './install-command.js';
+import { installOptions, printReport, type InstallArgs } from './install-command.js';
 
 export const command = 'uninstall';
 export const describe =
@@ -19,14 +19,5 @@ export function builder(yargs: Yargs) {
 }
 
 export async function handler(argv: Argv<InstallArgs>) {
-  const { ctx } = argv;
-  const report = await uninstallHooks({
-    user: argv.user,
-    allowSelf: argv.allowSelf,
-    dryRun: argv.dryRun,
-    cwd: ctx.io.cwd,
-    env: ctx.io.env,
-    now: ctx.io.now?.(),
-  });
-  printReport(ctx, report, argv.json === true);
+  printReport(argv.ctx, await uninstallHooks(installOptions(argv)), argv.json === true);
 }
