@@ -68,7 +68,7 @@ test(
       stderr: (text) => {
         stderr += text;
         // The first bar drawn: the user presses Ctrl-C.
-        if (text.startsWith('\r[') && listeners.length > 0)
+        if (text.startsWith('\rcleanup [') && listeners.length > 0)
           for (const l of listeners.filter((x) => x.name === 'SIGINT')) l.listener();
       },
       env: {},
@@ -89,7 +89,7 @@ test(
     assert.match(
       stderr,
       new RegExp(
-        `^\\r\\[#*\\.*\\] \\d+/${trees}\\r\\u001b\\[2K` +
+        `^\\rcleanup \\[#*\\.*\\] \\d+/${trees}\\r\\u001b\\[2K` +
           `agent-session: interrupted after \\d+ of ${trees}; run it again to finish\\n$`,
       ),
     );

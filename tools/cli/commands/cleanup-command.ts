@@ -5,6 +5,7 @@ import type { Argv } from '../command-context.js';
 import { missingStore } from '../store-origin.js';
 import { interruptible } from '../interruptible.js';
 import { checkHours } from '../parse.js';
+import { progressBar } from '../progress.js';
 
 interface Args {
   hours?: string;
@@ -15,9 +16,6 @@ interface Args {
 export const command = 'cleanup';
 export const describe =
   'Purge old sessions (to the trash), abandon stuck ones, quarantine corrupt ones, sweep leftovers';
-
-/** Below this many sessions the work is over before a bar would be read. */
-const PROGRESS_MIN = 500;
 
 export function builder(yargs: Yargs) {
   return yargs
@@ -32,7 +30,7 @@ export function builder(yargs: Yargs) {
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
-  const bar = ctx.io.stderrIsTTY ? progressBar((text) => ctx.io.stderr(text)) : undefined;
+  const bar = progressBar(ctx, 'cleanup');
   const sessions = ctx.open(argv);
   // A cron job on a fresh project: nothing to clean is no failure (exit 0), but say why.
   if (!storeExists(sessions.store.dir) && !argv.json) {
@@ -43,17 +41,18 @@ export async function handler(argv: Argv<Args>) {
     olderThanHours: checkHours(argv.hours),
     dryRun: argv.dryRun,
     backup: argv.backup,
-    onProgress: bar?.update,
+    onProgress: ({ done, total, scanned }: { done: number; total: number; scanned: number }) =>
+      bar.update(done, total, scanned),
   };
   let report: CleanupReport;
   try {
-    report = await interruptible(ctx, (signal) => cleanup(sessions, { ...options, signal }), bar?.clear);
+    report = await interruptible(ctx, (signal) => cleanup(sessions, { ...options, signal }), bar.clear);
   } catch (err) {
     // The error's line (an interrupt's "interrupted after N of M") replaces the bar, not after half of it.
-    bar?.clear();
+    bar.clear();
     throw err;
   }
-  bar?.end();
+  bar.end();
   if (argv.json) return ctx.json(report);
   for (const line of describeReport(report)) ctx.out(line);
 }
@@ -80,24 +79,4 @@ function describeReport(r: CleanupReport): string[] {
     );
   lines.push(`Bytes freed: ${r.bytes_freed}.`);
   return lines;
-}
-
-function progressBar(write: (text: string) => void) {
-  let shown = false;
-  return {
-    update: ({ done, total, scanned }: { done: number; total: number; scanned: number }) => {
-      if (scanned < PROGRESS_MIN || (done % 25 !== 0 && done !== total)) return;
-      const width = 30;
-      const filled = Math.round((done / total) * width);
-      write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
-      shown = true;
-    },
-    end: () => {
-      if (shown) write('\n');
-    },
-    clear: () => {
-      if (shown) write('\r\u001b[2K');
-      shown = false;
-    },
-  };
 }
