@@ -73,6 +73,17 @@ test('a bare agent-session prints the usage on stdout and exits 0, as --help and
   }
   assert.equal(none.stdout, long.stdout);
   assert.equal(short.stdout, long.stdout);
+  // `help` and `help <command>`, as git and npm take them: the same text as --help.
+  const [help, helpList, listHelp] = await Promise.all([
+    bare(root, ['help']),
+    bare(root, ['help', 'list']),
+    bare(root, ['list', '--help']),
+  ]);
+  assert.equal(help.code, 0, help.stderr);
+  assert.equal(help.stdout, long.stdout);
+  assert.equal(helpList.code, 0, helpList.stderr);
+  assert.ok(helpList.stdout.startsWith('agent-session list'), helpList.stdout.slice(0, 80));
+  assert.equal(helpList.stdout, listHelp.stdout);
   // Options without a command are still a usage error, with a sentence saying what to do.
   refused(await bare(root, ['--json']), 2, /name a command \(agent-session --help lists them\)/);
 });
@@ -104,6 +115,9 @@ test('a misspelt option gets the closest option; a misspelt command the closest 
     // Nothing close: the command's help is named instead.
     [['list', '--zebra'], /unknown option --zebra \(agent-session list --help lists them\)/],
     [['list', '--jsno', '-x'], /unknown options --jsno \(did you mean --json\?\), -x; agent-session list --help/],
+    // A long option cut short is named as typed, with the one option it begins.
+    [['list', '--j'], /^agent-session: unknown option --j; did you mean --json\?\n$/],
+    [['list', '-j'], /^agent-session: unknown option -j \(agent-session list --help lists them\)\n$/],
     [['lsit'], /unknown command "lsit"; did you mean list\?/],
     [['frobnicate'], /unknown command "frobnicate" \(agent-session --help lists them\)/],
     [['show', 'a', 'b'], /unexpected argument "b": agent-session show <id>/],

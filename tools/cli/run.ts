@@ -12,7 +12,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   try {
     let output = '';
     // A bare `agent-session` is someone finding out what it does: the usage, not an error.
-    const args = argv.length === 0 ? ['--help'] : argv;
+    const args = argv.length === 0 ? ['--help'] : helpCommand(argv);
     await buildCli(args, ctx).parseAsync(args, {}, (_err, _args, text) => {
       output = text;
     });
@@ -23,6 +23,11 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     io.stderr(`${describeFailure(err, io.env)}\n`);
     return err instanceof SessionError ? exitCodeFor(err.code) : exitCodeFor(undefined);
   }
+}
+
+/** `agent-session help [command]`, as git and npm accept it: the same as `agent-session [command] --help`. */
+function helpCommand(argv: string[]): string[] {
+  return argv[0] === 'help' ? [...argv.slice(1), '--help'] : argv;
 }
 
 function describeFailure(err: unknown, env: Record<string, string | undefined>): string {

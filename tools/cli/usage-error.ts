@@ -40,7 +40,7 @@ export function describeUsageError(text: string, ctx: UsageContext): string {
     return `${name} needs ${flags.join(' and ')} (agent-session ${name} --help)`;
   }
   const noValue = /^Not enough arguments following: (.*)$/s.exec(text);
-  if (noValue) return `${dashes(noValue[1]!)} needs a value`;
+  if (noValue) return `${dashes(noValue[1]!, ctx.argv)} needs a value`;
   const unknown = /^Unknown arguments?: (.*)$/s.exec(text);
   if (unknown) return unknownArguments(unknown[1]!.split(', '), ctx);
   return text;
@@ -71,17 +71,27 @@ function unknownArguments(names: string[], ctx: UsageContext): string {
   }
   const help = command ? `agent-session ${command.split(' ')[0]} --help` : 'agent-session --help';
   if (options.length === 1) {
-    const suggestion = closest(options[0]!, flags);
+    const suggestion = suggest(options[0]!, flags, argv);
     const hint = suggestion ? `; did you mean --${suggestion}?` : ` (${help} lists them)`;
-    return `unknown option ${dashes(options[0]!)}${hint}`;
+    return `unknown option ${dashes(options[0]!, argv)}${hint}`;
   }
   const parts = options.map((name) => {
-    const suggestion = closest(name, flags);
-    return suggestion ? `${dashes(name)} (did you mean --${suggestion}?)` : dashes(name);
+    const suggestion = suggest(name, flags, argv);
+    return suggestion ? `${dashes(name, argv)} (did you mean --${suggestion}?)` : dashes(name, argv);
   });
   return `unknown options ${parts.join(', ')}; ${help} lists them`;
 }
 
-function dashes(name: string): string {
-  return name.length === 1 ? `-${name}` : `--${name}`;
+/** As typed: `--j` stays `--j` (yargs reports it as the one-letter option `j`). */
+function dashes(name: string, argv: string[] = []): string {
+  const long = argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  return name.length === 1 && !long ? `-${name}` : `--${name}`;
+}
+
+/** The closest option; for a long option cut short (`--j`, `--ver`), the one option it begins. */
+function suggest(name: string, flags: string[], argv: string[]): string | undefined {
+  const near = closest(name, flags);
+  if (near || !dashes(name, argv).startsWith('--')) return near;
+  const begun = flags.filter((f) => f.startsWith(name));
+  return begun.length === 1 ? begun[0] : undefined;
 }
