@@ -6,9 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanEnv, loadLibrary, runCli } from '../helpers/run.mjs';
+import { cleanEnv, DIST, loadLibrary, ROOT, runCli } from '../helpers/run.mjs';
 import { makeProject, runClaude } from './harness.mjs';
 import { isSubagent, lastToolResult, startMockApi, toolUseFor } from './mock-api.mjs';
 
@@ -35,7 +35,7 @@ async function seed(store, conversation) {
 
 const live = (store) => readdirSync(store).filter((n) => existsSync(join(store, n, 'state.json')));
 
-test('the model lists its sessions, previews and confirms a delete, and restores it, through the MCP server', async (t) => {
+test('the model lists its sessions, previews and confirms a delete, and restores it, through MCP', async (t) => {
   const project = makeProject();
   t.after(() => project.cleanup());
   const env = cleanEnv({ HOME: project.home });
@@ -123,4 +123,44 @@ test('the model lists its sessions, previews and confirms a delete, and restores
       ['restore', conversation],
     ],
   );
+});
+
+test("the plugin's server (--plugin-dir): its tools are mcp__plugin_agent-session_agent-session__*", async (t) => {
+  const project = makeProject();
+  t.after(() => project.cleanup());
+  // The plugin as the package ships it: .claude-plugin/, hooks/hooks.json and the build.
+  const plugin = join(project.root, 'plugin');
+  cpSync(join(ROOT, '.claude-plugin'), join(plugin, '.claude-plugin'), { recursive: true });
+  cpSync(join(ROOT, 'hooks', 'hooks.json'), join(plugin, 'hooks', 'hooks.json'));
+  cpSync(DIST, join(plugin, 'dist'), { recursive: true });
+  const store = join(project.dir, '.claude', 'session');
+  const conversation = randomUUID();
+  await seed(store, conversation);
+  const list = 'mcp__plugin_agent-session_agent-session__list_sessions';
+  let listed;
+  const api = await startMockApi({
+    script: (req) => {
+      const result = lastToolResult(req);
+      if (!result) return { toolUse: { name: list, input: { scope: 'project' } } };
+      assert.ok(!result.isError, result.text);
+      listed = JSON.parse(result.text);
+      return { text: FINAL };
+    },
+  });
+  t.after(() => api.close());
+  const result = await runClaude({
+    projectDir: project.dir,
+    home: project.home,
+    tmp: project.tmp,
+    apiUrl: api.url,
+    prompt: 'E2E list the sessions',
+    args: ['--plugin-dir', plugin, '--session-id', conversation, '--allowedTools', list],
+    timeoutMs: 120_000,
+  });
+  assert.deepEqual(api.scriptErrors(), [], 'mock script threw');
+  assert.equal(result.code, 0, `stderr:\n${result.stderr}\nstdout:\n${result.stdout}`);
+  assert.equal(result.json?.result, FINAL);
+  assert.equal(listed.scope, 'project');
+  assert.equal(listed.total, 3);
+  assert.equal(listed.conversation, conversation);
 });
