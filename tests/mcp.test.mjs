@@ -381,8 +381,18 @@ test('cleanup_sessions previews what cleanup --dry-run computes and purges only 
     'EREFUSED',
     'stale_token',
   );
-  const done = await call(client, 'cleanup_sessions', { hours: 24, confirm_token: preview.confirm_token });
+  // The client asks for progress (a progressToken): the cleanup reports it as it goes.
+  const progress = [];
+  const answer = await client.callTool(
+    { name: 'cleanup_sessions', arguments: { hours: 24, confirm_token: preview.confirm_token } },
+    undefined,
+    { onprogress: (p) => progress.push(p) },
+  );
+  assert.ok(!answer.isError, answer.content[0].text);
+  const done = answer.structuredContent;
   assert.equal(done.stage, 'done');
+  assert.ok(progress.length >= 1, 'no progress notification');
+  assert.equal(progress.at(-1).progress, progress.at(-1).total);
   assert.deepEqual(liveIds(dir), ['fresh']);
   assert.ok(done.trash_entries.length >= 1);
   assert.ok(auditLines(dir).some((e) => e.action === 'cleanup' && e.actor === 'mcp'));
