@@ -7,6 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { CLI, cleanEnv, cli, DIST, loadLibrary, tempDir } from './helpers/run.mjs';
 import { HOUR, liveIds, sessionFiles, trashEntries } from './helpers/trees.mjs';
 
@@ -14,7 +15,7 @@ const CONV = 'conv-aaaa';
 const OTHER = 'conv-bbbb';
 
 /** Starts the built server on `dir` (as `agent-session mcp`, or the `agent-session-mcp` bin) and connects. */
-async function connect(t, dir, { conversation = CONV, bin = false } = {}) {
+async function connect(t, dir, { conversation = CONV, bin = false, answer } = {}) {
   const args = bin ? [path.join(DIST, 'bin', 'agent-session-mcp.js'), '--dir', dir] : [CLI, 'mcp', '--dir', dir];
   const env = cleanEnv({ HOME: path.dirname(dir), ...(conversation ? { CLAUDE_CODE_SESSION_ID: conversation } : {}) });
   const transport = new StdioClientTransport({
@@ -24,7 +25,10 @@ async function connect(t, dir, { conversation = CONV, bin = false } = {}) {
     cwd: path.dirname(dir),
     stderr: 'pipe',
   });
-  const client = new Client({ name: 'test', version: '1.0.0' });
+  // With `answer`, the client can ask its person (form elicitation) and answers each question with it.
+  const capabilities = answer ? { elicitation: { form: {} } } : {};
+  const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities });
+  if (answer) client.setRequestHandler(ElicitRequestSchema, (request) => answer(request.params));
   await client.connect(transport);
   // The client checks structuredContent against the output schemas it has listed.
   await client.listTools();
@@ -451,4 +455,44 @@ test('concurrent calls: reads in parallel, and one token confirmed twice at once
   ]);
   assert.equal(Object.keys((await cli(dir, ['get', 'root'])).json.metadata).length, 5);
   assert.equal(Object.keys((await cli(dir, ['get', 'theirs'])).json.metadata).length, 5);
+});
+
+test('a client that can ask its person confirms the delete instead of the token round trip', async (t) => {
+  const dir = path.join(tempDir(t), 'store');
+  await make(
+    dir,
+    TREE.map((s) => ({ ...s, hoursAgo: 3 })),
+  );
+  const asked = [];
+  let reply;
+  const client = await connect(t, dir, {
+    answer: (params) => {
+      asked.push(params.message);
+      return reply;
+    },
+  });
+  reply = { action: 'decline' };
+  const declined = await call(client, 'delete_session', { id: 'kid-1' });
+  assert.equal(declined.stage, 'declined');
+  assert.equal(declined.confirm_token, null);
+  assert.match(asked[0], /Delete 2 agent session\(s\): kid-1 \(worker, approval\), grandkid/);
+  reply = { action: 'accept', content: { confirm: false } };
+  assert.equal((await call(client, 'delete_session', { id: 'kid-1' })).stage, 'declined');
+  // Nobody answered (Claude Code in -p mode cancels at once): the token flow.
+  reply = { action: 'cancel' };
+  const preview = await call(client, 'delete_session', { id: 'kid-1' });
+  assert.equal(preview.stage, 'preview');
+  assert.ok(preview.confirm_token);
+  assert.deepEqual(liveIds(dir), ['grandkid', 'kid-1', 'kid-2', 'nobodys', 'root', 'theirs']);
+  reply = { action: 'accept', content: { confirm: true } };
+  const done = await call(client, 'delete_session', { id: 'kid-1' });
+  assert.equal(done.stage, 'deleted');
+  assert.deepEqual(liveIds(dir), ['kid-2', 'nobodys', 'root', 'theirs']);
+  const entry = auditLines(dir).find((e) => e.action === 'delete');
+  assert.equal(entry.details.confirmed, 'elicitation');
+  assert.equal(asked.length, 4);
+  // A blocked subtree is not put to the person.
+  await make(dir, [{ id: 'busy', parent: 'root', conversation: CONV, phase: 'executing' }]);
+  assert.equal((await call(client, 'delete_session', { id: 'root' })).stage, 'blocked');
+  assert.equal(asked.length, 4);
 });

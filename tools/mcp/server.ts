@@ -57,13 +57,43 @@ export function createServer(options: McpServerOptions): Server {
     };
     try {
       const args = parseArgs(tool, request.params.arguments ?? {});
-      const result = await tool.run(args as never, { sessions: open(), tokens, signal: extra.signal, progress });
+      const confirm = (message: string) => ask(server, message, extra.signal);
+      const result = await tool.run(args as never, {
+        sessions: open(),
+        tokens,
+        signal: extra.signal,
+        progress,
+        confirm,
+      });
       return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
     } catch (err) {
       return toolError(err);
     }
   });
   return server;
+}
+
+/** A yes/no question to the person, through the client's form elicitation (see ToolCall.confirm). */
+async function ask(server: Server, message: string, signal: AbortSignal) {
+  if (!server.getClientCapabilities()?.elicitation) return 'unsupported' as const;
+  try {
+    const answer = await server.elicitInput(
+      {
+        message,
+        requestedSchema: {
+          type: 'object',
+          properties: { confirm: { type: 'boolean', title: 'Delete them' } },
+          required: ['confirm'],
+        },
+      },
+      { signal },
+    );
+    if (answer.action === 'accept')
+      return answer.content?.confirm === true ? ('accept' as const) : ('decline' as const);
+    return answer.action;
+  } catch {
+    return 'cancel' as const;
+  }
 }
 
 /** The conversation that started the server (Claude Code sets it for its MCP servers), if any. */

@@ -21,6 +21,11 @@ export interface ToolCall {
   signal: AbortSignal;
   /** Reports progress to the client when it asked for it (a no-op otherwise). */
   progress: (done: number, total: number) => void;
+  /**
+   * Asks the person a yes/no question through the client (MCP elicitation): `unsupported` when the
+   * client cannot, `cancel` when nobody answered (Claude Code in `-p` mode cancels at once).
+   */
+  confirm: (message: string) => Promise<'accept' | 'decline' | 'cancel' | 'unsupported'>;
 }
 
 export interface ToolDef {
@@ -235,7 +240,7 @@ const finalizeSession = define({
 });
 
 const deleteOutput = z.object({
-  stage: z.enum(['preview', 'blocked', 'deleted']),
+  stage: z.enum(['preview', 'blocked', 'declined', 'deleted']),
   id: z.string(),
   total: z.int(),
   counts_by_depth: z.record(z.string(), z.int()),
@@ -247,6 +252,15 @@ const deleteOutput = z.object({
   trash_entry: nullableText,
   warnings: z.array(z.string()),
 });
+
+function deleteQuestion(preview: DeleteResult): string {
+  const ids = preview.removed.slice(0, 10).map((s) => `${s.id} (${s.agent_name ?? '?'}, ${s.phase ?? '?'})`);
+  const more = preview.total > ids.length ? `, and ${preview.total - ids.length} more` : '';
+  return (
+    `Delete ${preview.total} agent session(s): ${ids.join(', ')}${more}? ` +
+    'They go to the trash (restore_session brings them back).'
+  );
+}
 
 /** What a delete token binds: the subtree's ids, phases, last updates and the delete's options. */
 function deleteSubject(result: DeleteResult, options: object): string {
@@ -271,7 +285,7 @@ const deleteTool = define({
   output: deleteOutput,
   readOnly: false,
   destructive: true,
-  async run(args, { sessions, tokens, signal }) {
+  async run(args, { sessions, tokens, signal, confirm }) {
     if (args.force && !args.reason) throw new SessionError('EINVALID', 'force needs a reason (for the audit trail)');
     const target = sessionRef(sessions, args.id);
     const options = {
@@ -302,20 +316,28 @@ const deleteTool = define({
       blocked: preview.blocked.map((b) => ({ id: b.id, reason: b.reason })),
       warnings: preview.warnings,
     };
+    const shown = { ...base, sessions: listed(preview), confirm_token: null, expires_at: null, trash_entry: null };
+    const blocked = preview.blocked.length > 0;
+    if (args.confirm_token === undefined && blocked) return { ...shown, stage: 'blocked' as const };
+    let how = 'token';
     if (args.confirm_token === undefined) {
-      const blocked = preview.blocked.length > 0;
-      const token = blocked ? null : tokens.issue(subject, now);
-      return {
-        ...base,
-        stage: blocked ? ('blocked' as const) : ('preview' as const),
-        sessions: listed(preview),
-        confirm_token: token?.token ?? null,
-        expires_at: token?.expires_at ?? null,
-        trash_entry: null,
-      };
-    }
-    tokens.check(args.confirm_token, subject, now);
-    const acting = args.force ? sessions.withAudit({ reason: args.reason }) : sessions;
+      // A person who can be asked answers instead of the token round trip; nobody to ask: the token.
+      const answer = await confirm(deleteQuestion(preview));
+      if (answer === 'decline') return { ...shown, stage: 'declined' as const };
+      if (answer !== 'accept') {
+        const token = tokens.issue(subject, now);
+        return { ...shown, stage: 'preview' as const, confirm_token: token.token, expires_at: token.expires_at };
+      }
+      // The answer took time: what is deleted must still be what the person was shown.
+      const again = await deleteSession(sessions, target, { ...options, dryRun: true, signal });
+      if (deleteSubject(again, options) !== subject)
+        throw new SessionError('EREFUSED', 'the subtree changed while the question was open; preview again', {
+          details: { reason: 'stale_token' },
+        });
+      how = 'elicitation';
+    } else tokens.check(args.confirm_token, subject, now);
+    const audited = { confirmed: how, ...(args.force ? { reason: args.reason } : {}) };
+    const acting = sessions.withAudit(audited);
     const done = await deleteSession(acting, target, { ...options, signal });
     return {
       ...base,
