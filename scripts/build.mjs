@@ -47,6 +47,8 @@ const plugins = [lazyBuiltins, lazyStringWidth];
 const hooks = sources('hooks').map((f) => path.basename(f, '.ts'));
 const executables = [
   { entry: 'tools/cli/main.ts', dir: 'bin', name: 'agent-session', plugins },
+  // The MCP server (`agent-session mcp`): a bundle of its own, so that no other command loads the SDK.
+  { entry: 'tools/mcp/bin.ts', dir: 'bin', name: 'agent-session-mcp', plugins },
   ...hooks.map((name) => ({ entry: `hooks/${name}.ts`, dir: 'hooks', name, plugins: [...plugins, syncFsPromises] })),
   // subagent_stop's periodic sweep (detached, or `--sweep`): a bundle without a launcher of its own.
   { entry: 'tools/claude/run/sweep-main.ts', dir: 'hooks', name: 'sweep', plugins, bundleOnly: true },

@@ -141,7 +141,7 @@ const LAYERS = [
   ['operations', /^tools\/(trees|transfer|audit|doctor|git)\//],
   ['sessions', /^tools\/sessions\.ts$/],
   ['integrations', /^tools\/(claude|install|status)\//],
-  ['entry points', /^(hooks\/|tools\/cli\/|tools\/(index|walkthrough)\.ts$)/],
+  ['entry points', /^(hooks\/|tools\/(cli|mcp)\/|tools\/(index|walkthrough)\.ts$)/],
 ];
 
 function layerOf(file) {
@@ -188,6 +188,8 @@ test('the library never prints or exits: only the executables do', () => {
     path.join('tools', 'claude', 'run', 'sweep-main.ts'),
     // A hook process's stdout and stderr (its owner in DISK_OWNERS), for the hook entry points.
     path.join('tools', 'claude', 'run', 'hook-io.ts'),
+    // The MCP server's bundle entry (its stdout is the protocol's, written by the SDK's transport).
+    path.join('tools', 'mcp', 'serve.ts'),
     ...sources('hooks'),
   ]);
   const printsOrExits =

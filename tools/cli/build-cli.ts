@@ -16,6 +16,7 @@ import * as get from './commands/get-command.js';
 import * as importCommand from './commands/import-command.js';
 import * as install from './commands/install-command.js';
 import * as list from './commands/list-command.js';
+import * as mcp from './commands/mcp-command.js';
 import * as shouldResume from './commands/should-resume-command.js';
 import * as show from './commands/show-command.js';
 import * as statusCommand from './commands/status-command.js';
@@ -45,6 +46,7 @@ const COMMANDS = [
   statusCommand,
   install,
   uninstall,
+  mcp,
   demo,
 ];
 

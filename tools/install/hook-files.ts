@@ -33,3 +33,17 @@ export function locateBuiltHooks<Name extends string>(
 export async function missingFiles(files: readonly string[]): Promise<string[]> {
   return files.filter((file) => !existsSync(file));
 }
+
+/**
+ * The built MCP server (`<dist>/bin/agent-session-mcp.js`), found from this code's own file as the
+ * hooks are; undefined when this build has none.
+ */
+export function locateBuiltMcpServer(from: string = import.meta.url): string | undefined {
+  const start = dirname(from.startsWith('file:') ? fileURLToPath(from) : resolve(from));
+  for (let dir = start, level = 0; level < 4; dir = dirname(dir), level++) {
+    const file = join(dir, 'bin', 'agent-session-mcp.js');
+    if (existsSync(file)) return file;
+    if (dirname(dir) === dir) break;
+  }
+  return undefined;
+}

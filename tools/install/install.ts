@@ -1,9 +1,10 @@
-import { isAbsolute, join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { SessionError } from '../errors.js';
 import type { ProjectLocation } from '../store/project.js';
 import { dependencyDir, isDependency, PACKAGE_NAME, projectPackage, type ProjectPackage } from './dependency.js';
 import { excludeFromGit, removeGitExclude, type ExcludeChange } from './git-exclude.js';
-import { locateBuiltHooks, missingFiles } from './hook-files.js';
+import { locateBuiltHooks, locateBuiltMcpServer, missingFiles } from './hook-files.js';
+import { MCP_SERVER_NAME, mcpServerEntry, planMcpInstall, planMcpUninstall, readOnlyRules } from './mcp-config.js';
 import {
   homeDir,
   installProject,
@@ -41,6 +42,12 @@ export interface InstallOptions {
   now?: number;
   /** Where to look for the built hooks from (a file URL or path); default: this code's own file. */
   hooksFrom?: string;
+}
+
+/** The MCP server's install: the project's `.mcp.json`, and the rules that let Claude read without asking. */
+export interface McpInstallReport extends InstallReport {
+  /** `permissions.allow` rules for the read-only tools (for the user's settings; install writes none). */
+  permission_rules: string[];
 }
 
 export interface InstallReport {
@@ -150,6 +157,77 @@ export async function uninstallHooks(options: InstallOptions): Promise<InstallRe
     warnings,
     exclude,
   );
+}
+
+/**
+ * Adds the MCP server to the project's `.mcp.json`, every other server's text kept as it was. A
+ * dependency of the project is named by its path under the project (the same in every clone; Claude
+ * Code starts the server in the project directory); anything else by this machine's absolute path,
+ * with a warning, since `.mcp.json` is shared.
+ */
+export async function installMcp(options: InstallOptions): Promise<McpInstallReport> {
+  if (options.user)
+    throw new SessionError(
+      'EINVALID',
+      "--mcp installs into the project's .mcp.json; Claude Code keeps user MCP servers in ~/.claude.json, " +
+        'which agent-session does not edit (claude mcp add --scope user)',
+    );
+  const server = locateBuiltMcpServer(options.hooksFrom);
+  if (!server)
+    throw new SessionError('EIO', 'this build of agent-session has no MCP server (dist/bin/agent-session-mcp.js)');
+  const { location, pkg } = (await targetProject(options))!;
+  const dir = location.dir;
+  const warnings: string[] = [];
+  let file = server;
+  if (await isDependency(dir, pkg, server)) {
+    file = relative(dir, join(dependencyDir(dir), 'dist', 'bin', 'agent-session-mcp.js'));
+    if ((await missingFiles([join(dir, file)])).length > 0)
+      warnings.push(`${file} not found: the server starts once the project's dependencies are installed (npm install)`);
+  } else {
+    warnings.push(
+      `${mcpJsonPath(dir)} now names ${server}, a path of this machine: a teammate who gets this file has no ` +
+        'server unless the package is at the same path there (make agent-session a dependency of the project)',
+    );
+  }
+  let foreign = false;
+  const change = await planFile(
+    mcpJsonPath(dir),
+    'project',
+    (old) => {
+      const plan = planMcpInstall(old, mcpServerEntry(file));
+      foreign = plan.foreign;
+      return plan;
+    },
+    false,
+  );
+  if (foreign)
+    throw new SessionError(
+      'EINVALID',
+      `${mcpJsonPath(dir)} already has a server named "${MCP_SERVER_NAME}" that does not run agent-session; ` +
+        'refusing to replace it',
+    );
+  if (!options.dryRun) await writeAll([change], options.now);
+  return {
+    ...report('install', 'project', location, options, [change.report], warnings, null),
+    permission_rules: readOnlyRules(),
+  };
+}
+
+/** Removes exactly our server from the project's `.mcp.json` (the file too, when nothing else is left). */
+export async function uninstallMcp(options: InstallOptions): Promise<McpInstallReport> {
+  if (options.user)
+    throw new SessionError('EINVALID', "--mcp uninstalls from the project's .mcp.json; --user has none");
+  const { location } = (await targetProject(options))!;
+  const change = await planFile(mcpJsonPath(location.dir), 'project', planMcpUninstall, true);
+  if (!options.dryRun) await writeAll([change], options.now);
+  return {
+    ...report('uninstall', 'project', location, options, [change.report], [], null),
+    permission_rules: readOnlyRules(),
+  };
+}
+
+function mcpJsonPath(projectDir: string): string {
+  return join(projectDir, '.mcp.json');
 }
 
 /**

@@ -1,5 +1,11 @@
 import type { Argv as Yargs } from 'yargs';
-import { installHooks, type InstallOptions, type InstallReport } from '../../install/install.js';
+import {
+  installHooks,
+  installMcp,
+  type InstallOptions,
+  type InstallReport,
+  type McpInstallReport,
+} from '../../install/install.js';
 import type { Argv, Context } from '../command-context.js';
 import { whyProject } from '../store-origin.js';
 
@@ -8,6 +14,7 @@ export interface InstallArgs {
   shared?: boolean;
   allowSelf?: boolean;
   dryRun?: boolean;
+  mcp?: boolean;
 }
 
 export const command = 'install';
@@ -29,11 +36,40 @@ export function builder(yargs: Yargs) {
       type: 'boolean',
       describe: "Allow changing the agent-session repository's own settings",
     })
+    .option('mcp', {
+      type: 'boolean',
+      describe: "Add the MCP server to the project's .mcp.json instead (the hooks stay as they are)",
+    })
     .option('dry-run', { type: 'boolean', describe: 'Print the resulting settings file; change nothing' });
 }
 
 export async function handler(argv: Argv<InstallArgs>) {
+  if (argv.mcp) return printMcpReport(argv.ctx, await installMcp(installOptions(argv)), argv.json === true);
   printReport(argv.ctx, await installHooks(installOptions(argv)), argv.json === true);
+}
+
+/** Shared by install --mcp and uninstall --mcp. */
+export function printMcpReport(ctx: Context, report: McpInstallReport, json: boolean): void {
+  if (json || report.dry_run) return printReport(ctx, report, json);
+  const file = report.files[0]!;
+  const previous = file.backup ? ` (previous version: ${file.backup})` : '';
+  if (report.project) ctx.out(`Project ${report.project.dir} (${whyProject(report.project, ctx.io.cwd)}).`);
+  if (report.action === 'install') {
+    ctx.out(
+      file.changed
+        ? `Added the agent-session MCP server to ${file.file}${previous}.`
+        : `${file.file}: the agent-session MCP server is already there; nothing changed.`,
+    );
+    for (const entry of file.added) ctx.out(`  + ${entry.matcher}: ${entry.command}`);
+    ctx.out(
+      'To let Claude call its read-only tools without asking, add to "permissions" "allow" in ' +
+        `~/.claude/settings.json: ${report.permission_rules.map((r) => JSON.stringify(r)).join(', ')}.`,
+    );
+  } else if (!file!.changed) ctx.out(`${file!.file}: no agent-session MCP server.`);
+  else if (file!.removed_file)
+    ctx.out(`Removed the agent-session MCP server and ${file!.file}, which held nothing else.`);
+  else ctx.out(`Removed the agent-session MCP server from ${file!.file}.`);
+  for (const warning of report.warnings) ctx.out(`Warning: ${warning}.`);
 }
 
 /** Shared by install and uninstall: the flags and the command's working directory, environment and clock. */

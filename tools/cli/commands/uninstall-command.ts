@@ -1,7 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
-import { uninstallHooks } from '../../install/install.js';
+import { uninstallHooks, uninstallMcp } from '../../install/install.js';
 import type { Argv } from '../command-context.js';
-import { installOptions, printReport, type InstallArgs } from './install-command.js';
+import { installOptions, printMcpReport, printReport, type InstallArgs } from './install-command.js';
 
 export const command = 'uninstall';
 export const describe =
@@ -15,9 +15,11 @@ export function builder(yargs: Yargs) {
       type: 'boolean',
       describe: "Allow changing the agent-session repository's own settings",
     })
+    .option('mcp', { type: 'boolean', describe: "Remove the MCP server from the project's .mcp.json instead" })
     .option('dry-run', { type: 'boolean', describe: 'Print the resulting settings files; change nothing' });
 }
 
 export async function handler(argv: Argv<InstallArgs>) {
+  if (argv.mcp) return printMcpReport(argv.ctx, await uninstallMcp(installOptions(argv)), argv.json === true);
   printReport(argv.ctx, await uninstallHooks(installOptions(argv)), argv.json === true);
 }
