@@ -2,7 +2,7 @@
 // on temp projects; the entry it writes is started as Claude Code starts it (its command and args, in
 // the project directory) and spoken to with the SDK's client.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -61,6 +61,19 @@ test("install --mcp adds the server, keeps the others' text, is idempotent; unin
   assert.ok(text.includes('\t\t"github": {"command": "gh-mcp", "args": ["--token", "${GH_TOKEN}"]},\n'), text);
   assert.ok(text.includes('"x-note": 1.50'), text);
   assert.deepEqual(Object.keys(json.mcpServers), ['github', 'db', 'agent-session']);
+  // The old file is backed up under .claude/, not in a new directory at the project's root.
+  const backups = path.join(proj.dir, '.claude', '.agent-session-backups');
+  assert.deepEqual(readdirSync(backups).filter((f) => f.startsWith('.mcp.json.bak-')).length, 1);
+  assert.equal(
+    read(
+      path.join(
+        backups,
+        readdirSync(backups).find((f) => f.startsWith('.mcp.json.bak-')),
+      ),
+    ),
+    OTHERS,
+  );
+  assert.ok(!existsSync(path.join(proj.dir, '.agent-session-backups')));
   // The hooks' settings are not touched.
   assert.ok(!existsSync(path.join(proj.dir, '.claude', 'settings.local.json')));
   assert.ok(!existsSync(path.join(proj.dir, '.claude', 'settings.json')));

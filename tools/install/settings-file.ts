@@ -69,9 +69,13 @@ export async function writeSettingsFile(before: SettingsFile, text: string, now:
   );
 }
 
-/** The directory of a settings file's backups: beside it, and ignored by git through its own `.gitignore`. */
+/**
+ * The directory of a settings file's backups, ignored by git through its own `.gitignore`: beside it, or
+ * for the project's `.mcp.json` in `.claude/` beside it, so that the project's root gains nothing.
+ */
 export function backupDir(file: string): string {
-  return join(dirname(file), BACKUP_DIR);
+  const dir = dirname(file);
+  return basename(file) === '.mcp.json' ? join(dir, '.claude', BACKUP_DIR) : join(dir, BACKUP_DIR);
 }
 
 const BACKUP_DIR = '.agent-session-backups';
