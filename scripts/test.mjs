@@ -27,8 +27,9 @@ if (files.length === 0) {
 
 // The longest files start first, so that the run does not end waiting for one started last: each
 // file's time in the last run that ran it is kept in .build/ (a file not run yet counts as longest).
+// Before a first run, scripts/test-durations.json (a copy of that file from a full run) gives the order.
 const durationsFile = path.join(root, '.build', 'test-durations.json');
-const known = readJson(durationsFile) ?? {};
+const known = readJson(durationsFile) ?? readJson(path.join(root, 'scripts', 'test-durations.json')) ?? {};
 const order = (f) => known[f] ?? Infinity;
 files.sort((a, b) => order(b) - order(a) || a.localeCompare(b));
 
