@@ -1,8 +1,9 @@
 // Runs every tests/**/*.test.mjs with node:test (Node 20's --test does not expand globs).
 // --fast leaves out tests/e2e/, the scenarios that run the real Claude Code CLI.
+// --typecheck runs tsc's type check (no output files) alongside the tests, for a build made with --fast.
 // Other arguments filter by substring of the path: node scripts/test.mjs cli hooks
-import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
 const fast = args.includes('--fast');
-const filters = args.filter((a) => a !== '--fast');
+const typecheck = args.includes('--typecheck');
+const filters = args.filter((a) => a !== '--fast' && a !== '--typecheck');
 const realClient = path.join('tests', 'e2e') + path.sep;
 const files = readdirSync(path.join(root, 'tests'), { recursive: true })
   .filter((f) => f.endsWith('.test.mjs'))
@@ -22,11 +24,81 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
+
+// The longest files start first, so that the run does not end waiting for one started last: each
+// file's time in the last run that ran it is kept in .build/ (a file not run yet counts as longest).
+// Before a first run, scripts/test-durations.json (a copy of that file from a full run) gives the order.
+const durationsFile = path.join(root, '.build', 'test-durations.json');
+const known = readJson(durationsFile) ?? readJson(path.join(root, 'scripts', 'test-durations.json')) ?? {};
+const order = (f) => known[f] ?? Infinity;
+files.sort((a, b) => order(b) - order(a) || a.localeCompare(b));
+
 // Most files spend much of their time waiting (for a lock to go stale, a child to reach a point, the
 // disk), so twice as many files as cores run at once.
 const concurrency = 2 * availableParallelism();
-const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...files], {
-  cwd: root,
-  stdio: 'inherit',
-});
-process.exit(result.status ?? 1);
+// Nothing but the real-client scenarios makes a TLS connection, and reading a system's certificate
+// bundle (NODE_EXTRA_CA_CERTS) costs each Node process about 0.1 s of CPU at start.
+const env = { ...process.env };
+if (!files.some((f) => f.startsWith(realClient))) delete env.NODE_EXTRA_CA_CERTS;
+mkdirSync(path.dirname(durationsFile), { recursive: true });
+const measured = `${durationsFile}.${process.pid}.run`;
+const reporter = process.stdout.isTTY ? 'spec' : 'tap';
+const tests = run(
+  process.execPath,
+  [
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    `--test-reporter=${reporter}`,
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${path.join(root, 'scripts', 'test-durations.mjs')}`,
+    `--test-reporter-destination=${measured}`,
+    ...files,
+  ],
+  'inherit',
+);
+// Incremental: tsc keeps what it learnt in .build/ and checks again only what changed since.
+const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+const tscArgs = ['-p', root, '--noEmit', '--incremental', '--tsBuildInfoFile', path.join(root, '.build', 'typecheck')];
+const types = typecheck ? run(process.execPath, [tsc, ...tscArgs], 'pipe') : undefined;
+
+const testsStatus = (await tests).status;
+saveDurations();
+let status = testsStatus;
+if (types) {
+  const { status: typesStatus, output } = await types;
+  if (typesStatus !== 0) {
+    process.stderr.write(`${output}\ntsc: the type check failed (exit ${typesStatus})\n`);
+    status ||= 1;
+  }
+}
+process.exit(status);
+
+/** Runs a child to its end: resolves {status, output} (output only when `stdio` is 'pipe'). */
+function run(command, commandArgs, stdio) {
+  return new Promise((resolve) => {
+    const child = spawn(command, commandArgs, { cwd: root, env, stdio: stdio === 'inherit' ? 'inherit' : 'pipe' });
+    let output = '';
+    child.stdout?.setEncoding('utf8').on('data', (d) => (output += d));
+    child.stderr?.setEncoding('utf8').on('data', (d) => (output += d));
+    child.on('error', (err) => resolve({ status: 1, output: `${command}: ${err.message}` }));
+    child.on('close', (code, signal) => resolve({ status: code ?? (signal ? 1 : 0), output }));
+  });
+}
+
+/** Merges this run's file times into the kept ones (written whole: temp, rename). */
+function saveDurations() {
+  const latest = readJson(measured);
+  rmSync(measured, { force: true });
+  if (!latest) return;
+  const temp = `${durationsFile}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify({ ...(readJson(durationsFile) ?? {}), ...latest }, null, 2)}\n`);
+  renameSync(temp, durationsFile);
+}
+
+function readJson(file) {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}

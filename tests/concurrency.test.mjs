@@ -15,7 +15,8 @@ const UPDATES = 25;
 const WORKER = `
 import * as lib from ${JSON.stringify(pathToFileURL(path.join(DIST, 'tools', 'index.js')).href)};
 const [dir, mode, name, count] = process.argv.slice(2);
-const sessions = lib.Sessions.open({ dir, cwd: dir, env: {} });
+// Eight writers queue for one lock: on a loaded machine a turn can come later than the default 10 s.
+const sessions = lib.Sessions.open({ dir, cwd: dir, env: { AGENT_SESSION_LOCK_TIMEOUT_MS: '60000' } });
 process.stdout.write('ready\\n');
 await new Promise((resolve) => process.stdin.once('data', resolve));
 if (mode === 'update') {
