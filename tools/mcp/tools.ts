@@ -38,6 +38,9 @@ export interface ToolDef {
   run(args: never, call: ToolCall): Promise<Record<string, unknown>>;
 }
 
+/** A cutoff further back than this (about 114 years) is no date at all. */
+const MAX_HOURS = 1_000_000;
+
 /** Lists are cut to this many rows in a result; the counts stay whole. */
 const MAX_ROWS = 100;
 
@@ -126,11 +129,12 @@ const listSessions = define({
     others: z.int().describe('sessions of the project outside the scope'),
     next_offset: z.int().nullable(),
     sessions: rows,
+    problems: rows.describe('unreadable records, left out'),
   }),
   readOnly: true,
   async run(args, { sessions }) {
     const where = scopeOf(sessions, args.scope);
-    const { sessions: all } = await sessions.list({
+    const { sessions: all, problems } = await sessions.list({
       phase: args.phase,
       agentName: args.agent_name,
       paused: args.paused,
@@ -161,6 +165,8 @@ const listSessions = define({
         conversation: s.claude?.session_id ?? null,
         claude_agent_id: s.claude?.agent_id ?? null,
       })),
+      // Whose they are cannot be read, so they show in every scope.
+      problems: problems.slice(0, MAX_ROWS).map((p) => ({ id: p.id, code: p.code, message: p.message })),
     };
   },
 });
@@ -335,10 +341,14 @@ const deleteTool = define({
           details: { reason: 'stale_token' },
         });
       how = 'elicitation';
-    } else tokens.check(args.confirm_token, subject, now);
+    }
+    const spent = args.confirm_token === undefined ? null : tokens.spend(args.confirm_token, subject, now);
     const audited = { confirmed: how, ...(args.force ? { reason: args.reason } : {}) };
     const acting = sessions.withAudit(audited);
-    const done = await deleteSession(acting, target, { ...options, signal });
+    const done = await deleteSession(acting, target, { ...options, signal }).catch((err: unknown) => {
+      spent?.release();
+      throw err;
+    });
     return {
       ...base,
       stage: 'deleted' as const,
@@ -415,7 +425,7 @@ const cleanupTool = define({
     'Purge finished sessions older than hours (to the trash), abandon stuck ones, quarantine corrupt ones. ' +
     'Without confirm_token: a preview and a token; with it: the cleanup, refused if the plan changed.',
   input: z.strictObject({
-    hours: z.number().min(0).optional().describe('age cutoff (default: the cleanup_hours setting, 24)'),
+    hours: z.number().min(0).max(MAX_HOURS).optional().describe('age cutoff (default: the cleanup_hours setting, 24)'),
     confirm_token: z.string().optional(),
     backup: z.boolean().optional().describe('false destroys instead of moving to the trash'),
     scope,
@@ -464,8 +474,12 @@ const cleanupTool = define({
       return { ...shape(preview, 'preview'), confirm_token: token.token, expires_at: token.expires_at };
     }
     checkScope(sessions, args.scope, records);
-    tokens.check(args.confirm_token, subject, now);
-    return { ...shape(await run(false), 'done'), confirm_token: null, expires_at: null };
+    const spent = tokens.spend(args.confirm_token, subject, now);
+    const done = await run(false).catch((err: unknown) => {
+      spent.release();
+      throw err;
+    });
+    return { ...shape(done, 'done'), confirm_token: null, expires_at: null };
   },
 });
 
