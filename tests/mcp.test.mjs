@@ -527,4 +527,12 @@ test('a client that can ask its person confirms the delete instead of the token 
   await make(dir, [{ id: 'busy', parent: 'root', conversation: CONV, phase: 'executing' }]);
   assert.equal((await call(client, 'delete_session', { id: 'root' })).stage, 'blocked');
   assert.equal(asked.length, 4);
+  // The question says what the person agrees to: without a backup nothing can bring them back, and
+  // with force, that running sessions go too.
+  reply = { action: 'decline' };
+  await call(client, 'delete_session', { id: 'root', force: true, reason: 'stuck', backup: false });
+  assert.equal(asked.length, 5);
+  assert.doesNotMatch(asked[4], /trash|restore_session brings/);
+  assert.match(asked[4], /destroyed/);
+  assert.match(asked[4], /running/);
 });

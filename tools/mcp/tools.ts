@@ -259,13 +259,15 @@ const deleteOutput = z.object({
   warnings: z.array(z.string()),
 });
 
-function deleteQuestion(preview: DeleteResult): string {
+function deleteQuestion(preview: DeleteResult, options: { force: boolean; backup: boolean }): string {
   const ids = preview.removed.slice(0, 10).map((s) => `${s.id} (${s.agent_name ?? '?'}, ${s.phase ?? '?'})`);
   const more = preview.total > ids.length ? `, and ${preview.total - ids.length} more` : '';
-  return (
-    `Delete ${preview.total} agent session(s): ${ids.join(', ')}${more}? ` +
-    'They go to the trash (restore_session brings them back).'
-  );
+  // What the person agrees to, said plainly: the running sessions a force takes, whether anything can undo it.
+  const forced = options.force ? preview.warnings.filter((w) => /running/.test(w)).map((w) => ` (${w})`) : [];
+  const after = options.backup
+    ? 'They go to the trash (restore_session brings them back).'
+    : 'They are destroyed: no backup, nothing can bring them back.';
+  return `Delete ${preview.total} agent session(s): ${ids.join(', ')}${more}${forced.join('')}? ${after}`;
 }
 
 /** What a delete token binds: the subtree's ids, phases, last updates and the delete's options. */
@@ -328,7 +330,7 @@ const deleteTool = define({
     let how = 'token';
     if (args.confirm_token === undefined) {
       // A person who can be asked answers instead of the token round trip; nobody to ask: the token.
-      const answer = await confirm(deleteQuestion(preview));
+      const answer = await confirm(deleteQuestion(preview, options));
       if (answer === 'decline') return { ...shown, stage: 'declined' as const };
       if (answer !== 'accept') {
         const token = tokens.issue(subject, now);
