@@ -146,6 +146,15 @@ test('install --mcp refuses a server of that name that is not ours, and --user',
   const user = await run(proj, ['install', '--mcp', '--user']);
   assert.equal(user.code, 2);
   assert.match(user.stderr, /~\/\.claude\.json/);
+  // An mcpServers that is not an object of servers is not replaced by one: what it holds would be lost.
+  for (const servers of ['[{"command": "gh-mcp"}]', '"gh-mcp"', 'null']) {
+    const odd = `{"mcpServers": ${servers}}\n`;
+    writeFileSync(mcpJson(proj), odd);
+    const malformed = await run(proj, ['install', '--mcp']);
+    assert.equal(malformed.code, 2, `${servers}: ${malformed.stderr}`);
+    assert.match(malformed.stderr, /"mcpServers" is not a JSON object/);
+    assert.equal(read(mcpJson(proj)), odd);
+  }
 });
 
 test('an older form of our entry (agent-session mcp) is replaced, not doubled', async (t) => {
