@@ -376,6 +376,13 @@ test('bad input: hostile ids, wrong types, unknown fields and tools are refused 
   await rejectsWith(call(client, 'list_sessions', { limt: 3 }), 'EINVALID');
   await rejectsWith(call(client, 'finalize_session', { id: 'root', outcome: 'great' }), 'EINVALID');
   await rejectsWith(call(client, 'cleanup_sessions', { hours: -1 }), 'EINVALID');
+  // What a call writes into a record stays small: the record comes back whole in every answer.
+  await rejectsWith(call(client, 'update_session', { id: 'root', error: 'e'.repeat(10_001) }), 'EINVALID');
+  await rejectsWith(call(client, 'update_session', { id: 'root', metadata: { big: 'm'.repeat(100_000) } }), 'EINVALID');
+  await rejectsWith(
+    call(client, 'finalize_session', { id: 'root', outcome: 'failed', summary: 's'.repeat(10_001) }),
+    'EINVALID',
+  );
   // A cutoff before any date is bad input, not an I/O failure.
   await rejectsWith(call(client, 'cleanup_sessions', { hours: 1e12 }), 'EINVALID');
   // An error echoes what was sent, cut short: all of it would land in the model's context.

@@ -41,6 +41,13 @@ export interface ToolDef {
 /** A cutoff further back than this (about 114 years) is no date at all. */
 const MAX_HOURS = 1_000_000;
 
+/**
+ * What one call may write into a record: every get_session and update_session answer carries the record
+ * whole into the model's context, so an error, a summary or a metadata patch stays a note, not a file.
+ */
+const MAX_TEXT = 10_000;
+const MAX_METADATA = 100_000;
+
 /** Lists are cut to this many rows in a result; the counts stay whole. */
 const MAX_ROWS = 100;
 
@@ -211,8 +218,12 @@ const updateSession = define({
   input: z.strictObject({
     id,
     phase: z.enum(PHASES).optional(),
-    error: z.string().min(1).optional().describe('an error to record'),
-    metadata: z.record(z.string(), z.unknown()).optional().describe('JSON merge patch for the metadata'),
+    error: z.string().min(1).max(MAX_TEXT).optional().describe('an error to record'),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .refine((patch) => JSON.stringify(patch).length <= MAX_METADATA, `at most ${MAX_METADATA} characters as JSON`)
+      .optional()
+      .describe('JSON merge patch for the metadata'),
     scope,
   }),
   output: z.object({ session: row }),
@@ -234,7 +245,7 @@ const updateSession = define({
 const finalizeSession = define({
   name: 'finalize_session',
   description: 'Finalize a session with an outcome; it is then final and never resumed.',
-  input: z.strictObject({ id, outcome: z.enum(OUTCOMES), summary: z.string().optional(), scope }),
+  input: z.strictObject({ id, outcome: z.enum(OUTCOMES), summary: z.string().max(MAX_TEXT).optional(), scope }),
   output: z.object({ session: row }),
   readOnly: false,
   async run(args, { sessions }) {
