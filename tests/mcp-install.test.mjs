@@ -171,3 +171,13 @@ test('an older form of our entry (agent-session mcp) is replaced, not doubled', 
     'agent-session': { command: 'node', args: [SERVER] },
   });
 });
+
+test('the server bin refuses arguments it does not know instead of serving the project store', async (t) => {
+  const proj = bareProject(t);
+  for (const args of [['--dir'], ['--bogus'], ['--dir', 'store', 'extra'], ['--dri', 'store']]) {
+    const run = await runNode(SERVER, args, { cwd: proj.dir, env: cleanEnv({ HOME: proj.home }), timeoutMs: 20_000 });
+    assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+    assert.match(run.stderr, /usage: agent-session-mcp \[--dir <store>\]/);
+    assert.equal(run.stdout, '');
+  }
+});
