@@ -146,6 +146,15 @@ test('install --mcp refuses a server of that name that is not ours, and --user',
   const user = await run(proj, ['install', '--mcp', '--user']);
   assert.equal(user.code, 2);
   assert.match(user.stderr, /~\/\.claude\.json/);
+  // An mcpServers that is not an object of servers is not replaced by one: what it holds would be lost.
+  for (const servers of ['[{"command": "gh-mcp"}]', '"gh-mcp"', 'null']) {
+    const odd = `{"mcpServers": ${servers}}\n`;
+    writeFileSync(mcpJson(proj), odd);
+    const malformed = await run(proj, ['install', '--mcp']);
+    assert.equal(malformed.code, 2, `${servers}: ${malformed.stderr}`);
+    assert.match(malformed.stderr, /"mcpServers" is not a JSON object/);
+    assert.equal(read(mcpJson(proj)), odd);
+  }
 });
 
 test('an older form of our entry (agent-session mcp) is replaced, not doubled', async (t) => {
@@ -161,4 +170,14 @@ test('an older form of our entry (agent-session mcp) is replaced, not doubled', 
   assert.deepEqual(JSON.parse(read(mcpJson(proj))).mcpServers, {
     'agent-session': { command: 'node', args: [SERVER] },
   });
+});
+
+test('the server bin refuses arguments it does not know instead of serving the project store', async (t) => {
+  const proj = bareProject(t);
+  for (const args of [['--dir'], ['--bogus'], ['--dir', 'store', 'extra'], ['--dri', 'store']]) {
+    const run = await runNode(SERVER, args, { cwd: proj.dir, env: cleanEnv({ HOME: proj.home }), timeoutMs: 20_000 });
+    assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+    assert.match(run.stderr, /usage: agent-session-mcp \[--dir <store>\]/);
+    assert.equal(run.stdout, '');
+  }
 });

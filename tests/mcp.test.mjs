@@ -2,7 +2,7 @@
 // to with the official SDK's client, which also checks every structured result against the tool's
 // output schema.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -142,6 +142,15 @@ test("list_sessions shows the conversation's own sessions first, counts the othe
   const listed = await call(outside, 'list_sessions');
   assert.equal(listed.scope, 'project');
   assert.equal(listed.total, 6);
+  // A record that cannot be read is named, not silently left out.
+  assert.deepEqual(mine.problems, []);
+  writeFileSync(path.join(dir, 'kid-2', 'state.json'), '{not json');
+  const broken = await call(client, 'list_sessions');
+  assert.equal(broken.total, 3);
+  assert.deepEqual(
+    broken.problems.map((p) => [p.id, p.code]),
+    [['kid-2', 'ECORRUPT']],
+  );
 });
 
 test('get_session returns the record, children, resume verdict and recent audit entries', async (t) => {
@@ -241,6 +250,13 @@ test('delete_session previews, deletes only with the token, and restore_session 
   assert.deepEqual(restored.restored.map((s) => s.id).sort(), ['grandkid', 'kid-1']);
   assert.deepEqual(sessionFiles(dir), before, 'restored byte for byte');
   assert.equal(auditLines(dir).find((e) => e.action === 'restore').actor, 'mcp');
+  // The restored subtree is exactly what was previewed, yet the token was spent: a retry deletes nothing.
+  await rejectsWith(
+    call(client, 'delete_session', { id: 'kid-1', confirm_token: preview.confirm_token }),
+    'EREFUSED',
+    'used_token',
+  );
+  assert.deepEqual(sessionFiles(dir), before);
 });
 
 test('a token is refused once the subtree changed, for another subtree, or with other options', async (t) => {
@@ -360,6 +376,20 @@ test('bad input: hostile ids, wrong types, unknown fields and tools are refused 
   await rejectsWith(call(client, 'list_sessions', { limt: 3 }), 'EINVALID');
   await rejectsWith(call(client, 'finalize_session', { id: 'root', outcome: 'great' }), 'EINVALID');
   await rejectsWith(call(client, 'cleanup_sessions', { hours: -1 }), 'EINVALID');
+  // What a call writes into a record stays small: the record comes back whole in every answer.
+  await rejectsWith(call(client, 'update_session', { id: 'root', error: 'e'.repeat(10_001) }), 'EINVALID');
+  await rejectsWith(call(client, 'update_session', { id: 'root', metadata: { big: 'm'.repeat(100_000) } }), 'EINVALID');
+  await rejectsWith(
+    call(client, 'finalize_session', { id: 'root', outcome: 'failed', summary: 's'.repeat(10_001) }),
+    'EINVALID',
+  );
+  // A cutoff before any date is bad input, not an I/O failure.
+  await rejectsWith(call(client, 'cleanup_sessions', { hours: 1e12 }), 'EINVALID');
+  // An error echoes what was sent, cut short: all of it would land in the model's context.
+  const huge = await client.callTool({ name: 'get_session', arguments: { id: 'x'.repeat(100_000) } });
+  assert.ok(huge.isError);
+  assert.ok(huge.content[0].text.length < 2000, `${huge.content[0].text.length} characters`);
+  assert.equal(JSON.parse(huge.content[0].text).error.code, 'EINVALID');
   await rejectsWith(call(client, 'delete_session', { id: 'root', force: 'yes' }), 'EINVALID');
   await assert.rejects(client.callTool({ name: 'drop_database', arguments: {} }), /unknown tool/);
   assert.deepEqual(sessionFiles(dir), before);
@@ -400,6 +430,15 @@ test('cleanup_sessions previews what cleanup --dry-run computes and purges only 
   assert.deepEqual(liveIds(dir), ['fresh']);
   assert.ok(done.trash_entries.length >= 1);
   assert.ok(auditLines(dir).some((e) => e.action === 'cleanup' && e.actor === 'mcp'));
+  // Restored, the sessions are the plan again; the spent token purges nothing.
+  for (const entry of done.trash_entries) await call(client, 'restore_session', { target: entry });
+  assert.deepEqual(liveIds(dir), ['fresh', 'old-1', 'old-2']);
+  await rejectsWith(
+    call(client, 'cleanup_sessions', { hours: 24, confirm_token: preview.confirm_token }),
+    'EREFUSED',
+    'used_token',
+  );
+  assert.deepEqual(liveIds(dir), ['fresh', 'old-1', 'old-2']);
 });
 
 test('cleanup_sessions: a plan that changed, or that reaches other conversations, is refused', async (t) => {
@@ -495,4 +534,12 @@ test('a client that can ask its person confirms the delete instead of the token 
   await make(dir, [{ id: 'busy', parent: 'root', conversation: CONV, phase: 'executing' }]);
   assert.equal((await call(client, 'delete_session', { id: 'root' })).stage, 'blocked');
   assert.equal(asked.length, 4);
+  // The question says what the person agrees to: without a backup nothing can bring them back, and
+  // with force, that running sessions go too.
+  reply = { action: 'decline' };
+  await call(client, 'delete_session', { id: 'root', force: true, reason: 'stuck', backup: false });
+  assert.equal(asked.length, 5);
+  assert.doesNotMatch(asked[4], /trash|restore_session brings/);
+  assert.match(asked[4], /destroyed/);
+  assert.match(asked[4], /running/);
 });

@@ -190,16 +190,23 @@ export async function installMcp(options: InstallOptions): Promise<McpInstallRep
     );
   }
   let foreign = false;
+  let malformed = false;
   const change = await planFile(
     mcpJsonPath(dir),
     'project',
     (old) => {
       const plan = planMcpInstall(old, mcpServerEntry(file));
       foreign = plan.foreign;
+      malformed = plan.malformed ?? false;
       return plan;
     },
     false,
   );
+  if (malformed)
+    throw new SessionError(
+      'EINVALID',
+      `${mcpJsonPath(dir)}: "mcpServers" is not a JSON object of servers; refusing to rewrite it`,
+    );
   if (foreign)
     throw new SessionError(
       'EINVALID',

@@ -53,16 +53,19 @@ function shown(entry: unknown): HookEntry {
 
 /**
  * Adds our server (or replaces an older form of it). An entry of that name that is not ours is
- * refused by the caller (`foreign`), never overwritten.
+ * refused by the caller (`foreign`), never overwritten; so is an `mcpServers` that is not an object
+ * (`malformed`), whose contents replacing it would lose.
  */
 export function planMcpInstall(
   old: Record<string, unknown> | undefined,
   entry: McpServerEntry,
-): SettingsPlan & { foreign: boolean } {
+): SettingsPlan & { foreign: boolean; malformed?: boolean } {
   const settings = old ?? {};
+  const unchanged = { settings, changed: false, added: [], removed: [] };
+  if (settings.mcpServers !== undefined && !isPlainObject(settings.mcpServers))
+    return { ...unchanged, foreign: false, malformed: true };
   const servers = isPlainObject(settings.mcpServers) ? settings.mcpServers : {};
   const current = servers[MCP_SERVER_NAME];
-  const unchanged = { settings, changed: false, added: [], removed: [] };
   if (current !== undefined && !isOurServer(current)) return { ...unchanged, foreign: true };
   if (current !== undefined && JSON.stringify(current) === JSON.stringify(entry))
     return { ...unchanged, foreign: false };

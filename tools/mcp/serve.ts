@@ -31,8 +31,12 @@ export async function serveMcp(options: ServeOptions = {}): Promise<void> {
 
 /** Started directly (the bin), not loaded by the CLI: `--dir <store>` is the one option. */
 export function runMcpMain(argv: string[]): void {
-  const at = argv.indexOf('--dir');
-  const dir = at >= 0 ? argv[at + 1] : undefined;
+  const [flag, dir, ...rest] = argv;
+  // A typo in .mcp.json's args must not quietly serve another store (the project's) than the one meant.
+  if (argv.length > 0 && (flag !== '--dir' || !dir || dir.startsWith('-') || rest.length > 0)) {
+    process.stderr.write(`agent-session-mcp: usage: agent-session-mcp [--dir <store>] (got ${JSON.stringify(argv)})\n`);
+    process.exit(2);
+  }
   serveMcp({ dir }).then(
     () => process.exit(0),
     (err: unknown) => {

@@ -115,8 +115,21 @@ function parseArgs(tool: ToolDef, raw: unknown): unknown {
 /** A failure as an MCP tool error: the library's code, its message and details, as JSON text. */
 function toolError(err: unknown): CallToolResult {
   const e = toSessionError(err, 'agent-session mcp');
-  const error = { code: e.code, message: e.message, ...(Object.keys(e.details).length ? { details: e.details } : {}) };
+  const details = clip(e.details) as Record<string, unknown>;
+  const error = { code: e.code, message: clip(e.message), ...(Object.keys(details).length ? { details } : {}) };
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }) }] };
+}
+
+/** A text in an error is cut to this many characters. */
+const MAX_ERROR_TEXT = 300;
+
+/** Cuts long strings: an error echoes what the model sent (a 100 KB id), and all of it lands in its context. */
+function clip(value: unknown): unknown {
+  if (typeof value === 'string')
+    return value.length > MAX_ERROR_TEXT ? `${value.slice(0, MAX_ERROR_TEXT)}… (${value.length} characters)` : value;
+  if (Array.isArray(value)) return value.map(clip);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clip(v)]));
 }
 
 function describeTool(tool: ToolDef): Tool {

@@ -12,6 +12,8 @@ export const TOKEN_TTL_MS = 10 * 60_000;
  */
 export class Tokens {
   private readonly key = randomBytes(32);
+  /** Tokens confirmed (or being confirmed), until they expire: a confirmation is for one act. */
+  private readonly spent = new Map<string, number>();
 
   issue(subject: string, now: number): { token: string; expires_at: string } {
     const expires = now + TOKEN_TTL_MS;
@@ -39,6 +41,23 @@ export class Tokens {
         details: { reason: 'expired_token' },
       });
     }
+  }
+
+  /**
+   * Checks a token and takes it, so that no other call acts on it: a subtree restored after its delete
+   * is exactly what was previewed, and a retried call must not delete it again. `release` gives it back
+   * when the act failed before changing anything it was for.
+   */
+  spend(token: string, subject: string, now: number): { release(): void } {
+    this.check(token, subject, now);
+    for (const [t, expires] of this.spent) if (now > expires) this.spent.delete(t);
+    if (this.spent.has(token)) {
+      throw new SessionError('EREFUSED', 'confirm_token already used: preview again', {
+        details: { reason: 'used_token' },
+      });
+    }
+    this.spent.set(token, parseInt(token.slice(0, token.indexOf('.')), 36));
+    return { release: () => void this.spent.delete(token) };
   }
 
   private mac(subject: string, expires: number): string {

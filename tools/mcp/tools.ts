@@ -38,6 +38,16 @@ export interface ToolDef {
   run(args: never, call: ToolCall): Promise<Record<string, unknown>>;
 }
 
+/** A cutoff further back than this (about 114 years) is no date at all. */
+const MAX_HOURS = 1_000_000;
+
+/**
+ * What one call may write into a record: every get_session and update_session answer carries the record
+ * whole into the model's context, so an error, a summary or a metadata patch stays a note, not a file.
+ */
+const MAX_TEXT = 10_000;
+const MAX_METADATA = 100_000;
+
 /** Lists are cut to this many rows in a result; the counts stay whole. */
 const MAX_ROWS = 100;
 
@@ -126,11 +136,12 @@ const listSessions = define({
     others: z.int().describe('sessions of the project outside the scope'),
     next_offset: z.int().nullable(),
     sessions: rows,
+    problems: rows.describe('unreadable records, left out'),
   }),
   readOnly: true,
   async run(args, { sessions }) {
     const where = scopeOf(sessions, args.scope);
-    const { sessions: all } = await sessions.list({
+    const { sessions: all, problems } = await sessions.list({
       phase: args.phase,
       agentName: args.agent_name,
       paused: args.paused,
@@ -161,6 +172,8 @@ const listSessions = define({
         conversation: s.claude?.session_id ?? null,
         claude_agent_id: s.claude?.agent_id ?? null,
       })),
+      // Whose they are cannot be read, so they show in every scope.
+      problems: problems.slice(0, MAX_ROWS).map((p) => ({ id: p.id, code: p.code, message: p.message })),
     };
   },
 });
@@ -205,8 +218,12 @@ const updateSession = define({
   input: z.strictObject({
     id,
     phase: z.enum(PHASES).optional(),
-    error: z.string().min(1).optional().describe('an error to record'),
-    metadata: z.record(z.string(), z.unknown()).optional().describe('JSON merge patch for the metadata'),
+    error: z.string().min(1).max(MAX_TEXT).optional().describe('an error to record'),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .refine((patch) => JSON.stringify(patch).length <= MAX_METADATA, `at most ${MAX_METADATA} characters as JSON`)
+      .optional()
+      .describe('JSON merge patch for the metadata'),
     scope,
   }),
   output: z.object({ session: row }),
@@ -228,7 +245,7 @@ const updateSession = define({
 const finalizeSession = define({
   name: 'finalize_session',
   description: 'Finalize a session with an outcome; it is then final and never resumed.',
-  input: z.strictObject({ id, outcome: z.enum(OUTCOMES), summary: z.string().optional(), scope }),
+  input: z.strictObject({ id, outcome: z.enum(OUTCOMES), summary: z.string().max(MAX_TEXT).optional(), scope }),
   output: z.object({ session: row }),
   readOnly: false,
   async run(args, { sessions }) {
@@ -253,13 +270,15 @@ const deleteOutput = z.object({
   warnings: z.array(z.string()),
 });
 
-function deleteQuestion(preview: DeleteResult): string {
+function deleteQuestion(preview: DeleteResult, options: { force: boolean; backup: boolean }): string {
   const ids = preview.removed.slice(0, 10).map((s) => `${s.id} (${s.agent_name ?? '?'}, ${s.phase ?? '?'})`);
   const more = preview.total > ids.length ? `, and ${preview.total - ids.length} more` : '';
-  return (
-    `Delete ${preview.total} agent session(s): ${ids.join(', ')}${more}? ` +
-    'They go to the trash (restore_session brings them back).'
-  );
+  // What the person agrees to, said plainly: the running sessions a force takes, whether anything can undo it.
+  const forced = options.force ? preview.warnings.filter((w) => /running/.test(w)).map((w) => ` (${w})`) : [];
+  const after = options.backup
+    ? 'They go to the trash (restore_session brings them back).'
+    : 'They are destroyed: no backup, nothing can bring them back.';
+  return `Delete ${preview.total} agent session(s): ${ids.join(', ')}${more}${forced.join('')}? ${after}`;
 }
 
 /** What a delete token binds: the subtree's ids, phases, last updates and the delete's options. */
@@ -322,7 +341,7 @@ const deleteTool = define({
     let how = 'token';
     if (args.confirm_token === undefined) {
       // A person who can be asked answers instead of the token round trip; nobody to ask: the token.
-      const answer = await confirm(deleteQuestion(preview));
+      const answer = await confirm(deleteQuestion(preview, options));
       if (answer === 'decline') return { ...shown, stage: 'declined' as const };
       if (answer !== 'accept') {
         const token = tokens.issue(subject, now);
@@ -335,10 +354,14 @@ const deleteTool = define({
           details: { reason: 'stale_token' },
         });
       how = 'elicitation';
-    } else tokens.check(args.confirm_token, subject, now);
+    }
+    const spent = args.confirm_token === undefined ? null : tokens.spend(args.confirm_token, subject, now);
     const audited = { confirmed: how, ...(args.force ? { reason: args.reason } : {}) };
     const acting = sessions.withAudit(audited);
-    const done = await deleteSession(acting, target, { ...options, signal });
+    const done = await deleteSession(acting, target, { ...options, signal }).catch((err: unknown) => {
+      spent?.release();
+      throw err;
+    });
     return {
       ...base,
       stage: 'deleted' as const,
@@ -415,7 +438,7 @@ const cleanupTool = define({
     'Purge finished sessions older than hours (to the trash), abandon stuck ones, quarantine corrupt ones. ' +
     'Without confirm_token: a preview and a token; with it: the cleanup, refused if the plan changed.',
   input: z.strictObject({
-    hours: z.number().min(0).optional().describe('age cutoff (default: the cleanup_hours setting, 24)'),
+    hours: z.number().min(0).max(MAX_HOURS).optional().describe('age cutoff (default: the cleanup_hours setting, 24)'),
     confirm_token: z.string().optional(),
     backup: z.boolean().optional().describe('false destroys instead of moving to the trash'),
     scope,
@@ -464,8 +487,12 @@ const cleanupTool = define({
       return { ...shape(preview, 'preview'), confirm_token: token.token, expires_at: token.expires_at };
     }
     checkScope(sessions, args.scope, records);
-    tokens.check(args.confirm_token, subject, now);
-    return { ...shape(await run(false), 'done'), confirm_token: null, expires_at: null };
+    const spent = tokens.spend(args.confirm_token, subject, now);
+    const done = await run(false).catch((err: unknown) => {
+      spent.release();
+      throw err;
+    });
+    return { ...shape(done, 'done'), confirm_token: null, expires_at: null };
   },
 });
 
