@@ -2,10 +2,11 @@ import { readAudit } from '../audit/read.js';
 import { SessionError } from '../errors.js';
 import { throwIfInterrupted } from '../safe-points.js';
 import { assertValidId } from '../ids.js';
-import type { SessionRecord } from '../record.js';
+import { parseRecord, type SessionRecord } from '../record.js';
+import { sep } from 'node:path';
 import type { SessionContext } from '../session-context.js';
 import { BundleFile } from './bundle-file.js';
-import type { StoreProblem } from '../store/store.js';
+import { readRecordText, STATE_FILE, type StoreProblem } from '../store/store.js';
 import { subtreeNodes } from '../trees/hierarchy.js';
 import { BundleWriter } from './bundle.js';
 
@@ -54,11 +55,13 @@ export async function exportSessions(sessions: SessionContext, options: ExportOp
     const writer = new BundleWriter(emit);
     writer.header(new Date(sessions.now()).toISOString(), ids.length);
     const problems: StoreProblem[] = [];
+    const dir = sessions.store.dir;
+    const prefix = dir.endsWith(sep) ? dir : dir + sep;
     // With --all, every session whose parent is not in the store is a root: only the links are kept.
     const parents = new Map<string, string | null>();
     for (const [i, id] of ids.entries()) {
       throwIfInterrupted(options.signal, i, ids.length);
-      const record = subtree ? subtree[i]! : await readForAll(sessions, id, problems);
+      const record = subtree ? subtree[i]! : readForAll(prefix, id, problems);
       if (record !== undefined) {
         writer.session(record);
         parents.set(record.agent_id, record.parent_session_id);
@@ -99,16 +102,15 @@ async function readSubtree(sessions: SessionContext, id: string): Promise<Sessio
 }
 
 /** With --all, a record that cannot be read is left out and reported, never a failure of the export. */
-async function readForAll(
-  sessions: SessionContext,
-  id: string,
-  problems: StoreProblem[],
-): Promise<SessionRecord | undefined> {
+function readForAll(prefix: string, id: string, problems: StoreProblem[]): SessionRecord | undefined {
+  const file = `${prefix}${id}${sep}${STATE_FILE}`;
   try {
-    return await sessions.store.read(id);
+    // Plain concatenation, as the store's own scan does: ids() only returns valid single path segments.
+    const text = readRecordText(file, id);
+    return text === undefined ? undefined : parseRecord(text, id);
   } catch (err) {
     const e = err as SessionError;
-    problems.push({ id, path: sessions.store.statePath(id), code: e.code ?? 'ECORRUPT', message: e.message });
+    problems.push({ id, path: file, code: e.code ?? 'ECORRUPT', message: e.message });
     return undefined;
   }
 }
