@@ -19,17 +19,7 @@
  * the store directory is fsynced once they are all in place, before the manifest says `done`.
  */
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
-import {
-  appendFileSync,
-  closeSync,
-  existsSync,
-  fsync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readSync,
-  writeSync,
-} from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fsync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
@@ -184,8 +174,9 @@ export class ImportStaging {
   }
 
   /** After the placing renames: the store directory that now names the sessions reaches the disk. */
-  syncStore(): void {
-    this.syncDir(this.storeDir);
+  async syncStore(): Promise<void> {
+    // Off the main thread: the locks held meanwhile are refreshed by a timer.
+    await this.syncDirs([this.storeDir]);
   }
 
   /** Staged → live. The id's lock must be held and the id free. */
@@ -282,15 +273,6 @@ export class ImportStaging {
   private async ensureDir(dir: string): Promise<void> {
     ensureStoreSync(this.storeDir);
     await this.io(() => mkdir(dir, { recursive: true }), `creating ${dir}`);
-  }
-
-  private syncDir(dir: string): void {
-    const fd = this.ioSync(() => openSync(dir, 'r'), `syncing ${dir}`);
-    try {
-      this.ioSync(() => fsyncSync(fd), `syncing ${dir}`);
-    } finally {
-      closeSync(fd);
-    }
   }
 
   private async syncDirs(dirs: string[]): Promise<void> {

@@ -372,7 +372,11 @@ async function commit(
   check: SessionLocksCheck,
 ): Promise<void> {
   const replaced = new Set(manifest.replaced);
-  const taken = manifest.ids.filter((id) => !replaced.has(id) && staging.isLive(id));
+  // One look per id, each after its lock's check: thousands of looks must not starve the locks' refresh.
+  const taken = manifest.ids.filter((id) => {
+    check(id);
+    return !replaced.has(id) && staging.isLive(id);
+  });
   if (taken.length > 0)
     throw new SessionError('EEXIST', `session(s) created while importing: ${taken.join(', ')}`, {
       details: { ids: taken },
@@ -390,7 +394,7 @@ async function commit(
       check(s.id);
       await staging.place(manifest.op, s.id);
     }
-    staging.syncStore();
+    await staging.syncStore();
   } catch (err) {
     await rollBack(staging, manifest);
     throw err;
