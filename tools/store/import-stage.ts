@@ -69,6 +69,9 @@ async function syncAll(fds: number[]): Promise<void> {
 }
 
 export class ImportStaging {
+  /** Records written and not yet synced: their descriptors and directories. */
+  private written: { fd: number; dir: string }[] = [];
+
   constructor(private readonly storeDir: string) {}
 
   /** `<UTC yyyymmdd-hhmmss>-<pid>-<hex>`: the pid tells a dead importer even before its manifest exists. */
@@ -104,29 +107,38 @@ export class ImportStaging {
   }
 
   /**
-   * Stages records (id, text), each written whole without a sync; then every file is fsynced, then
-   * every directory naming them: once it returns, the batch is on the disk.
+   * Stages one record, written whole without a sync (its descriptor is kept for `syncWritten`): the
+   * text is on the disk, and free to be collected, at once.
    */
-  async stageBatch(op: string, batch: { id: string; text: string }[]): Promise<void> {
-    if (batch.length === 0) return;
+  async write(op: string, id: string, text: string): Promise<void> {
     const sessionsDir = join(this.opDir(op), 'sessions');
-    await this.ensureDir(sessionsDir);
-    const fds: number[] = [];
+    if (this.written.length === 0) await this.ensureDir(sessionsDir);
+    const dir = this.staged(op, id);
+    this.ioSync(() => mkdirSync(dir), `staging session ${id}`);
+    const fd = this.ioSync(() => openSync(join(dir, STATE_FILE), 'wx', 0o644), `staging session ${id}`);
+    this.written.push({ fd, dir });
+    const data = Buffer.from(text, 'utf8');
+    let off = 0;
+    while (off < data.length) off += this.ioSync(() => writeSync(fd, data, off), `staging session ${id}`);
+  }
+
+  /** Every record written since the last call reaches the disk: the files fsynced, then the directories naming them. */
+  async syncWritten(op: string): Promise<void> {
+    if (this.written.length === 0) return;
+    const batch = this.written;
+    this.written = [];
     try {
-      for (const { id, text } of batch) {
-        const dir = this.staged(op, id);
-        this.ioSync(() => mkdirSync(dir), `staging session ${id}`);
-        const fd = this.ioSync(() => openSync(join(dir, STATE_FILE), 'wx', 0o644), `staging session ${id}`);
-        fds.push(fd);
-        const data = Buffer.from(text, 'utf8');
-        let off = 0;
-        while (off < data.length) off += this.ioSync(() => writeSync(fd, data, off), `staging session ${id}`);
-      }
-      await this.io(() => syncAll(fds), 'syncing the staged sessions');
+      await this.io(() => syncAll(batch.map((w) => w.fd)), 'syncing the staged sessions');
     } finally {
-      for (const fd of fds) closeSync(fd);
+      for (const { fd } of batch) closeSync(fd);
     }
-    await this.syncDirs([...batch.map(({ id }) => this.staged(op, id)), sessionsDir]);
+    await this.syncDirs([...batch.map((w) => w.dir), join(this.opDir(op), 'sessions')]);
+  }
+
+  /** Stages records and makes them durable (see `write`, `syncWritten`). */
+  async stageBatch(op: string, batch: { id: string; text: string }[]): Promise<void> {
+    for (const { id, text } of batch) await this.write(op, id, text);
+    await this.syncWritten(op);
   }
 
   /** A staged record's text (to rewrite it under a new id). */
@@ -225,6 +237,8 @@ export class ImportStaging {
   }
 
   async discard(op: string): Promise<void> {
+    for (const { fd } of this.written) closeSync(fd);
+    this.written = [];
     await rm(this.opDir(op), { recursive: true, force: true });
   }
 

@@ -255,13 +255,13 @@ async function stageBundle(
 ): Promise<StagedBundle> {
   const staged: Staged[] = [];
   const collisions: string[] = [];
-  let batch: { id: string; text: string }[] = [];
+  let unsynced = 0;
   let auditLines: string[] = [];
   let expected = 0;
   const flush = async () => {
     throwIfInterrupted(options.signal, 0, Math.max(expected, staged.length));
-    await staging.stageBatch(op, batch);
-    batch = [];
+    await staging.syncWritten(op);
+    unsynced = 0;
     options.onProgress?.(staged.length, Math.max(expected, staged.length));
   };
   const summary = await bundle.read(
@@ -279,8 +279,9 @@ async function stageBundle(
       if (existing.has(record.agent_id)) collisions.push(record.agent_id);
       if (collisions.length > 0 && !options.rename && !options.overwrite) return;
       staged.push({ id: record.agent_id, parent: record.parent_session_id });
-      batch.push({ id: record.agent_id, text: serializeRecord(record) });
-      if (batch.length >= BATCH) await flush();
+      // Written at once, synced by the batch: a record never outlives its line (memory stays flat).
+      await staging.write(op, record.agent_id, serializeRecord(record));
+      if (++unsynced >= BATCH) await flush();
     },
   );
   staging.stageAudit(op, auditLines);
