@@ -43,8 +43,47 @@ function sessionDirs(dir) {
     : [];
 }
 
-function reseal(bundle) {
-  const { checksum: _old, ...body } = bundle;
+/** A bundle (format version 2: JSON Lines) as {format_version, exported_at, roots, sessions, audit, checksum}. */
+function parseBundle(text) {
+  const lines = text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+  return {
+    format_version: lines[0].format_version,
+    exported_at: lines[0].exported_at,
+    roots: lines.find((l) => l.roots).roots,
+    sessions: lines.filter((l) => l.session).map((l) => l.session),
+    audit: lines.filter((l) => l.audit).map((l) => l.audit),
+    checksum: lines.at(-1).checksum,
+  };
+}
+
+/** The text of a version 2 bundle holding `bundle`'s content, with a checksum that matches it. */
+function reseal(bundle, { formatVersion = 2 } = {}) {
+  const { sessions, audit, roots } = bundle;
+  const header = { format: 'agent-session-bundle', format_version: formatVersion, exported_at: bundle.exported_at };
+  const body = [
+    JSON.stringify({ ...header, session_count: sessions.length }),
+    ...sessions.map((s) => `{"session":${JSON.stringify(s)}}`),
+    ...audit.map((e) => `{"audit":${JSON.stringify(e)}}`),
+    JSON.stringify({ roots, session_count: sessions.length, audit_count: audit.length }),
+  ]
+    .map((line) => `${line}\n`)
+    .join('');
+  return `${body}${JSON.stringify({ checksum: `sha256:${createHash('sha256').update(body).digest('hex')}` })}\n`;
+}
+
+/** A version 1 bundle (one JSON document, as earlier versions wrote) of `bundle`'s content. */
+function resealV1(bundle, formatVersion = 1) {
+  const body = {
+    format: 'agent-session-bundle',
+    format_version: formatVersion,
+    exported_at: bundle.exported_at,
+    roots: bundle.roots,
+    sessions: bundle.sessions,
+    audit: bundle.audit,
+  };
   return { ...body, checksum: `sha256:${createHash('sha256').update(JSON.stringify(body)).digest('hex')}` };
 }
 
@@ -58,8 +97,8 @@ test('export then import round-trips a subtree byte for byte, with its audit ent
   assert.equal(exported.code, 0, exported.stderr);
   assert.equal(JSON.parse(exported.stdout).sessions, 3);
 
-  const bundle = JSON.parse(readFileSync(file, 'utf8'));
-  assert.equal(bundle.format_version, 1);
+  const bundle = parseBundle(readFileSync(file, 'utf8'));
+  assert.equal(bundle.format_version, 2);
   assert.match(bundle.checksum, /^sha256:[0-9a-f]{64}$/);
   assert.deepEqual(
     bundle.sessions.map((s) => s.agent_id),
@@ -93,7 +132,7 @@ test('export --all covers the store; stdout carries the bundle without -o', asyn
   const { ids, other } = await seed(from);
   const result = await cli(from, ['export', '--all']);
   assert.equal(result.code, 0, result.stderr);
-  const bundle = JSON.parse(result.stdout);
+  const bundle = parseBundle(result.stdout);
   assert.deepEqual(new Set(bundle.roots), new Set([ids[0], other]));
   assert.deepEqual(bundle.sessions.map((s) => s.agent_id).sort(), [...ids, other].sort());
   assert.equal((await cli(from, ['export'])).code, 2);
@@ -134,12 +173,18 @@ test('a tampered bundle and a newer format are refused, and nothing is imported'
   writeFileSync(truncated, text.slice(0, text.length / 2));
   assert.equal((await cli(to, ['import', truncated])).code, 4);
 
+  const missingEnd = path.join(tmp, 'no-checksum.json');
+  writeFileSync(missingEnd, text.split('\n').slice(0, -2).join('\n'));
+  assert.equal((await cli(to, ['import', missingEnd])).code, 4);
+
   const sessions = Sessions.open({ dir: to });
-  const newer = reseal({ ...JSON.parse(text), format_version: 2 });
-  await assert.rejects(importSessions(sessions, { bundle: newer }), { code: 'EVERSION' });
-  const parsed = JSON.parse(text);
+  const parsed = parseBundle(text);
+  const newer = reseal(parsed, { formatVersion: 3 });
+  await assert.rejects(importSessions(sessions, { text: newer }), { code: 'EVERSION' });
+  await assert.rejects(importSessions(sessions, { bundle: resealV1(parsed, 3) }), { code: 'EVERSION' });
   parsed.sessions[1].schema_version = 99;
-  await assert.rejects(importSessions(sessions, { bundle: reseal(parsed) }), { code: 'EVERSION' });
+  await assert.rejects(importSessions(sessions, { text: reseal(parsed) }), { code: 'EVERSION' });
+  await assert.rejects(importSessions(sessions, { bundle: resealV1(parsed) }), { code: 'EVERSION' });
   assert.deepEqual(sessionDirs(to), []);
 });
 
@@ -174,13 +219,30 @@ test('collisions are refused; --rename gives new ids and rewrites parent links; 
 
 test('a bundle with one bad record imports nothing', async (t) => {
   const { tmp, to, file } = await exportedTree(t);
-  const bundle = JSON.parse(readFileSync(file, 'utf8'));
+  const bundle = parseBundle(readFileSync(file, 'utf8'));
   bundle.sessions[2].phase = 'dancing';
   const bad = path.join(tmp, 'bad.json');
-  writeFileSync(bad, JSON.stringify(reseal(bundle)));
+  writeFileSync(bad, reseal(bundle));
   const result = await cli(to, ['import', bad]);
   assert.equal(result.code, 4);
   assert.deepEqual(sessionDirs(to), []);
+  assert.deepEqual(readdirSync(path.join(to, '.importing')), [], 'its staging is dropped');
+});
+
+test('a version 1 bundle (one JSON document) still imports, byte for byte, with its audit entries', async (t) => {
+  const { tmp, from, to, ids, file } = await exportedTree(t);
+  const bundle = parseBundle(readFileSync(file, 'utf8'));
+  const old = path.join(tmp, 'v1.json');
+  writeFileSync(old, `${JSON.stringify(resealV1(bundle), null, 2)}\n`);
+  const result = await cli(to, ['import', old, '--json']);
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(JSON.parse(result.stdout).imported, ids);
+  for (const id of ids) assert.equal(state(to, id), state(from, id));
+  const trail = JSON.parse((await cli(to, ['audit', '--json'])).stdout);
+  assert.deepEqual(trail.entries.slice(0, bundle.audit.length), bundle.audit);
+  const tampered = path.join(tmp, 'v1-tampered.json');
+  writeFileSync(tampered, readFileSync(old, 'utf8').replace('"ship it"', '"ship nothing"'));
+  assert.equal((await cli(path.join(tmp, 'other'), ['import', tampered])).code, 4);
 });
 
 test('a failure in the middle of the commit rolls every session back', async (t) => {

@@ -1,12 +1,13 @@
 // An import killed with SIGKILL at several points: it is finished or rolled back, the rerun says what
-// happened, and the audit trail accounts for it.
+// happened, and the audit trail accounts for it. Export and import stopped with Ctrl-C.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
-import { audited } from './helpers/interrupted.mjs';
+import { audited, locksLeft, oldTrees } from './helpers/interrupted.mjs';
 import { killWhen } from './helpers/kill.mjs';
-import { cli, tempDir } from './helpers/run.mjs';
+import { cli, DIST, tempDir } from './helpers/run.mjs';
 import { build, liveIds, treeSpec } from './helpers/trees.mjs';
 
 test(
@@ -61,5 +62,87 @@ test(
       );
     }
     assert.ok(landed >= 3, `only ${landed} kills landed during the import`);
+  },
+);
+
+/** A fake terminal for runCli: Ctrl-C is pressed once the first progress bar labelled `label` is drawn. */
+function terminal(cwd, label) {
+  const listeners = [];
+  const io = {
+    stderr: '',
+    stdout: () => undefined,
+    env: {},
+    cwd,
+    stderrIsTTY: true,
+    signals: {
+      on: (name, listener) => listeners.push({ name, listener }),
+      off: (name, listener) =>
+        listeners.splice(
+          listeners.findIndex((l) => l.name === name && l.listener === listener),
+          1,
+        ),
+      exit: () => assert.fail('one signal must not exit at once'),
+    },
+  };
+  io.stderr = (text) => {
+    io.text = (io.text ?? '') + text;
+    if (text.startsWith(`\r${label} [`)) for (const l of listeners.filter((x) => x.name === 'SIGINT')) l.listener();
+  };
+  return { io, listeners, stderr: () => io.text ?? '' };
+}
+
+/** `interrupted after N of M` on stderr, after the bar it clears: [N, M]. */
+function interruptedAfter(stderr, label) {
+  const match = new RegExp(
+    `^\\r${label} \\[#*\\.*\\] \\d+/\\d+\\r\\u001b\\[2K` +
+      'agent-session: interrupted after (\\d+) of (\\d+); run it again to finish\\n$',
+  ).exec(stderr);
+  assert.ok(match, stderr);
+  return [Number(match[1]), Number(match[2])];
+}
+
+test(
+  'Ctrl-C during an export or an import: the bar is cleared, nothing half-written is left, ' +
+    'no lock is held, exit 130; the rerun finishes',
+  { timeout: 240_000 },
+  async (t) => {
+    const base = tempDir(t);
+    const from = path.join(base, 'from');
+    const ids = await oldTrees(from, 170);
+    const { runCli } = await import(pathToFileURL(path.join(DIST, 'tools', 'cli', 'run.js')).href);
+
+    // Export: stopped between two records; no bundle, no temp file beside it.
+    const out = path.join(base, 'out');
+    mkdirSync(out);
+    const exporting = terminal(base, 'export');
+    const code = await runCli(['--dir', from, 'export', '--all', '-o', path.join(out, 'bundle.json')], exporting.io);
+    assert.equal(code, 130, exporting.stderr());
+    const [done, total] = interruptedAfter(exporting.stderr(), 'export');
+    assert.ok(done < total && total === ids.length, exporting.stderr());
+    assert.deepEqual(readdirSync(out), [], 'an interrupted export leaves no file');
+    assert.deepEqual(exporting.listeners, []);
+    assert.deepEqual(locksLeft(from), []);
+
+    // Import: stopped while staging, so none of it took effect (all or nothing) and nothing is audited.
+    const file = path.join(base, 'bundle.json');
+    assert.equal((await cli(from, ['export', '--all', '-o', file])).code, 0);
+    const to = path.join(base, 'to');
+    const importing = terminal(base, 'import');
+    assert.equal(await runCli(['--dir', to, 'import', file], importing.io), 130, importing.stderr());
+    const [imported, of] = interruptedAfter(importing.stderr(), 'import');
+    assert.deepEqual([imported, of], [0, ids.length]);
+    assert.deepEqual(liveIds(to), []);
+    assert.deepEqual(readdirSync(path.join(to, '.importing')), [], 'its staging is dropped');
+    assert.deepEqual(locksLeft(to), []);
+    assert.deepEqual([...audited(to, 'import')], []);
+    assert.deepEqual(importing.listeners, []);
+
+    const rerun = await cli(to, ['import', file, '--json']);
+    assert.equal(rerun.code, 0, rerun.stderr);
+    assert.deepEqual(liveIds(to), [...ids].sort());
+    assert.deepEqual(
+      ids.filter((id) => !audited(to, 'import').has(id)),
+      [],
+    );
   },
 );

@@ -102,7 +102,12 @@ test('a stray temp in .tmp/ never matters to readers or writers, and is never a 
   assert.deepEqual(list.json.sessions.map((s) => s.agent_id).sort(), ['a', 'b']);
   assert.deepEqual(list.json.problems, []);
   assert.deepEqual(tree.json.sessions.map((s) => s.agent_id).sort(), ['a', 'b']);
-  assert.deepEqual(exported.json.sessions.map((s) => s.agent_id).sort(), ['a', 'b']);
+  const bundled = exported.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .filter((line) => line.session);
+  assert.deepEqual(bundled.map((line) => line.session.agent_id).sort(), ['a', 'b']);
   assert.equal(doctor.json.checked.sessions, 2);
   assert.deepEqual(doctor.json.findings, [], 'fresh temps are not reported');
   const updated = await cli(dir, ['update', 'a', '--phase', 'planning', '--json']);

@@ -12,11 +12,14 @@
  * import or by `doctor --repair`: placed sessions go back to staging, set-aside ones back in place.
  * A `done` import's directory stays until its `import` audit entry is written, so the entry of an
  * importer killed in between is written by that recovery (from the manifest's `audit`).
- * Staged records keep their temp file next to them (not in `.tmp/`): a crash while staging leaves it
- * in a staging directory that is discarded, never placed.
+ *   .importing/<op>/audit.jsonl          the bundle's audit entries, appended to the trail once the import is done
+ * Staged records are written in batches and made durable per batch (every file fsynced, then every
+ * directory that names them), not one fsync round per record: nothing staged is live, and a crash while
+ * staging leaves a staging directory that is discarded, never placed. Placing is one rename per session;
+ * the store directory is fsynced once they are all in place, before the manifest says `done`.
  */
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fsync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
@@ -34,6 +37,8 @@ const IMPORTING_DIR = '.importing';
 export const BACKUPS_DIR = '.backups';
 /** A manifest lists ids; one past this size was not written by an import. */
 const MANIFEST_MAX_BYTES = 16 * 1024 * 1024;
+/** Node's thread pool has 4 threads: more syncs at once would only queue. */
+const SYNC_CONCURRENCY = 4;
 
 type ImportStatus = 'staged' | 'committing' | 'done';
 
@@ -48,7 +53,25 @@ export interface ImportManifest {
   audit?: Record<string, unknown>;
 }
 
+/**
+ * fsyncs the descriptors a few at a time on the thread pool: the file system commits concurrent
+ * syncs together (one journal commit for several), where one after the other each waits for its own.
+ */
+async function syncAll(fds: number[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < fds.length) {
+      const fd = fds[next++]!;
+      await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
+    }
+  };
+  await Promise.all(Array.from({ length: SYNC_CONCURRENCY }, worker));
+}
+
 export class ImportStaging {
+  /** Records written and not yet synced: their descriptors and directories. */
+  private written: { fd: number; dir: string }[] = [];
+
   constructor(private readonly storeDir: string) {}
 
   /** `<UTC yyyymmdd-hhmmss>-<pid>-<hex>`: the pid tells a dead importer even before its manifest exists. */
@@ -83,10 +106,89 @@ export class ImportStaging {
     }
   }
 
-  async stage(op: string, id: string, text: string): Promise<void> {
+  /**
+   * Stages one record, written whole without a sync (its descriptor is kept for `syncWritten`): the
+   * text is on the disk, and free to be collected, at once.
+   */
+  async write(op: string, id: string, text: string): Promise<void> {
+    const sessionsDir = join(this.opDir(op), 'sessions');
+    if (this.written.length === 0) await this.ensureDir(sessionsDir);
     const dir = this.staged(op, id);
-    await this.ensureDir(dir);
-    await this.io(() => writeFileAtomic(join(dir, STATE_FILE), text), `staging session ${id}`);
+    this.ioSync(() => mkdirSync(dir), `staging session ${id}`);
+    const fd = this.ioSync(() => openSync(join(dir, STATE_FILE), 'wx', 0o644), `staging session ${id}`);
+    this.written.push({ fd, dir });
+    const data = Buffer.from(text, 'utf8');
+    let off = 0;
+    while (off < data.length) off += this.ioSync(() => writeSync(fd, data, off), `staging session ${id}`);
+  }
+
+  /** Every record written since the last call reaches the disk: the files fsynced, then the directories naming them. */
+  async syncWritten(op: string): Promise<void> {
+    if (this.written.length === 0) return;
+    const batch = this.written;
+    this.written = [];
+    try {
+      await this.io(() => syncAll(batch.map((w) => w.fd)), 'syncing the staged sessions');
+    } finally {
+      for (const { fd } of batch) closeSync(fd);
+    }
+    await this.syncDirs([...batch.map((w) => w.dir), join(this.opDir(op), 'sessions')]);
+  }
+
+  /** Stages records and makes them durable (see `write`, `syncWritten`). */
+  async stageBatch(op: string, batch: { id: string; text: string }[]): Promise<void> {
+    for (const { id, text } of batch) await this.write(op, id, text);
+    await this.syncWritten(op);
+  }
+
+  /** A staged record's text (to rewrite it under a new id). */
+  readStaged(op: string, id: string): string {
+    const file = join(this.staged(op, id), STATE_FILE);
+    return decodeUtf8(readRegularFileSync(file, { maxBytes: MANIFEST_MAX_BYTES })!, file);
+  }
+
+  /** Drops one staged record (it was staged again under a new id). */
+  async unstage(op: string, id: string): Promise<void> {
+    await rm(this.staged(op, id), { recursive: true, force: true });
+  }
+
+  /** Appends audit lines (each with its newline) to the staged copy of the bundle's trail; no sync (see above). */
+  stageAudit(op: string, lines: string[]): void {
+    if (lines.length === 0) return;
+    this.ioSync(() => appendFileSync(join(this.opDir(op), 'audit.jsonl'), lines.join('')), 'staging audit entries');
+  }
+
+  hasStagedAudit(op: string): boolean {
+    return existsSync(join(this.opDir(op), 'audit.jsonl'));
+  }
+
+  /** The staged audit lines, a chunk at a time, each without its newline. */
+  async forEachStagedAudit(op: string, onLines: (lines: string[]) => Promise<void>): Promise<void> {
+    const file = join(this.opDir(op), 'audit.jsonl');
+    if (!existsSync(file)) return;
+    const fd = this.ioSync(() => openSync(file, 'r'), 'reading the staged audit entries');
+    try {
+      const chunk = Buffer.allocUnsafe(1 << 20);
+      let rest = '';
+      for (;;) {
+        const n = readSync(fd, chunk, 0, chunk.length, null);
+        if (n === 0) break;
+        // Lines are split on the text: a UTF-8 sequence cut by the chunk is whole again once joined.
+        const text = rest + chunk.toString('latin1', 0, n);
+        const lines = text.split('\n');
+        rest = lines.pop()!;
+        await onLines(lines.map((l) => Buffer.from(l, 'latin1').toString('utf8')));
+      }
+      if (rest !== '') await onLines([Buffer.from(rest, 'latin1').toString('utf8')]);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** After the placing renames: the store directory that now names the sessions reaches the disk. */
+  async syncStore(): Promise<void> {
+    // Off the main thread: the locks held meanwhile are refreshed by a timer.
+    await this.syncDirs([this.storeDir]);
   }
 
   /** Staged → live. The id's lock must be held and the id free. */
@@ -135,6 +237,8 @@ export class ImportStaging {
   }
 
   async discard(op: string): Promise<void> {
+    for (const { fd } of this.written) closeSync(fd);
+    this.written = [];
     await rm(this.opDir(op), { recursive: true, force: true });
   }
 
@@ -183,6 +287,24 @@ export class ImportStaging {
   private async ensureDir(dir: string): Promise<void> {
     ensureStoreSync(this.storeDir);
     await this.io(() => mkdir(dir, { recursive: true }), `creating ${dir}`);
+  }
+
+  private async syncDirs(dirs: string[]): Promise<void> {
+    const fds: number[] = [];
+    try {
+      for (const dir of dirs) fds.push(this.ioSync(() => openSync(dir, 'r'), `syncing ${dir}`));
+      await this.io(() => syncAll(fds), 'syncing the staged sessions');
+    } finally {
+      for (const fd of fds) closeSync(fd);
+    }
+  }
+
+  private ioSync<T>(fn: () => T, doing: string): T {
+    try {
+      return fn();
+    } catch (err) {
+      throw toSessionError(err, doing);
+    }
   }
 
   private async io<T>(fn: () => Promise<T>, doing: string): Promise<T> {

@@ -1,22 +1,156 @@
-import { lstatSync, readdirSync, unlinkSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
-import { TEMP_SUFFIX, writeFileAtomic } from '../store/atomic.js';
+import { randomHex } from '../random.js';
+import { TEMP_SUFFIX } from '../store/atomic.js';
 import { processRuns } from '../store/pid.js';
 
 /** A temp file whose writer is gone is removed after this long; one untouched for STALE_MS whatever its pid. */
 const DEAD_WRITER_MS = 60_000;
 const STALE_MS = 3_600_000;
 
-/** Export bundles are files the user names, outside the store; written whole or not at all. */
-export async function writeBundleFile(file: string, text: string): Promise<void> {
-  const target = resolve(file);
-  // An export killed mid-write left its temp file beside the bundle, where no sweep of the store looks.
-  removeStaleTemps(target, Date.now());
-  await writeFileAtomic(target, text).catch((err) => {
-    throw toSessionError(err, `writing ${file}`);
-  });
+/** Text is written in chunks of about this size: one system call per chunk, not per line. */
+const CHUNK_CHARS = 1 << 20;
+
+/**
+ * An export bundle is a file the user names, outside the store, written whole or not at all: it is
+ * streamed into a temp file beside it (`<bundle>.<pid>.<n>.<hex>.tmp`), fsynced, renamed over the
+ * bundle, and its directory fsynced. `abort` (an error, an interrupt) removes the temp file.
+ */
+export class BundleFile {
+  private readonly target: string;
+  private readonly temp: string;
+  private fd: number | undefined;
+  private pending: string[] = [];
+  private pendingChars = 0;
+
+  constructor(private readonly file: string) {
+    this.target = resolve(file);
+    // An export killed mid-write left its temp file beside the bundle, where no sweep of the store looks.
+    removeStaleTemps(this.target, Date.now());
+    this.temp = `${this.target}.${process.pid}.1.${randomHex(6)}${TEMP_SUFFIX}`;
+    this.fd = this.io(() => openSync(this.temp, 'wx', 0o644));
+  }
+
+  write(text: string): void {
+    this.pending.push(text);
+    this.pendingChars += text.length;
+    if (this.pendingChars >= CHUNK_CHARS) this.flush();
+  }
+
+  /** Everything written reaches the disk, then the bundle takes its place. */
+  commit(): void {
+    this.flush();
+    this.io(() => fsyncSync(this.fd!));
+    this.io(() => closeSync(this.fd!));
+    this.fd = undefined;
+    this.io(() => renameSync(this.temp, this.target));
+    // The rename itself is durable only once the directory is.
+    const dir = this.io(() => openSync(dirname(this.target), 'r'));
+    try {
+      this.io(() => fsyncSync(dir));
+    } finally {
+      closeSync(dir);
+    }
+  }
+
+  /** Nothing of the bundle is left (best effort). */
+  abort(): void {
+    if (this.fd === undefined) return;
+    try {
+      closeSync(this.fd);
+    } catch {
+      // Already closed by a failed write: the temp file is removed all the same.
+    }
+    this.fd = undefined;
+    try {
+      unlinkSync(this.temp);
+    } catch {
+      // Gone already.
+    }
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    const data = Buffer.from(this.pending.join(''), 'utf8');
+    this.pending = [];
+    this.pendingChars = 0;
+    let off = 0;
+    while (off < data.length) off += this.io(() => writeSync(this.fd!, data, off, data.length - off));
+  }
+
+  private io<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      throw toSessionError(err, `writing ${this.file}`);
+    }
+  }
+}
+
+/**
+ * Calls `onLine` with the bytes of each line of the file (without its newline, the last one even
+ * without a newline), reading it in chunks: a bundle of any size costs a chunk of memory.
+ * `onLine` may return a promise (it is awaited before the next line).
+ */
+export async function forEachLine(file: string, onLine: (line: Buffer) => void | Promise<void>): Promise<void> {
+  const fd = openBundle(file);
+  try {
+    const chunk = Buffer.allocUnsafe(CHUNK_CHARS);
+    let rest: Buffer = Buffer.alloc(0);
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      const data = rest.length > 0 ? Buffer.concat([rest, chunk.subarray(0, n)]) : chunk.subarray(0, n);
+      let start = 0;
+      for (let end = data.indexOf(10, start); end !== -1; end = data.indexOf(10, start)) {
+        await onLine(data.subarray(start, end));
+        start = end + 1;
+      }
+      // The chunk buffer is reused: what is left of it is copied.
+      rest = Buffer.from(data.subarray(start));
+    }
+    if (rest.length > 0) await onLine(rest);
+  } catch (err) {
+    if (err instanceof SessionError) throw err;
+    throw toSessionError(err, `reading ${file}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The first line of the file (at most 64 KiB of it), to tell a version 1 bundle from a line-based one. */
+export function firstLine(file: string): string {
+  const fd = openBundle(file);
+  try {
+    const buffer = Buffer.alloc(65536);
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    const end = buffer.subarray(0, n).indexOf(10);
+    return buffer.subarray(0, end === -1 ? n : end).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function openBundle(file: string): number {
+  try {
+    return openSync(resolve(file), 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new SessionError('ENOTFOUND', `no bundle file ${file}`, { details: { file } });
+    throw toSessionError(err, `reading ${file}`);
+  }
 }
 
 export async function readBundleFile(file: string): Promise<string> {

@@ -2,94 +2,115 @@ import { readAudit } from '../audit/read.js';
 import { SessionError } from '../errors.js';
 import { throwIfInterrupted } from '../safe-points.js';
 import { assertValidId } from '../ids.js';
-import type { SessionRecord } from '../record.js';
+import { parseRecord, type SessionRecord } from '../record.js';
+import { sep } from 'node:path';
 import type { SessionContext } from '../session-context.js';
-import { writeBundleFile } from './bundle-file.js';
-import type { StoreProblem } from '../store/store.js';
+import { BundleFile } from './bundle-file.js';
+import { readRecordText, STATE_FILE, type StoreProblem } from '../store/store.js';
 import { subtreeNodes } from '../trees/hierarchy.js';
-import { makeBundle, type Bundle } from './bundle.js';
+import { BundleWriter } from './bundle.js';
 
 export interface ExportOptions {
   /** Export this session and all its descendants. */
   id?: string;
   /** Export the whole store. */
   all?: boolean;
-  /** Also write the bundle to this file (atomically). */
+  /** Write the bundle to this file: streamed into a temp file beside it, fsynced, then renamed into place. */
   file?: string;
-  /** Aborting it stops the export before it writes anything (EINTERRUPTED). */
+  /** Or stream the bundle's text to this function as it is written (stdout). */
+  out?: (text: string) => void;
+  /** Aborting it stops the export at the next record (EINTERRUPTED); a file is then left as it was. */
   signal?: AbortSignal;
+  /** Called as records are written: `done` of `total`. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 export interface ExportResult {
-  bundle: Bundle;
   file: string | null;
   sessions: number;
   audit_entries: number;
+  /** The bundle's checksum (its last line). */
+  checksum: string;
+  /** The bundle's text, when neither `file` nor `out` was given. */
+  text?: string;
   /** Records that could not be read and were left out (only with `all`). */
   problems: StoreProblem[];
 }
 
-/** A portable bundle of a session and its descendants (or of the store): records and their audit entries. */
+/**
+ * A portable bundle of a session and its descendants (or of the store): records and their audit
+ * entries, written as they are read (each record once), in the line format of tools/transfer/bundle.ts.
+ */
 export async function exportSessions(sessions: SessionContext, options: ExportOptions): Promise<ExportResult> {
   if (Boolean(options.all) === (options.id !== undefined))
     throw new SessionError('EINVALID', 'export needs a session id or --all (not both)');
-  let chosen: SessionRecord[];
-  let roots: string[];
-  let problems: StoreProblem[] = [];
-  if (options.id !== undefined) {
-    assertValidId(options.id);
-    // The hierarchy's index finds the subtree without reading the whole store.
-    const nodes = await subtreeNodes(sessions, options.id);
-    const unreadable = nodes.find((n) => n.record === null);
-    // Reading it again throws its own ECORRUPT or EVERSION: a bundle never leaves part of a tree out.
-    if (unreadable) await sessions.store.read(unreadable.id);
-    chosen = nodes.map((n) => n.record!);
-    roots = [options.id];
-  } else {
-    const scan = sessions.store.scan();
-    const records = scan.records;
-    problems = scan.problems;
-    const ids = new Set(records.map((r) => r.agent_id));
-    roots = records
-      .filter((r) => r.parent_session_id === null || !ids.has(r.parent_session_id))
-      .map((r) => r.agent_id)
-      .sort();
-    chosen = roots.flatMap((root) => subtree(records, root));
-    // Sessions caught in a parent-link cycle have no root above them: export them as they are.
-    const reached = new Set(chosen.map((r) => r.agent_id));
-    chosen.push(...records.filter((r) => !reached.has(r.agent_id)));
+  // The subtree's records are read (and an unreadable one refused) before anything is written.
+  const subtree = options.id === undefined ? undefined : await readSubtree(sessions, options.id);
+  const ids = subtree ? subtree.map((r) => r.agent_id) : sessions.store.ids().sort();
+  throwIfInterrupted(options.signal, 0, ids.length);
+  const chunks: string[] = [];
+  const file = options.file === undefined ? undefined : new BundleFile(options.file);
+  const emit = file ? (t: string) => file.write(t) : (options.out ?? ((t: string) => void chunks.push(t)));
+  try {
+    const writer = new BundleWriter(emit);
+    writer.header(new Date(sessions.now()).toISOString(), ids.length);
+    const problems: StoreProblem[] = [];
+    const dir = sessions.store.dir;
+    const prefix = dir.endsWith(sep) ? dir : dir + sep;
+    // With --all, every session whose parent is not in the store is a root: only the links are kept.
+    const parents = new Map<string, string | null>();
+    for (const [i, id] of ids.entries()) {
+      throwIfInterrupted(options.signal, i, ids.length);
+      const record = subtree ? subtree[i]! : readForAll(prefix, id, problems);
+      if (record !== undefined) {
+        writer.session(record);
+        parents.set(record.agent_id, record.parent_session_id);
+      }
+      options.onProgress?.(i + 1, ids.length);
+    }
+    const { entries } = await readAudit(sessions);
+    for (const entry of entries) if (entry.ids.some((id) => parents.has(id))) writer.auditEntry(entry);
+    throwIfInterrupted(options.signal, ids.length, ids.length);
+    const roots = subtree
+      ? [options.id!]
+      : [...parents].filter(([, parent]) => parent === null || !parents.has(parent)).map(([id]) => id);
+    const checksum = writer.finish(roots);
+    file?.commit();
+    return {
+      file: options.file ?? null,
+      sessions: writer.sessions,
+      audit_entries: writer.audit,
+      checksum,
+      ...(file || options.out ? {} : { text: chunks.join('') }),
+      problems,
+    };
+  } catch (err) {
+    file?.abort();
+    throw err;
   }
-  throwIfInterrupted(options.signal, 0, chosen.length);
-  const wanted = new Set(chosen.map((r) => r.agent_id));
-  const { entries } = await readAudit(sessions);
-  const audit = entries.filter((e) => e.ids.some((id) => wanted.has(id)));
-  const bundle = makeBundle({ exported_at: new Date(sessions.now()).toISOString(), roots, sessions: chosen, audit });
-  throwIfInterrupted(options.signal, 0, chosen.length);
-  if (options.file !== undefined) await writeBundleFile(options.file, `${JSON.stringify(bundle, null, 2)}\n`);
-  return { bundle, file: options.file ?? null, sessions: chosen.length, audit_entries: audit.length, problems };
 }
 
-/** `root` and its descendants from a full scan (for `--all`), depth first, parents before children. */
-export function subtree(records: SessionRecord[], root: string): SessionRecord[] {
-  const byId = new Map(records.map((r) => [r.agent_id, r]));
-  const children = new Map<string, SessionRecord[]>();
-  for (const r of records) {
-    if (r.parent_session_id === null) continue;
-    const list = children.get(r.parent_session_id) ?? [];
-    list.push(r);
-    children.set(r.parent_session_id, list);
+/** The subtree's records, root first, parents before children; a record it cannot read throws its error. */
+async function readSubtree(sessions: SessionContext, id: string): Promise<SessionRecord[]> {
+  assertValidId(id);
+  // The hierarchy's index finds the subtree without reading the whole store.
+  const nodes = await subtreeNodes(sessions, id);
+  const unreadable = nodes.find((n) => n.record === null);
+  // Reading it again throws its own ECORRUPT or EVERSION: a bundle never leaves part of a tree out.
+  if (unreadable) await sessions.store.read(unreadable.id);
+  return nodes.map((n) => n.record!);
+}
+
+/** With --all, a record that cannot be read is left out and reported, never a failure of the export. */
+function readForAll(prefix: string, id: string, problems: StoreProblem[]): SessionRecord | undefined {
+  const file = `${prefix}${id}${sep}${STATE_FILE}`;
+  try {
+    // Plain concatenation, as the store's own scan does: ids() only returns valid single path segments.
+    const text = readRecordText(file, id);
+    return text === undefined ? undefined : parseRecord(text, id);
+  } catch (err) {
+    const e = err as SessionError;
+    problems.push({ id, path: file, code: e.code ?? 'ECORRUPT', message: e.message });
+    return undefined;
   }
-  const out: SessionRecord[] = [];
-  const seen = new Set<string>();
-  const stack = byId.has(root) ? [byId.get(root)!] : [];
-  while (stack.length > 0) {
-    const r = stack.pop()!;
-    // A parent-link cycle (a hand-edited store) must not loop forever.
-    if (seen.has(r.agent_id)) continue;
-    seen.add(r.agent_id);
-    out.push(r);
-    const kids = (children.get(r.agent_id) ?? []).sort((a, b) => b.agent_id.localeCompare(a.agent_id));
-    stack.push(...kids);
-  }
-  return out;
 }

@@ -1,17 +1,25 @@
 import { readAudit } from '../audit/read.js';
+import type { AuditEntry } from '../audit/entry.js';
 import { isSessionError, SessionError, toSessionError } from '../errors.js';
 import { throwIfInterrupted } from '../safe-points.js';
 import { generateId } from '../ids.js';
-import { serializeRecord, type SessionRecord } from '../record.js';
+import { parseRecord, serializeRecord } from '../record.js';
 import type { SessionContext } from '../session-context.js';
-import { readBundleFile } from './bundle-file.js';
+import { firstLine, forEachLine, readBundleFile } from './bundle-file.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { ImportStaging, type ImportManifest } from '../store/import-stage.js';
 import { LOCK_STALE_MS } from '../store/lock.js';
 import { withSessionLocks, type SessionLocksCheck } from '../store/subtree-locks.js';
 import { Trash } from '../store/trash.js';
 import { isLive } from '../trees/restore.js';
-import { parseBundleText, verifyBundle, type Bundle } from './bundle.js';
+import {
+  BundleReader,
+  isWholeBundle,
+  parseBundleText,
+  verifyBundleV1,
+  type BundleItem,
+  type BundleSummary,
+} from './bundle.js';
 
 export type ImportSource = { file: string } | { text: string } | { bundle: unknown };
 
@@ -22,6 +30,8 @@ export interface ImportOptions {
   overwrite?: boolean;
   /** Aborting it stops the import while it stages (nothing imported, EINTERRUPTED); once committing, it finishes. */
   signal?: AbortSignal;
+  /** Called as sessions are staged: `done` of `total` (the bundle's own count, known from its first line). */
+  onProgress?: (done: number, total: number) => void;
 }
 
 export interface ImportResult {
@@ -40,7 +50,20 @@ export interface ImportResult {
   recovered: string[];
 }
 
-/** Validates a bundle and imports all of its sessions, or none (see tools/store/import-stage.ts). */
+/** A staged session: its id and parent link (the record itself is on disk, in the staging area). */
+interface Staged {
+  id: string;
+  parent: string | null;
+}
+
+/** Sessions are staged, and made durable, this many at a time. */
+const BATCH = 256;
+
+/**
+ * Validates a bundle and imports all of its sessions, or none (see tools/store/import-stage.ts). The
+ * bundle is read once, as it is staged: nothing becomes live before the whole of it is read and its
+ * checksum verified.
+ */
 export async function importSessions(
   sessions: SessionContext,
   source: ImportSource,
@@ -48,58 +71,68 @@ export async function importSessions(
 ): Promise<ImportResult> {
   if (options.rename && options.overwrite)
     throw new SessionError('EINVALID', '--rename and --overwrite cannot be used together');
-  const raw =
-    'bundle' in source
-      ? source.bundle
-      : parseBundleText('text' in source ? source.text : await readBundleFile(source.file));
-  const { bundle, records: bundled } = verifyBundle(raw);
+  const open = openBundle(source);
+  // A file that is no bundle at all is refused before anything else happens.
+  await open.check();
   const recovered = await recoverImports(sessions);
   const { store } = sessions;
-  let plan: ImportPlan;
-  try {
-    plan = planImport(bundled, new Set(store.ids()), options, () => generateId(new Date(sessions.now())));
-  } catch (err) {
-    return refuseRepeat(sessions, bundle, err);
-  }
-  const ids = plan.records.map((r) => r.agent_id);
+  const existing = new Set(store.ids());
   const staging = new ImportStaging(store.dir);
   const op = ImportStaging.newOp(sessions.now());
   const audit = {
     op,
-    checksum: bundle.checksum,
-    renamed: plan.renamed,
-    replaced: plan.replaced,
+    checksum: '',
+    renamed: {} as Record<string, string>,
+    replaced: [] as string[],
     backup: null as string | null,
   };
-  const manifest: ImportManifest = { op, ids, replaced: plan.replaced, status: 'staged', pid: process.pid, audit };
-  const timeoutMs = sessions.settings.lockTimeoutMs + ids.length * 10;
+  const manifest: ImportManifest = { op, ids: [], replaced: [], status: 'staged', pid: process.pid, audit };
   let auditEntries = 0;
+  let staged: Staged[] = [];
   await staging.withOpLock(op, sessions.settings.lockTimeoutMs, async () => {
     try {
       await staging.writeManifest(manifest);
-      // All or nothing: an interrupt while staging imports none of it (0 of N); once committing, it finishes.
-      for (const record of plan.records) {
-        throwIfInterrupted(options.signal, 0, ids.length);
-        await staging.stage(op, record.agent_id, serializeRecord(record));
+      const read = await stageBundle(staging, op, open, existing, options);
+      audit.checksum = read.summary.checksum;
+      if (read.collisions.length > 0 && !options.rename && !options.overwrite)
+        await refuseRepeat(sessions, staging, op, read.summary, read.collisions);
+      staged = read.staged;
+      if (options.rename) {
+        audit.renamed = renameCollisions(read.collisions, new Set([...existing, ...staged.map((s) => s.id)]), () =>
+          generateId(new Date(sessions.now())),
+        );
+        await restageRenamed(staging, op, staged, audit.renamed);
       }
-      throwIfInterrupted(options.signal, 0, ids.length);
+      if (options.overwrite) audit.replaced = read.collisions;
+      manifest.ids = staged.map((s) => s.id);
+      manifest.replaced = audit.replaced;
+      await staging.writeManifest(manifest);
+      throwIfInterrupted(options.signal, 0, staged.length);
       // The parents outside the bundle are locked too: none can go to the trash while this commits.
-      const inBundle = new Set(ids);
+      const inBundle = new Set(manifest.ids);
       const parents = [
-        ...new Set(
-          plan.records.map((r) => r.parent_session_id).filter((p): p is string => p !== null && !inBundle.has(p)),
-        ),
+        ...new Set(staged.map((r) => r.parent).filter((p): p is string => p !== null && !inBundle.has(p))),
       ];
+      const timeoutMs = sessions.settings.lockTimeoutMs + manifest.ids.length * 10;
+      // Index markers go before the records they describe (see tools/store/children-index.ts). They
+      // describe no live session until the commit, so they are written before the locks are taken:
+      // the locks of every id are held only while the sessions move into place.
+      const index = new ChildrenIndex(store.dir);
+      for (let i = 0; i < staged.length; i += BATCH) {
+        throwIfInterrupted(options.signal, 0, staged.length);
+        index.addMany(staged.slice(i, i + BATCH).map((s) => ({ parent: s.parent, child: s.id })));
+      }
       await withSessionLocks(
         store.dir,
-        [...ids, ...parents],
+        [...manifest.ids, ...parents],
         timeoutMs,
         async (check) => {
-          await refuseParentsInTrash(sessions, plan.records, parents);
-          await commit(staging, manifest, plan.records, store.dir, check);
+          await refuseParentsInTrash(sessions, staged, parents);
+          await commit(staging, manifest, staged, check);
         },
         options.signal,
       );
+      options.onProgress?.(staged.length, staged.length);
     } catch (err) {
       if (manifest.status === 'staged') await staging.discard(op);
       throw err;
@@ -107,37 +140,216 @@ export async function importSessions(
     // Still under the import's lock, and the staging (manifest `done`) dropped only once the entry is
     // written: an importer killed before that has its entry written by the recovery that finishes it.
     audit.backup = await staging.keepBackup(op);
-    auditEntries = await replayAudit(sessions, bundle);
-    await sessions.audit('import', ids, audit);
+    auditEntries = await replayAudit(sessions, staging, op);
+    await sessions.audit('import', manifest.ids, audit);
     await staging.discard(op);
   });
-  const known = new Set([...ids, ...store.ids()]);
-  const orphans = plan.records.filter((r) => r.parent_session_id !== null && !known.has(r.parent_session_id));
+  const known = new Set([...manifest.ids, ...store.ids()]);
+  const orphans = staged.filter((r) => r.parent !== null && !known.has(r.parent));
   return {
-    imported: ids,
-    renamed: plan.renamed,
-    replaced: plan.replaced,
+    imported: manifest.ids,
+    renamed: audit.renamed,
+    replaced: audit.replaced,
     backup: audit.backup,
     audit_entries: auditEntries,
-    orphans: orphans.map((r) => r.agent_id),
+    orphans: orphans.map((r) => r.id),
     recovered,
   };
+}
+
+/** A bundle to read: `check` refuses what is no bundle at all; `read` hands over its items and verifies it. */
+interface OpenBundle {
+  check(): Promise<void>;
+  read(onStart: (expected: number) => void, onItem: (item: BundleItem) => Promise<void>): Promise<BundleSummary>;
+}
+
+/**
+ * A version 2 bundle (lines) is read as it is staged; a version 1 bundle (one JSON document, or a
+ * library caller's parsed object) is parsed and verified whole first.
+ */
+function openBundle(source: ImportSource): OpenBundle {
+  if ('bundle' in source) return wholeBundle(() => Promise.resolve(source.bundle));
+  if ('text' in source) {
+    const first = source.text.slice(0, Math.max(0, source.text.indexOf('\n')) || source.text.length);
+    if (!isLineBundle(first)) return wholeBundle(async () => parseBundleText(source.text));
+    const lines = source.text.split('\n');
+    return lineBundle(async (onLine) => {
+      for (const line of lines) await onLine(Buffer.from(line, 'utf8'));
+    });
+  }
+  let line: string | undefined;
+  const isLines = () => (line ??= firstLine(source.file)) !== undefined && isLineBundle(line);
+  const whole = wholeBundle(async () => parseBundleText(await readBundleFile(source.file)));
+  const lines = lineBundle((onLine) => forEachLine(source.file, onLine));
+  return {
+    check: async () => (isLines() ? lines.check() : whole.check()),
+    read: (onStart, onItem) => (isLines() ? lines.read(onStart, onItem) : whole.read(onStart, onItem)),
+  };
+}
+
+/** Whether a first line is a line-based bundle's header (anything else is read as one JSON document). */
+function isLineBundle(first: string): boolean {
+  try {
+    const raw = JSON.parse(first) as unknown;
+    return !isWholeBundle(raw) && typeof raw === 'object' && raw !== null && 'format_version' in raw;
+  } catch {
+    return false;
+  }
+}
+
+function wholeBundle(load: () => Promise<unknown>): OpenBundle {
+  let verified: ReturnType<typeof verifyBundleV1> | undefined;
+  const check = async () => {
+    verified ??= verifyBundleV1(await load());
+  };
+  return {
+    check,
+    read: async (onStart, onItem) => {
+      await check();
+      onStart(verified!.records.length);
+      for (const record of verified!.records) await onItem({ session: record });
+      for (const entry of verified!.audit) await onItem({ audit: entry });
+      return verified!.summary;
+    },
+  };
+}
+
+function lineBundle(each: (onLine: (line: Buffer) => Promise<void>) => Promise<void>): OpenBundle {
+  return {
+    // The header is checked with the first line read; a version 2 bundle is verified as it is staged.
+    check: async () => undefined,
+    read: async (onStart, onItem) => {
+      const reader = new BundleReader();
+      let started = false;
+      await each(async (line) => {
+        const item = reader.line(line);
+        if (!started && reader.exportedAt !== '') {
+          started = true;
+          onStart(reader.expected);
+        }
+        if (item) await onItem(item);
+      });
+      return reader.finish();
+    },
+  };
+}
+
+interface StagedBundle {
+  summary: BundleSummary;
+  staged: Staged[];
+  /** Ids of the bundle that exist in the store. */
+  collisions: string[];
+}
+
+/**
+ * Reads the bundle into the staging area, in durable batches. A collision without --rename or
+ * --overwrite stops the staging (the import is refused) but the bundle is still read to its end, so
+ * that a changed bundle is reported as such and an already imported one can be recognised.
+ */
+async function stageBundle(
+  staging: ImportStaging,
+  op: string,
+  bundle: OpenBundle,
+  existing: Set<string>,
+  options: ImportOptions,
+): Promise<StagedBundle> {
+  const staged: Staged[] = [];
+  const collisions: string[] = [];
+  let unsynced = 0;
+  let auditLines: string[] = [];
+  let expected = 0;
+  const flush = async () => {
+    throwIfInterrupted(options.signal, 0, Math.max(expected, staged.length));
+    await staging.syncWritten(op);
+    unsynced = 0;
+    options.onProgress?.(staged.length, Math.max(expected, staged.length));
+  };
+  const summary = await bundle.read(
+    (n) => (expected = n),
+    async (item) => {
+      if ('audit' in item) {
+        auditLines.push(`${JSON.stringify(item.audit satisfies AuditEntry)}\n`);
+        if (auditLines.length >= BATCH) {
+          staging.stageAudit(op, auditLines);
+          auditLines = [];
+        }
+        return;
+      }
+      const record = item.session;
+      if (existing.has(record.agent_id)) collisions.push(record.agent_id);
+      if (collisions.length > 0 && !options.rename && !options.overwrite) return;
+      staged.push({ id: record.agent_id, parent: record.parent_session_id });
+      // Written at once, synced by the batch: a record never outlives its line (memory stays flat).
+      await staging.write(op, record.agent_id, serializeRecord(record));
+      if (++unsynced >= BATCH) await flush();
+    },
+  );
+  staging.stageAudit(op, auditLines);
+  await flush();
+  return { summary, staged, collisions };
+}
+
+/** New ids for the colliding sessions (`taken`: every id of the store and of the bundle). */
+function renameCollisions(collisions: string[], taken: Set<string>, newId: () => string): Record<string, string> {
+  const renamed: Record<string, string> = {};
+  for (const id of collisions) {
+    let fresh = newId();
+    while (taken.has(fresh)) fresh = newId();
+    taken.add(fresh);
+    renamed[id] = fresh;
+  }
+  return renamed;
+}
+
+/** Stages again, under their new ids and parent links, the sessions `--rename` changes. */
+async function restageRenamed(
+  staging: ImportStaging,
+  op: string,
+  staged: Staged[],
+  renamed: Record<string, string>,
+): Promise<void> {
+  const rewrite = (id: string | null) => (id === null ? null : (renamed[id] ?? id));
+  let batch: { id: string; text: string }[] = [];
+  for (const s of staged) {
+    if (renamed[s.id] === undefined && (s.parent === null || renamed[s.parent] === undefined)) continue;
+    const record = parseRecord(staging.readStaged(op, s.id), s.id);
+    await staging.unstage(op, s.id);
+    s.id = rewrite(s.id)!;
+    s.parent = rewrite(s.parent);
+    batch.push({ id: s.id, text: serializeRecord({ ...record, agent_id: s.id, parent_session_id: s.parent }) });
+    if (batch.length >= BATCH) {
+      await staging.stageBatch(op, batch);
+      batch = [];
+    }
+  }
+  await staging.stageBatch(op, batch);
 }
 
 /**
  * A collision with sessions an earlier import of this same bundle brought in (its `import` entry
  * names them) is the rerun of a finished import: say so, and copy the bundle's audit entries the
- * trail still lacks (an importer killed before copying them). Any other error passes unchanged.
+ * trail still lacks (an importer killed before copying them). Otherwise the collisions are refused.
  */
-async function refuseRepeat(sessions: SessionContext, bundle: Bundle, err: unknown): Promise<never> {
-  if (!isSessionError(err, 'EEXIST')) throw err;
-  const colliding = (err.details.ids ?? []) as string[];
+async function refuseRepeat(
+  sessions: SessionContext,
+  staging: ImportStaging,
+  op: string,
+  bundle: BundleSummary,
+  colliding: string[],
+): Promise<never> {
   const earlier = (await readAudit(sessions, { action: 'import' })).entries.filter(
     (e) => e.details?.checksum === bundle.checksum,
   );
   const covered = new Set(earlier.flatMap((e) => e.ids));
-  if (earlier.length === 0 || !colliding.every((id) => covered.has(id))) throw err;
-  const copied = await replayAudit(sessions, bundle);
+  if (earlier.length === 0 || !colliding.every((id) => covered.has(id))) {
+    throw new SessionError(
+      'EEXIST',
+      `${colliding.length} session(s) of the bundle already exist (${colliding.slice(0, 5).join(', ')}); ` +
+        'use --rename or --overwrite',
+      { details: { ids: colliding } },
+    );
+  }
+  const copied = await replayAudit(sessions, staging, op);
   const when = earlier[earlier.length - 1]!.time;
   const replayed = copied > 0 ? ` (${copied} missing audit entries of the bundle copied)` : '';
   throw new SessionError(
@@ -150,60 +362,22 @@ async function refuseRepeat(sessions: SessionContext, bundle: Bundle, err: unkno
   );
 }
 
-interface ImportPlan {
-  records: SessionRecord[];
-  renamed: Record<string, string>;
-  replaced: string[];
-}
-
-/** Decides ids: collisions refused, renamed (links inside the bundle rewritten) or replaced. */
-function planImport(
-  records: SessionRecord[],
-  existing: Set<string>,
-  options: ImportOptions,
-  newId: () => string,
-): ImportPlan {
-  const collisions = records.map((r) => r.agent_id).filter((id) => existing.has(id));
-  if (collisions.length > 0 && !options.rename && !options.overwrite) {
-    throw new SessionError(
-      'EEXIST',
-      `${collisions.length} session(s) of the bundle already exist (${collisions.slice(0, 5).join(', ')}); ` +
-        'use --rename or --overwrite',
-      {
-        details: { ids: collisions },
-      },
-    );
-  }
-  if (!options.rename) return { records, renamed: {}, replaced: options.overwrite ? collisions : [] };
-  const taken = new Set([...existing, ...records.map((r) => r.agent_id)]);
-  const renamed: Record<string, string> = {};
-  for (const id of collisions) {
-    let fresh = newId();
-    while (taken.has(fresh)) fresh = newId();
-    taken.add(fresh);
-    renamed[id] = fresh;
-  }
-  const rewrite = (id: string | null) => (id === null ? null : (renamed[id] ?? id));
-  return {
-    records: records.map((r) => ({
-      ...r,
-      agent_id: rewrite(r.agent_id)!,
-      parent_session_id: rewrite(r.parent_session_id),
-    })),
-    renamed,
-    replaced: [],
-  };
-}
-
-/** Under the locks of every id: set aside replaced sessions, index, place; roll back on any failure. */
+/**
+ * Under the locks of every id: set aside replaced sessions, place (one rename each), then sync
+ * the store directory once; roll back on any failure.
+ */
 async function commit(
   staging: ImportStaging,
   manifest: ImportManifest,
-  records: SessionRecord[],
-  storeDir: string,
+  staged: Staged[],
   check: SessionLocksCheck,
 ): Promise<void> {
-  const taken = manifest.ids.filter((id) => staging.isLive(id) && !manifest.replaced.includes(id));
+  const replaced = new Set(manifest.replaced);
+  // One look per id, each after its lock's check: thousands of looks must not starve the locks' refresh.
+  const taken = manifest.ids.filter((id) => {
+    check(id);
+    return !replaced.has(id) && staging.isLive(id);
+  });
   if (taken.length > 0)
     throw new SessionError('EEXIST', `session(s) created while importing: ${taken.join(', ')}`, {
       details: { ids: taken },
@@ -211,19 +385,17 @@ async function commit(
   check();
   manifest.status = 'committing';
   await staging.writeManifest(manifest);
-  const index = new ChildrenIndex(storeDir);
   try {
     for (const id of manifest.replaced) {
       if (!staging.isLive(id)) continue;
       check(id);
       await staging.setAside(manifest.op, id);
     }
-    for (const record of records) {
-      // Index markers go before the record they describe (see tools/store/children-index.ts).
-      await index.add(record.parent_session_id, record.agent_id);
-      check(record.agent_id);
-      await staging.place(manifest.op, record.agent_id);
+    for (const s of staged) {
+      check(s.id);
+      await staging.place(manifest.op, s.id);
     }
+    await staging.syncStore();
   } catch (err) {
     await rollBack(staging, manifest);
     throw err;
@@ -291,16 +463,27 @@ async function finishDone(sessions: SessionContext, staging: ImportStaging, mani
 }
 
 /**
- * Appends the bundle's audit entries (their original lines and hashes) that this trail lacks. Like
- * any audit append, a failure does not fail the import it follows (see `SessionContext.audit`).
+ * Appends the bundle's audit entries (their original lines and hashes, staged as the bundle was read)
+ * that this trail lacks. Like any audit append, a failure does not fail the import it follows (see
+ * `SessionContext.audit`).
  */
-async function replayAudit(sessions: SessionContext, bundle: Bundle): Promise<number> {
-  if (bundle.audit.length === 0) return 0;
+async function replayAudit(sessions: SessionContext, staging: ImportStaging, op: string): Promise<number> {
   try {
+    if (!staging.hasStagedAudit(op)) return 0;
     const have = new Set((await readAudit(sessions)).entries.map((e) => e.hash));
-    const lines = bundle.audit.filter((e) => !have.has(e.hash)).map((e) => `${JSON.stringify(e)}\n`);
-    if (lines.length > 0) await sessions.auditLog.append(lines);
-    return lines.length;
+    let copied = 0;
+    await staging.forEachStagedAudit(op, async (lines) => {
+      const fresh: string[] = [];
+      for (const line of lines) {
+        const hash = (JSON.parse(line) as AuditEntry).hash;
+        if (have.has(hash)) continue;
+        have.add(hash);
+        fresh.push(`${line}\n`);
+      }
+      if (fresh.length > 0) await sessions.auditLog.append(fresh);
+      copied += fresh.length;
+    });
+    return copied;
   } catch (err) {
     sessions.auditErrors.push(toSessionError(err, "copying the bundle's audit entries"));
     return 0;
@@ -308,17 +491,13 @@ async function replayAudit(sessions: SessionContext, bundle: Bundle): Promise<nu
 }
 
 /** A live session never has its parent in the trash: such a parent is restored first (EREFUSED). */
-async function refuseParentsInTrash(
-  sessions: SessionContext,
-  records: SessionRecord[],
-  parents: string[],
-): Promise<void> {
+async function refuseParentsInTrash(sessions: SessionContext, staged: Staged[], parents: string[]): Promise<void> {
   const trash = new Trash(sessions.store.dir);
   for (const parent of parents) {
     if (await isLive(sessions, parent)) continue;
     const holder = (await trash.holding(parent))[0];
     if (!holder) continue;
-    const child = records.find((r) => r.parent_session_id === parent)?.agent_id;
+    const child = staged.find((r) => r.parent === parent)?.id;
     throw new SessionError(
       'EREFUSED',
       `cannot import ${child}: its parent ${parent} is in the trash (entry ${holder}); restore ${parent} first`,

@@ -6,6 +6,7 @@ import { openExisting } from '../store-origin.js';
 import { resolveSessionRef } from '../session-ref.js';
 import { interruptible } from '../interruptible.js';
 import { checkPath } from '../parse.js';
+import { progressBar } from '../progress.js';
 
 interface Args {
   id?: string;
@@ -37,11 +38,28 @@ export async function handler(argv: Argv<Args>) {
   const file = output === undefined ? undefined : resolve(ctx.io.cwd, output);
   const sessions = openExisting(argv, argv.id);
   const id = argv.id === undefined ? undefined : resolveSessionRef(sessions, argv.id);
-  const result = await interruptible(ctx, (signal) => exportSessions(sessions, { id, all: argv.all, file, signal }));
+  // A bundle printed on the terminal would be torn by a bar drawn on the same screen.
+  const bar = progressBar(
+    file === undefined && ctx.io.isTTY ? { ...ctx, io: { ...ctx.io, stderrIsTTY: false } } : ctx,
+    'export',
+  );
+  // Without -o the bundle itself is the output, streamed as it is written (--json or not).
+  const out = file === undefined ? (text: string) => ctx.io.stdout(text) : undefined;
+  let result;
+  try {
+    result = await interruptible(
+      ctx,
+      (signal) => exportSessions(sessions, { id, all: argv.all, file, out, signal, onProgress: bar.update }),
+      bar.clear,
+    );
+  } catch (err) {
+    // The error's line (an interrupt's "interrupted after N of M") replaces the bar.
+    bar.clear();
+    throw err;
+  }
+  bar.end();
   for (const p of result.problems) ctx.warn(`left out ${p.id} (${p.code}): ${p.message}`);
-  // Without -o the bundle itself is the output (one JSON document, --json or not).
-  if (file === undefined) return ctx.json(result.bundle);
-  const { bundle: _bundle, ...summary } = result;
-  if (argv.json) return ctx.json(summary);
+  if (file === undefined) return;
+  if (argv.json) return ctx.json(result);
   ctx.out(`Exported ${result.sessions} session(s) and ${result.audit_entries} audit entries to ${file}.`);
 }

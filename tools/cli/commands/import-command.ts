@@ -4,6 +4,7 @@ import { importSessions } from '../../transfer/import.js';
 import type { Argv } from '../command-context.js';
 import { interruptible } from '../interruptible.js';
 import { checkPath } from '../parse.js';
+import { progressBar } from '../progress.js';
 
 interface Args {
   file: string;
@@ -25,9 +26,21 @@ export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const file = resolve(ctx.io.cwd, checkPath(argv.file, 'import') as string);
   const sessions = ctx.open(argv);
-  const result = await interruptible(ctx, (signal) =>
-    importSessions(sessions, { file }, { rename: argv.rename, overwrite: argv.overwrite, signal }),
-  );
+  const bar = progressBar(ctx, 'import');
+  const options = { rename: argv.rename, overwrite: argv.overwrite, onProgress: bar.update };
+  let result;
+  try {
+    result = await interruptible(
+      ctx,
+      (signal) => importSessions(sessions, { file }, { ...options, signal }),
+      bar.clear,
+    );
+  } catch (err) {
+    // The error's line (an interrupt's "interrupted after N of M") replaces the bar.
+    bar.clear();
+    throw err;
+  }
+  bar.end();
   if (argv.json) return ctx.json(result);
   ctx.out(`Imported ${result.imported.length} session(s) and ${result.audit_entries} audit entries.`);
   for (const [from, to] of Object.entries(result.renamed)) ctx.out(`  renamed ${from} -> ${to}`);
