@@ -1,6 +1,7 @@
 import type { Settings } from '../config.js';
 import { escapeControls } from '../errors.js';
 import { Sessions } from '../sessions.js';
+import { writeJson } from './json-output.js';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
 
@@ -49,7 +50,7 @@ export function makeContext(io: Io): Context {
       Sessions.open({ dir: args.dir, cwd: io.cwd, env: io.env, now: io.now, settings, actor: 'cli' }),
     // Text for people: a record's purpose or agent name can hold line breaks or terminal escapes.
     out: (line) => io.stdout(`${escapeControls(line)}\n`),
-    json: (value) => io.stdout(`${JSON.stringify(value, null, 2)}\n`),
+    json: (value) => writeJson(value, io.stdout),
     warn: (line) => io.stderr(`agent-session: ${escapeControls(line)}\n`),
   };
 }
