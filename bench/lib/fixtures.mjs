@@ -23,10 +23,12 @@ export async function loadSerializer(dist) {
  */
 export function writeStore(serialize, dir, count, options = {}) {
   const ids = [];
-  for (const op of planStore(serialize, dir, count, options, ids)) {
+  const events = options.audit ? [] : undefined;
+  for (const op of planStore(serialize, dir, count, options, ids, events)) {
     for (const d of op.dirs) mkdirSync(d, { recursive: true });
     for (const [file, text] of op.files) writeFileSync(file, text);
   }
+  if (events) writeAuditTrail(options.audit, dir, events);
   return ids;
 }
 
@@ -36,7 +38,8 @@ export function writeStore(serialize, dir, count, options = {}) {
  */
 export async function writeStoreAsync(serialize, dir, count, options = {}, concurrency = 48) {
   const ids = [];
-  const plan = planStore(serialize, dir, count, options, ids);
+  const events = options.audit ? [] : undefined;
+  const plan = planStore(serialize, dir, count, options, ids, events);
   const worker = async () => {
     // One generator shared by every worker: each takes the next session's writes.
     for (const op of plan) {
@@ -45,6 +48,7 @@ export async function writeStoreAsync(serialize, dir, count, options = {}, concu
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
+  if (events) writeAuditTrail(options.audit, dir, events);
   return ids;
 }
 
@@ -64,6 +68,7 @@ function* planStore(
   count,
   { now = Date.now(), shape = 'flat', branching = 3, kind = defaultKind, prefix = 's', index = false } = {},
   ids,
+  events,
 ) {
   mkdirSync(dir, { recursive: true });
   if (index) mkdirSync(path.join(dir, '.index', 'ids'), { recursive: true });
@@ -88,10 +93,78 @@ function* planStore(
         if (parent) files.push([path.join(dir, '.index', 'children', parent, id), '']);
         files.push([path.join(dir, '.index', 'ids', id), '']);
       }
+      if (events) auditEvents(record, i, events);
       yield { dirs, files };
       for (let c = fanOut - 1; c >= 0; c--) pending.push([id, depth + 1]);
     }
   }
+}
+
+/** The build's own audit line writer (tools/audit/entry.ts), for `writeStore(..., { audit })`. */
+export async function loadAuditFormatter(dist) {
+  const { formatEntry } = await import(pathToFileURL(path.join(dist, 'tools', 'audit', 'entry.js')).href);
+  return formatEntry;
+}
+
+/** What the store's default settings keep of the trail: audit.jsonl and 5 rotated files of 5 MiB at most. */
+const AUDIT_MAX_BYTES = 5 * 1024 * 1024;
+const AUDIT_KEEP = 5;
+
+/** The audit entries a session's life wrote (create, each phase change, finalize), as the library words them. */
+function auditEvents(record, i, events) {
+  const id = record.agent_id;
+  const actor = i % 4 === 0 ? 'cli' : 'hook';
+  const pid = 10_000 + (hash(i) % 50_000);
+  const base = { ids: [id], actor, pid };
+  events.push({
+    ...base,
+    time: Date.parse(record.created_at),
+    action: 'create',
+    details: { agent_name: record.agent_name, parent: record.parent_session_id, purpose: record.purpose },
+  });
+  for (const step of record.history) {
+    const time = Date.parse(step.timestamp);
+    if (step.event === 'finalized') {
+      const details = {
+        outcome: record.outcome,
+        summary: record.summary,
+        from_phase: step.from_phase,
+        duration_seconds: record.duration_seconds,
+      };
+      events.push({ ...base, time, action: 'finalize', details });
+    } else {
+      events.push({
+        ...base,
+        time,
+        action: 'update',
+        details: { phase: { from: step.from_phase, to: step.to_phase } },
+      });
+    }
+  }
+}
+
+/**
+ * The trail as a store with the default settings has it: the newest entries that fit in audit.jsonl and
+ * its rotated files (audit.1.jsonl newest … audit.5.jsonl oldest), each rotated at 5 MiB, in time order.
+ */
+function writeAuditTrail(formatEntry, dir, events) {
+  events.sort((a, b) => b.time - a.time);
+  const files = [[]];
+  let size = 0;
+  for (const event of events) {
+    const line = formatEntry(event).join('');
+    if (size + line.length > AUDIT_MAX_BYTES) {
+      if (files.length > AUDIT_KEEP) break;
+      files.push([]);
+      size = 0;
+    }
+    files.at(-1).push(line);
+    size += line.length;
+  }
+  files.forEach((lines, k) => {
+    const name = k === 0 ? 'audit.jsonl' : `audit.${k}.jsonl`;
+    writeFileSync(path.join(dir, name), lines.reverse().join(''));
+  });
 }
 
 /** Two thirds older than a day (cleanup material); a mix of final, paused and running phases. */

@@ -37,10 +37,15 @@ export interface Context {
   open(args: GlobalArgs, settings?: Partial<Settings>): Sessions;
   /** Writes one line (adds the newline). */
   out(line: string): void;
+  /** Writes many lines as `out` does, in a few large writes (a listing of 100,000 sessions). */
+  outLines(lines: Iterable<string>): void;
   /** Writes `value` as the single JSON document of stdout. */
   json(value: unknown): void;
   warn(line: string): void;
 }
+
+/** Lines are handed to stdout in pieces of about this size: one write per line costs more than the line. */
+const OUT_CHUNK = 64 * 1024;
 
 export function makeContext(io: Io): Context {
   return {
@@ -50,6 +55,17 @@ export function makeContext(io: Io): Context {
       Sessions.open({ dir: args.dir, cwd: io.cwd, env: io.env, now: io.now, settings, actor: 'cli' }),
     // Text for people: a record's purpose or agent name can hold line breaks or terminal escapes.
     out: (line) => io.stdout(`${escapeControls(line)}\n`),
+    outLines: (lines) => {
+      let pending = '';
+      for (const line of lines) {
+        pending += `${escapeControls(line)}\n`;
+        if (pending.length >= OUT_CHUNK) {
+          io.stdout(pending);
+          pending = '';
+        }
+      }
+      if (pending !== '') io.stdout(pending);
+    },
     json: (value) => writeJson(value, io.stdout),
     warn: (line) => io.stderr(`agent-session: ${escapeControls(line)}\n`),
   };
