@@ -1,7 +1,7 @@
 import type { Settings } from '../config.js';
 import { escapeControls } from '../errors.js';
 import { Sessions } from '../sessions.js';
-import { writeJson } from './json-output.js';
+import { writeJson, writePieces } from './json-output.js';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
 
@@ -14,7 +14,9 @@ interface SignalSource {
 
 /** What the CLI needs from the outside world; tests pass a fake one. */
 export interface Io {
-  stdout(text: string): void;
+  /** False when the reader lags (a pipe): then `drain`, when given, waits until it has caught up. */
+  stdout(text: string): boolean | void;
+  drain?: () => Promise<void>;
   stderr(text: string): void;
   env: Record<string, string | undefined>;
   cwd: string;
@@ -37,17 +39,15 @@ export interface Context {
   open(args: GlobalArgs, settings?: Partial<Settings>): Sessions;
   /** Writes one line (adds the newline). */
   out(line: string): void;
-  /** Writes many lines as `out` does, in a few large writes (a listing of 100,000 sessions). */
-  outLines(lines: Iterable<string>): void;
+  /** Writes many lines as `out` does, in a few large writes, waiting for a slow reader (a listing of 100,000). */
+  outLines(lines: Iterable<string>): Promise<void>;
   /** Writes `value` as the single JSON document of stdout. */
-  json(value: unknown): void;
+  json(value: unknown): Promise<void>;
   warn(line: string): void;
 }
 
-/** Lines are handed to stdout in pieces of about this size: one write per line costs more than the line. */
-const OUT_CHUNK = 64 * 1024;
-
 export function makeContext(io: Io): Context {
+  const sink = { write: (text: string) => io.stdout(text), drain: io.drain };
   return {
     io,
     exitCode: 0,
@@ -55,21 +55,15 @@ export function makeContext(io: Io): Context {
       Sessions.open({ dir: args.dir, cwd: io.cwd, env: io.env, now: io.now, settings, actor: 'cli' }),
     // Text for people: a record's purpose or agent name can hold line breaks or terminal escapes.
     out: (line) => io.stdout(`${escapeControls(line)}\n`),
-    outLines: (lines) => {
-      let pending = '';
-      for (const line of lines) {
-        pending += `${escapeControls(line)}\n`;
-        if (pending.length >= OUT_CHUNK) {
-          io.stdout(pending);
-          pending = '';
-        }
-      }
-      if (pending !== '') io.stdout(pending);
-    },
-    json: (value) => writeJson(value, io.stdout),
+    outLines: (lines) => writePieces(escapedLines(lines), sink),
+    json: (value) => writeJson(value, sink),
     warn: (line) => io.stderr(`agent-session: ${escapeControls(line)}\n`),
   };
 }
 
 /** yargs passes the parsed arguments plus the context our middleware attaches. */
 export type Argv<T> = T & GlobalArgs & { ctx: Context };
+
+function* escapedLines(lines: Iterable<string>): Generator<string> {
+  for (const line of lines) yield `${escapeControls(line)}\n`;
+}

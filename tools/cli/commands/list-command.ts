@@ -62,5 +62,5 @@ export async function handler(argv: Argv<Args>) {
     relativeTime(s.last_updated, now),
     s.purpose ?? '',
   ]);
-  ctx.outLines(table(['ID', 'AGENT', 'PHASE', 'STATUS', 'UPDATED', 'PURPOSE'], rows));
+  return ctx.outLines(table(['ID', 'AGENT', 'PHASE', 'STATUS', 'UPDATED', 'PURPOSE'], rows));
 }

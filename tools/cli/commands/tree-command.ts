@@ -20,7 +20,7 @@ export async function handler(argv: Argv<{ id?: string }>) {
   if (argv.json) return ctx.json({ root: id ?? null, sessions: rows });
   if (rows.length === 0) return ctx.out('No sessions.');
   const now = sessions.now();
-  ctx.outLines(
+  return ctx.outLines(
     rows.map((r) => {
       const orphan = r.orphan ? `  (orphan: parent ${r.parent_session_id} is gone)` : '';
       return (
