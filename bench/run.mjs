@@ -1,13 +1,14 @@
 // `npm run bench`: runs each benchmark module against the build at AGENT_SESSION_DIST
 // (default dist/), prints a report and writes the figures as JSON.
-// Usage: node bench/run.mjs [--only store,list,hooks,cleanup] [--out FILE] [--quick] [--check] [--tmp DIR]
-//                          [--variant NAME=DIR ...]
+// Usage: node bench/run.mjs [--only store,list,hooks,cleanup,scale] [--out FILE] [--quick] [--check] [--tmp DIR]
+//                          [--variant NAME=DIR ...] [--sizes 10000,100000]
 //   --out    where the JSON goes (default bench/results.json)
 //   --quick  fewer repetitions (a smoke run; figures are noisier)
 //   --check  exit 1 when a target fails
 //   --tmp    where the temporary stores go (default: the OS temp dir)
 //   --variant  another build (node scripts/build.mjs --out DIR) whose hooks the hooks module times in
 //              the same rounds as this build's, interleaved; repeatable
+//   --sizes    the store sizes of the scale module (default 10000,100000)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { rssMethod } from './lib/measure.mjs';
 
-const MODULES = ['store', 'list', 'hooks', 'cleanup'];
+const MODULES = ['store', 'list', 'hooks', 'cleanup', 'scale'];
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const { values: opts } = parseArgs({
   options: {
@@ -25,8 +26,14 @@ const { values: opts } = parseArgs({
     check: { type: 'boolean', default: false },
     tmp: { type: 'string', default: tmpdir() },
     variant: { type: 'string', multiple: true, default: [] },
+    sizes: { type: 'string' },
   },
 });
+const sizes = opts.sizes?.split(',').map(Number);
+if (sizes && !sizes.every((n) => Number.isInteger(n) && n > 1000)) {
+  console.error(`bench: --sizes wants whole numbers above 1000, separated by commas; got ${opts.sizes}`);
+  process.exit(2);
+}
 const dist = path.resolve(root, process.env.AGENT_SESSION_DIST ?? 'dist');
 const selected = opts.only ? opts.only.split(',') : MODULES;
 const variants = opts.variant.map((spec) => {
@@ -75,6 +82,7 @@ for (const name of selected) {
       env: cleanEnv(),
       root,
       variants,
+      ...(sizes ? { sizes } : {}),
     });
   } catch (err) {
     result = { error: err.stack ?? String(err) };

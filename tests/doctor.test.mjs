@@ -11,9 +11,10 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
-import { cli, loadLibrary, tempDir } from './helpers/run.mjs';
+import { CLI, cleanEnv, cli, loadLibrary, tempDir } from './helpers/run.mjs';
 
 const HOUR_AGO = new Date(Date.now() - 3_600_000);
 
@@ -335,4 +336,48 @@ test('a store that does not exist: an error finding (exit 1); with --repair a wa
     ['warning'],
   );
   assert.equal(existsSync(dir), false);
+});
+
+test('on a terminal, doctor of a large store draws a progress bar on stderr; piped, nothing', async (t) => {
+  const script = spawnSync('script', ['--version'], { encoding: 'utf8' });
+  if (script.status !== 0) return t.skip('no util-linux script(1) to provide a terminal');
+  const dir = tempDir(t);
+  // 600 finished sessions written directly (creating them one by one would dominate the test).
+  const at = HOUR_AGO.toISOString();
+  for (let i = 0; i < 600; i++) {
+    const id = `bulk-${i}`;
+    mkdirSync(path.join(dir, id));
+    const rec = {
+      schema_version: 1,
+      agent_id: id,
+      agent_name: 'w',
+      purpose: null,
+      created_at: at,
+      last_updated: at,
+      phase: 'completed',
+      metadata: {},
+      resume_ready: false,
+      history: [],
+      error_count: 0,
+      last_error: null,
+      parent_session_id: null,
+      finalized_at: at,
+      outcome: 'completed',
+    };
+    writeFileSync(path.join(dir, id, 'state.json'), `${JSON.stringify(rec, null, 2)}\n`);
+  }
+  const piped = await cli(dir, ['doctor', '--json']);
+  assert.equal(piped.stderr, '');
+  const out = path.join(tempDir(t), 'out.json');
+  const command =
+    `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} --dir ${JSON.stringify(dir)} ` +
+    `doctor --json > ${JSON.stringify(out)}`;
+  const tty = spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: cleanEnv(),
+  });
+  assert.match(tty.stdout, /doctor \[#+\] 600\/600/);
+  // The report on stdout is whole and the same as when piped.
+  assert.equal(readFileSync(out, 'utf8'), piped.stdout);
 });

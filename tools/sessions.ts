@@ -14,7 +14,7 @@ import {
   type UpdateRequest,
 } from './policy/lifecycle.js';
 import { decideResume, type ResumeDecision, type ResumeRules } from './policy/resume.js';
-import { checkFilter, selectSessions, type ListFilter } from './policy/selection.js';
+import { checkFilter, sessionSelection, type ListFilter } from './policy/selection.js';
 import type { SessionRecord } from './record.js';
 import { AuditLog } from './store/audit-log.js';
 import { loadConfigFile, resolveStoreDir } from './store/project.js';
@@ -200,12 +200,16 @@ export class Sessions implements SessionContext {
 
   async list(filter: ListFilter = {}): Promise<ListResult> {
     checkFilter(filter);
-    const { records, problems } = this.store.scan();
-    // Like children(): a parent that is not in the store is ENOTFOUND, not an empty list (a typo would pass).
+    const selection = sessionSelection(filter, this.clock(), this.rules);
     const parent = filter.parent;
-    if (parent !== undefined && !records.some((r) => r.agent_id === parent) && !problems.some((p) => p.id === parent))
-      throw notFound(parent);
-    return { sessions: selectSessions(records, filter, this.clock(), this.rules), problems };
+    let parentSeen = false;
+    const problems = this.store.scanEach((record) => {
+      if (record.agent_id === parent) parentSeen = true;
+      selection.add(record);
+    });
+    // Like children(): a parent that is not in the store is ENOTFOUND, not an empty list (a typo would pass).
+    if (parent !== undefined && !parentSeen && !problems.some((p) => p.id === parent)) throw notFound(parent);
+    return { sessions: selection.result(), problems };
   }
 }
 

@@ -1,6 +1,7 @@
 // Builds large stores fast: state.json files written directly, serialized by the store's own
 // serializeRecord (from the build under test), so they are byte-for-byte what the store writes.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -20,49 +21,150 @@ export async function loadSerializer(dist) {
  * [9, 10, 10] for one tree of 1 + 9 + 90 + 900 = 1,000). `kind(i, depth)` may pick
  * {phase, ageHours}; by default a deterministic mix of phases and ages spread over three days.
  */
-export function writeStore(
-  serialize,
-  dir,
-  count,
-  { now = Date.now(), shape = 'flat', branching = 3, kind = defaultKind, prefix = 's', index = false } = {},
-) {
-  mkdirSync(dir, { recursive: true });
-  if (index) mkdirSync(path.join(dir, '.index', 'ids'), { recursive: true });
-  if (index) mkdirSync(path.join(dir, '.index', 'children'), { recursive: true });
+export function writeStore(serialize, dir, count, options = {}) {
   const ids = [];
-  const put = (parent, depth) => {
-    const i = ids.length;
-    const { phase, ageHours } = kind(i, depth);
-    const record = makeRecord({ i, prefix, parent, phase, updated: now - ageHours * HOUR });
-    if (index) writeIndexMarkers(dir, parent, record.agent_id);
-    mkdirSync(path.join(dir, record.agent_id));
-    writeFileSync(path.join(dir, record.agent_id, 'state.json'), serialize(record));
-    ids.push(record.agent_id);
-    return record.agent_id;
-  };
-  const grow = (parent, depth) => {
-    const id = put(parent, depth);
-    const fanOut = Array.isArray(branching) ? (branching[depth] ?? 0) : depth < 3 ? branching : 0;
-    for (let c = 0; c < fanOut && ids.length < count; c++) grow(id, depth + 1);
-  };
-  while (ids.length < count) {
-    if (shape === 'trees') grow(null, 0);
-    else put(null, 0);
+  const events = options.audit ? [] : undefined;
+  for (const op of planStore(serialize, dir, count, options, ids, events)) {
+    for (const d of op.dirs) mkdirSync(d, { recursive: true });
+    for (const [file, text] of op.files) writeFileSync(file, text);
   }
+  if (events) writeAuditTrail(options.audit, dir, events);
   return ids;
 }
 
 /**
- * The children index as the store keeps it (tools/store/children-index.ts): an empty file
- * .index/children/<parent>/<child> per link and .index/ids/<id> per indexed session. The bench checks
- * the result with the library's checkIndex and rebuilds it through the library if the layout has changed.
+ * `writeStore` with many file writes in flight at once (`concurrency`): the same files, several times
+ * faster on a disk shared with other work, where each write mostly waits. For stores of 100,000.
  */
-function writeIndexMarkers(dir, parent, id) {
-  if (parent) {
-    mkdirSync(path.join(dir, '.index', 'children', parent), { recursive: true });
-    writeFileSync(path.join(dir, '.index', 'children', parent, id), '');
+export async function writeStoreAsync(serialize, dir, count, options = {}, concurrency = 48) {
+  const ids = [];
+  const events = options.audit ? [] : undefined;
+  const plan = planStore(serialize, dir, count, options, ids, events);
+  const worker = async () => {
+    // One generator shared by every worker: each takes the next session's writes.
+    for (const op of plan) {
+      for (const d of op.dirs) await mkdir(d, { recursive: true });
+      await Promise.all(op.files.map(([file, text]) => writeFile(file, text)));
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  if (events) writeAuditTrail(options.audit, dir, events);
+  return ids;
+}
+
+/**
+ * The writes of each session, in pre-order, each directory made before anything goes in it: the
+ * session's directory and its files (with `index`, its children-index directory, when it gets children,
+ * is made at once). Pushes each id to `ids` as it goes.
+ *
+ * With `index`, the children index as the store keeps it (tools/store/children-index.ts): an empty
+ * file .index/children/<parent>/<child> per link and .index/ids/<id> per indexed session. The bench
+ * checks the result with the library's checkIndex and rebuilds it through the library if the layout
+ * has changed.
+ */
+function* planStore(
+  serialize,
+  dir,
+  count,
+  { now = Date.now(), shape = 'flat', branching = 3, kind = defaultKind, prefix = 's', index = false } = {},
+  ids,
+  events,
+) {
+  mkdirSync(dir, { recursive: true });
+  if (index) mkdirSync(path.join(dir, '.index', 'ids'), { recursive: true });
+  if (index) mkdirSync(path.join(dir, '.index', 'children'), { recursive: true });
+  const fanOutOf = (depth) => (Array.isArray(branching) ? (branching[depth] ?? 0) : depth < 3 ? branching : 0);
+  while (ids.length < count) {
+    // [parent, depth] still to write, the next on top: children pushed last first.
+    const pending = [[null, 0]];
+    while (pending.length > 0 && ids.length < count) {
+      const [parent, depth] = pending.pop();
+      const i = ids.length;
+      const { phase, ageHours } = kind(i, depth);
+      const record = makeRecord({ i, prefix, parent, phase, updated: now - ageHours * HOUR });
+      const id = record.agent_id;
+      ids.push(id);
+      const fanOut = shape === 'trees' ? Math.min(fanOutOf(depth), count - ids.length) : 0;
+      const dirs = [path.join(dir, id)];
+      const files = [[path.join(dir, id, 'state.json'), serialize(record)]];
+      if (index) {
+        // Made here, at once: a child's marker may be written before this session's other writes end.
+        if (fanOut > 0) mkdirSync(path.join(dir, '.index', 'children', id));
+        if (parent) files.push([path.join(dir, '.index', 'children', parent, id), '']);
+        files.push([path.join(dir, '.index', 'ids', id), '']);
+      }
+      if (events) auditEvents(record, i, events);
+      yield { dirs, files };
+      for (let c = fanOut - 1; c >= 0; c--) pending.push([id, depth + 1]);
+    }
   }
-  writeFileSync(path.join(dir, '.index', 'ids', id), '');
+}
+
+/** The build's own audit line writer (tools/audit/entry.ts), for `writeStore(..., { audit })`. */
+export async function loadAuditFormatter(dist) {
+  const { formatEntry } = await import(pathToFileURL(path.join(dist, 'tools', 'audit', 'entry.js')).href);
+  return formatEntry;
+}
+
+/** What the store's default settings keep of the trail: audit.jsonl and 5 rotated files of 5 MiB at most. */
+const AUDIT_MAX_BYTES = 5 * 1024 * 1024;
+const AUDIT_KEEP = 5;
+
+/** The audit entries a session's life wrote (create, each phase change, finalize), as the library words them. */
+function auditEvents(record, i, events) {
+  const id = record.agent_id;
+  const actor = i % 4 === 0 ? 'cli' : 'hook';
+  const pid = 10_000 + (hash(i) % 50_000);
+  const base = { ids: [id], actor, pid };
+  events.push({
+    ...base,
+    time: Date.parse(record.created_at),
+    action: 'create',
+    details: { agent_name: record.agent_name, parent: record.parent_session_id, purpose: record.purpose },
+  });
+  for (const step of record.history) {
+    const time = Date.parse(step.timestamp);
+    if (step.event === 'finalized') {
+      const details = {
+        outcome: record.outcome,
+        summary: record.summary,
+        from_phase: step.from_phase,
+        duration_seconds: record.duration_seconds,
+      };
+      events.push({ ...base, time, action: 'finalize', details });
+    } else {
+      events.push({
+        ...base,
+        time,
+        action: 'update',
+        details: { phase: { from: step.from_phase, to: step.to_phase } },
+      });
+    }
+  }
+}
+
+/**
+ * The trail as a store with the default settings has it: the newest entries that fit in audit.jsonl and
+ * its rotated files (audit.1.jsonl newest … audit.5.jsonl oldest), each rotated at 5 MiB, in time order.
+ */
+function writeAuditTrail(formatEntry, dir, events) {
+  events.sort((a, b) => b.time - a.time);
+  const files = [[]];
+  let size = 0;
+  for (const event of events) {
+    const line = formatEntry(event).join('');
+    if (size + line.length > AUDIT_MAX_BYTES) {
+      if (files.length > AUDIT_KEEP) break;
+      files.push([]);
+      size = 0;
+    }
+    files.at(-1).push(line);
+    size += line.length;
+  }
+  files.forEach((lines, k) => {
+    const name = k === 0 ? 'audit.jsonl' : `audit.${k}.jsonl`;
+    writeFileSync(path.join(dir, name), lines.reverse().join(''));
+  });
 }
 
 /** Two thirds older than a day (cleanup material); a mix of final, paused and running phases. */

@@ -106,6 +106,36 @@ export function peakRss(args, { env = process.env, input, expectCode = 0, cwd } 
   return Number(result.output[3].toString('utf8').trim());
 }
 
+/**
+ * Runs `node args…` to completion and returns its wall time and its peak resident memory (KiB), both
+ * from one run: {ms, rss, stdout}. With GNU time the process runs under /usr/bin/time (a fork and an exec
+ * more, for every side of a comparison alike); without it, the preload reports the peak.
+ */
+export function runMeasured(args, { env = process.env, input, expectCode = 0, cwd } = {}) {
+  const gnu = rssMethod() === 'gnu-time';
+  const start = performance.now();
+  const result = gnu
+    ? spawnSync(GNU_TIME, ['-f', 'maxrss=%M', process.execPath, ...args], {
+        env,
+        cwd,
+        input: input ?? '',
+        maxBuffer: 1024 * 1024 * 1024,
+      })
+    : spawnSync(process.execPath, ['--require', RSS_PRELOAD, ...args], {
+        env: { ...env, BENCH_RSS_FD: '3' },
+        cwd,
+        input: input ?? '',
+        maxBuffer: 1024 * 1024 * 1024,
+        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      });
+  const ms = performance.now() - start;
+  check(result, args, expectCode);
+  const rss = gnu
+    ? Number(/maxrss=(\d+)\s*$/.exec(result.stderr.toString('utf8'))?.[1] ?? NaN)
+    : Number(result.output[3].toString('utf8').trim());
+  return { ms, rss, stdout: result.stdout.toString('utf8') };
+}
+
 let method;
 export function rssMethod() {
   method ??= existsSync(GNU_TIME) && spawnSync(GNU_TIME, ['-f', '%M', 'true']).status === 0 ? 'gnu-time' : 'preload';

@@ -16,9 +16,17 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 
 // No top-level await: the CLI is bundled as CommonJS, run with V8's code cache (scripts/build.mjs).
 void runCli(process.argv.slice(2), {
-  stdout: (text) => {
-    if (!stdoutGone) process.stdout.write(text);
-  },
+  stdout: (text) => (stdoutGone ? true : process.stdout.write(text)),
+  // A pipe whose reader lags queues every write in memory: large outputs wait for it instead.
+  drain: () =>
+    new Promise<void>((resolve) => {
+      if (stdoutGone) return resolve();
+      const done = () => {
+        process.stdout.off('drain', done).off('error', done).off('close', done);
+        resolve();
+      };
+      process.stdout.on('drain', done).on('error', done).on('close', done);
+    }),
   stderr: (text) => process.stderr.write(text),
   env: process.env,
   cwd: process.cwd(),

@@ -1,4 +1,3 @@
-import type { SessionRecord } from '../record.js';
 import type { SessionContext } from '../session-context.js';
 import { join } from 'node:path';
 import { TEMP_DIR, type StoreProblem } from '../store/store.js';
@@ -13,7 +12,7 @@ import {
 } from '../store/strays.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
 import { quarantineIfCorrupt } from '../trees/cleanup-steps.js';
-import { checkIndex as checkIndexHealth, rebuildIndex } from '../trees/index-health.js';
+import { checkIndex as checkIndexHealth, rebuildIndex, type ParentLink } from '../trees/index-health.js';
 
 export type CheckName =
   | 'record'
@@ -49,7 +48,8 @@ export interface Found extends DoctorFinding {
 export const STRAY_AGE_MS = 60_000;
 
 export interface StoreSnapshot {
-  records: SessionRecord[];
+  /** What the checks need of each readable record. */
+  records: ParentLink[];
   problems: StoreProblem[];
   dirs: string[];
 }
@@ -138,8 +138,8 @@ export function checkParents(snap: StoreSnapshot, inTrash: Map<string, string>):
 }
 
 /** The children index against the records, which are the truth (trees/index-health.ts); one rebuild repairs all. */
-export async function checkIndex(sessions: SessionContext): Promise<Found[]> {
-  const { missing, stale, unindexed } = await checkIndexHealth(sessions);
+export async function checkIndex(sessions: SessionContext, snap: StoreSnapshot): Promise<Found[]> {
+  const { missing, stale, unindexed } = await checkIndexHealth(sessions, { records: snap.records, ids: snap.dirs });
   const repair = 'rebuild the index from the records';
   const found: Found[] = [
     ...missing.map(({ parent, child }) => ({
@@ -171,7 +171,11 @@ export async function checkIndex(sessions: SessionContext): Promise<Found[]> {
 }
 
 /** `.tmp/` unusable, strays as cleanup finds them, and temp files of the older layout (inside session directories). */
-export function checkStrays(sessions: SessionContext, snap: StoreSnapshot): Found[] {
+export function checkStrays(
+  sessions: SessionContext,
+  snap: StoreSnapshot,
+  onListed?: (listed: number) => void,
+): Found[] {
   const now = Date.now();
   const problem = tempDirProblem(sessions.store.dir);
   const unusable: Found[] =
@@ -188,7 +192,7 @@ export function checkStrays(sessions: SessionContext, snap: StoreSnapshot): Foun
         ];
   const strays = [
     ...findStrays(sessions.store.dir, now, STRAY_AGE_MS),
-    ...findLegacyTemps(sessions.store.dir, snap.dirs, now, STRAY_AGE_MS),
+    ...findLegacyTemps(sessions.store.dir, snap.dirs, now, STRAY_AGE_MS, onListed),
   ];
   const what = (stray: StrayFile) => {
     if (stray.kind === 'lock') return 'a stale lock';

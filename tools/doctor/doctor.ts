@@ -6,6 +6,7 @@ import { ImportStaging } from '../store/import-stage.js';
 import { storeExists } from '../store/project.js';
 import { Trash } from '../store/trash.js';
 import { recoverImports } from '../transfer/import.js';
+import type { ParentLink } from '../trees/index-health.js';
 import { recoverTrash } from '../trees/recover.js';
 import { checkHookFailures } from './hook-failures.js';
 import { checkLayout, guarded } from './layout.js';
@@ -30,6 +31,8 @@ export interface DoctorOptions {
    * that then opened the store with the defaults: reported as an error finding, not thrown.
    */
   configProblem?: { file: string; message: string };
+  /** Called now and then while the sessions are checked: `done` of `total` sessions (a progress bar). */
+  onProgress?: (done: number, total: number) => void;
 }
 
 export interface DoctorReport {
@@ -52,7 +55,7 @@ export async function doctor(sessions: SessionContext, options: DoctorOptions = 
     ? [{ check: 'config', severity: 'error', subject: options.configProblem.file, ...configText(options) }]
     : [];
   if (!storeExists(sessions.store.dir)) return missingStore(sessions.store.dir, config, options);
-  const first = await examine(sessions);
+  const first = await examine(sessions, options.onProgress);
   const findings = [...config, ...first.found.map(strip)];
   const store = { dir: sessions.store.dir, exists: true };
   if (!options.repair)
@@ -118,9 +121,22 @@ function missingStore(dir: string, config: DoctorFinding[], options: DoctorOptio
   };
 }
 
-async function examine(sessions: SessionContext): Promise<{ found: Found[]; checked: DoctorReport['checked'] }> {
-  const { records, problems } = sessions.store.scan();
-  const snap: StoreSnapshot = { records, problems, dirs: sessions.store.ids() };
+async function examine(
+  sessions: SessionContext,
+  progress?: DoctorOptions['onProgress'],
+): Promise<{ found: Found[]; checked: DoctorReport['checked'] }> {
+  const dirs = sessions.store.ids();
+  // Each session is read twice (its record, then its directory's names): the bar counts half a session for each.
+  const total = dirs.length;
+  let read = 0;
+  // Only the parent links are kept: the checks need no more of a record, and a large store's records
+  // do not fit in memory at once.
+  const records: ParentLink[] = [];
+  const problems = sessions.store.scanEach((r) => {
+    records.push({ agent_id: r.agent_id, parent_session_id: r.parent_session_id });
+    if (++read % 256 === 0) progress?.(read >> 1, total);
+  }, dirs);
+  const snap: StoreSnapshot = { records, problems, dirs };
   const dir = sessions.store.dir;
   const imports = await guarded('import', dir, [], () => checkImports(sessions));
   const trash = await guarded('trash', dir, { found: [], entries: 0, held: new Map<string, string>() }, () =>
@@ -138,10 +154,11 @@ async function examine(sessions: SessionContext): Promise<{ found: Found[]; chec
     ...trash.value.found,
     ...checkRecords(sessions, snap),
     ...checkParents(snap, trash.value.held),
-    ...(await checkIndex(sessions)),
-    ...checkStrays(sessions, snap),
+    ...(await checkIndex(sessions, snap)),
+    ...checkStrays(sessions, snap, (listed) => progress?.((total + listed) >> 1, total)),
     ...checkHookFailures(dir, sessions.now()),
   ];
+  progress?.(total, total);
   return {
     found,
     checked: {

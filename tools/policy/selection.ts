@@ -56,23 +56,41 @@ export function selectSessions(
   now: number,
   rules: ResumeRules,
 ): ListedSession[] {
-  const kept = records.filter(
-    (r) =>
-      (filter.agentName === undefined || r.agent_name === filter.agentName) &&
-      (filter.phase === undefined || r.phase === filter.phase) &&
-      (filter.parent === undefined || r.parent_session_id === filter.parent) &&
-      (!filter.paused || (isResumablePhase(r.phase) && !isFinalPhase(r.phase) && !r.finalized_at)) &&
-      (!filter.activeOnly || decideResume(r, now, rules).resume),
-  );
-  const sorted = kept
-    .map((record) => ({ record, at: parseTimestamp(record.last_updated) ?? 0 }))
-    .sort((a, b) => b.at - a.at || a.record.agent_id.localeCompare(b.record.agent_id))
-    .map(({ record }) => record);
-  const limited = filter.limit === undefined ? sorted : sorted.slice(0, filter.limit);
-  return limited.map((record) => {
-    const resume = decideResume(record, now, rules);
-    return { ...summarize(record), status: sessionStatus(record, resume), resume, claude: claudeFields(record) };
-  });
+  const selection = sessionSelection(filter, now, rules);
+  for (const record of records) selection.add(record);
+  return selection.result();
+}
+
+/**
+ * `selectSessions` one record at a time: `add` keeps what a listed session shows of a record, not the
+ * record, so a scan of a large store never holds every record at once.
+ */
+export function sessionSelection(
+  filter: ListFilter,
+  now: number,
+  rules: ResumeRules,
+): { add(record: SessionRecord): void; result(): ListedSession[] } {
+  const kept: { entry: ListedSession; at: number }[] = [];
+  return {
+    add: (r) => {
+      if (
+        (filter.agentName !== undefined && r.agent_name !== filter.agentName) ||
+        (filter.phase !== undefined && r.phase !== filter.phase) ||
+        (filter.parent !== undefined && r.parent_session_id !== filter.parent) ||
+        (filter.paused && !(isResumablePhase(r.phase) && !isFinalPhase(r.phase) && !r.finalized_at))
+      )
+        return;
+      const resume = decideResume(r, now, rules);
+      if (filter.activeOnly && !resume.resume) return;
+      const entry = { ...summarize(r), status: sessionStatus(r, resume), resume, claude: claudeFields(r) };
+      kept.push({ entry, at: parseTimestamp(r.last_updated) ?? 0 });
+    },
+    result: () => {
+      kept.sort((a, b) => b.at - a.at || a.entry.agent_id.localeCompare(b.entry.agent_id));
+      const limited = filter.limit === undefined ? kept : kept.slice(0, filter.limit);
+      return limited.map(({ entry }) => entry);
+    },
+  };
 }
 
 export function summarize(r: SessionRecord): SessionSummary {

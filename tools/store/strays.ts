@@ -51,9 +51,17 @@ export function findStrays(storeDir: string, now: number, minAgeMs: number): Str
 }
 
 /** Temp files of the older layout, inside session directories: one readdir per session. */
-export function findLegacyTemps(storeDir: string, ids: string[], now: number, minAgeMs: number): StrayFile[] {
+export function findLegacyTemps(
+  storeDir: string,
+  ids: string[],
+  now: number,
+  minAgeMs: number,
+  onListed?: (listed: number) => void,
+): StrayFile[] {
   const found: (StrayFile | undefined)[] = [];
+  let listed = 0;
   for (const id of ids) {
+    if (++listed % 256 === 0) onListed?.(listed);
     for (const name of namesSync(join(storeDir, id))) {
       if (name.startsWith(`${STATE_FILE}.`) && name.endsWith(TEMP_SUFFIX))
         found.push(strayIfOld(join(storeDir, id, name), 'temp', now, minAgeMs, id));

@@ -1,7 +1,7 @@
 import { isSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import type { TreeNode } from '../policy/tree-guard.js';
-import { checkFilter, selectSessions, summarize, type ListFilter, type SessionSummary } from '../policy/selection.js';
+import { checkFilter, sessionSelection, summarize, type ListFilter, type SessionSummary } from '../policy/selection.js';
 import { compareCreation, type SessionRecord } from '../record.js';
 import type { ListResult, SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
@@ -101,13 +101,16 @@ export async function tree(sessions: SessionContext, id?: string): Promise<TreeR
       .filter((n) => n.record)
       .map((n) => ({ ...summarize(n.record as SessionRecord), depth: n.depth, orphan: n.depth === 0 && orphan }));
   }
-  const { records } = sessions.store.scan();
-  return forest(records, new Set(sessions.store.ids()));
+  // Only what a row shows is kept of each record: a large store's records do not fit in memory at once.
+  const ids = sessions.store.ids();
+  const summaries: SessionSummary[] = [];
+  sessions.store.scanEach((record) => void summaries.push(summarize(record)), ids);
+  return forest(summaries, new Set(ids));
 }
 
 /** Pure: rows of every tree in `records`, pre-order. `present` are the ids in the store (readable or not). */
-function forest(records: SessionRecord[], present: Set<string>): TreeRow[] {
-  const kids = new Map<string, SessionRecord[]>();
+function forest(records: SessionSummary[], present: Set<string>): TreeRow[] {
+  const kids = new Map<string, SessionSummary[]>();
   const byId = new Map(records.map((r) => [r.agent_id, r]));
   for (const r of records) {
     const parent = r.parent_session_id;
@@ -115,14 +118,14 @@ function forest(records: SessionRecord[], present: Set<string>): TreeRow[] {
   }
   const rows: TreeRow[] = [];
   const seen = new Set<string>();
-  const walk = (roots: SessionRecord[]) => {
+  const walk = (roots: SessionSummary[]) => {
     const stack = roots.map((r) => ({ r, depth: 0 })).reverse();
     while (stack.length > 0) {
-      const { r, depth } = stack.pop() as { r: SessionRecord; depth: number };
+      const { r, depth } = stack.pop() as { r: SessionSummary; depth: number };
       if (seen.has(r.agent_id)) continue;
       seen.add(r.agent_id);
       const parent = r.parent_session_id;
-      rows.push({ ...summarize(r), depth, orphan: depth === 0 && parent !== null && !present.has(parent) });
+      rows.push({ ...r, depth, orphan: depth === 0 && parent !== null && !present.has(parent) });
       stack.push(
         ...[...(kids.get(r.agent_id) ?? [])]
           .sort(byCreatedAt)
@@ -140,10 +143,13 @@ function forest(records: SessionRecord[], present: Set<string>): TreeRow[] {
 /** Sessions whose parent no longer exists, as `list` shows them. */
 export async function listOrphans(sessions: SessionContext, filter: ListFilter = {}): Promise<ListResult> {
   checkFilter(filter);
-  const { records, problems } = sessions.store.scan();
-  const present = new Set(sessions.store.ids());
-  const orphans = records.filter((r) => r.parent_session_id !== null && !present.has(r.parent_session_id));
-  return { sessions: selectSessions(orphans, filter, sessions.now(), sessions.rules), problems };
+  const ids = sessions.store.ids();
+  const present = new Set(ids);
+  const selection = sessionSelection(filter, sessions.now(), sessions.rules);
+  const problems = sessions.store.scanEach((r) => {
+    if (r.parent_session_id !== null && !present.has(r.parent_session_id)) selection.add(r);
+  }, ids);
+  return { sessions: selection.result(), problems };
 }
 
 /** The record, null when it exists but cannot be read (corrupt, newer format), undefined when absent. */
@@ -156,7 +162,7 @@ async function readLenient(sessions: SessionContext, id: string): Promise<Sessio
   }
 }
 
-function byCreatedAt(a: SessionRecord, b: SessionRecord): number {
+function byCreatedAt(a: SessionSummary, b: SessionSummary): number {
   return compareCreation(a.created_at, a.agent_id, b.created_at, b.agent_id);
 }
 

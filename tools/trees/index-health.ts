@@ -1,3 +1,4 @@
+import type { SessionRecord } from '../record.js';
 import type { SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { reconcileIndex } from './hierarchy.js';
@@ -11,12 +12,21 @@ export interface IndexCheck {
   unindexed: string[];
 }
 
-/** Compares the children index with the records (for doctor). Reads every record once. */
-export async function checkIndex(sessions: SessionContext): Promise<IndexCheck> {
+/** The parent link of a record: all the index check needs of it. */
+export type ParentLink = Pick<SessionRecord, 'agent_id' | 'parent_session_id'>;
+
+/**
+ * Compares the children index with the records (for doctor). Reads every record once, unless the caller
+ * has read them already: `known` gives their parent links and the store's ids.
+ */
+export async function checkIndex(
+  sessions: SessionContext,
+  known?: { records: ParentLink[]; ids: string[] },
+): Promise<IndexCheck> {
   const index = new ChildrenIndex(sessions.store.dir);
-  const { records } = sessions.store.scan();
+  const records = known?.records ?? sessions.store.scan().records;
   const links = new Set((await index.allLinks()).map(([p, c]) => `${p}/${c}`));
-  const unindexed = new Set(await index.unindexed(sessions.store.ids()));
+  const unindexed = new Set(await index.unindexed(known?.ids ?? sessions.store.ids()));
   const truth = new Set(records.filter((r) => r.parent_session_id).map((r) => `${r.parent_session_id}/${r.agent_id}`));
   const split = (key: string) => ({ parent: key.slice(0, key.indexOf('/')), child: key.slice(key.indexOf('/') + 1) });
   return {

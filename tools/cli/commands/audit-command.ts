@@ -50,7 +50,7 @@ export async function handler(argv: Argv<Args>) {
   for (const p of result.problems) ctx.warn(`skipped a bad audit line (${p.reason}) at ${p.file}:${p.line}`);
   if (argv.json) return ctx.json(result);
   if (result.entries.length === 0) return ctx.out('No audit entries.');
-  for (const entry of result.entries) ctx.out(formatEntryLine(entry));
+  return ctx.outLines(result.entries.map(formatEntryLine));
 }
 
 async function follow(argv: Argv<Args>, filter: { session?: string; action?: string; since?: number }) {

@@ -1,6 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
 import { resolveSettings } from '../../config.js';
-import { doctor, type DoctorOptions } from '../../doctor/doctor.js';
+import { doctor, type DoctorOptions, type DoctorReport } from '../../doctor/doctor.js';
 import { isSessionError } from '../../errors.js';
 import { Sessions } from '../../sessions.js';
 import { configFilePath, resolveStoreDir } from '../../store/project.js';
@@ -8,6 +8,7 @@ import { SessionStore } from '../../store/store.js';
 import type { Argv } from '../command-context.js';
 import { EXIT } from '../exit-codes.js';
 import { interruptible } from '../interruptible.js';
+import { progressBar } from '../progress.js';
 
 interface Args {
   repair?: boolean;
@@ -28,7 +29,17 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const { store, configProblem } = openLeniently(argv);
-  const report = await interruptible(ctx, (signal) => doctor(store, { repair: argv.repair, signal, configProblem }));
+  const bar = progressBar(ctx, 'doctor');
+  const options = { repair: argv.repair, configProblem, onProgress: bar.update };
+  let report: DoctorReport;
+  try {
+    report = await interruptible(ctx, (signal) => doctor(store, { ...options, signal }), bar.clear);
+  } catch (err) {
+    // The error's line replaces the bar, not after half of it.
+    bar.clear();
+    throw err;
+  }
+  bar.end();
   // 0: healthy (or repaired); 1: problems remain, like any negative answer.
   ctx.exitCode = report.healthy ? EXIT.ok : EXIT.no;
   if (argv.json) return ctx.json(report);

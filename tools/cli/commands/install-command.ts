@@ -84,7 +84,9 @@ export function printReport(ctx: Context, report: InstallReport, json: boolean):
   const { content, files, ...rest } = report;
   if (json) {
     const shown = report.dry_run ? files : files.map(({ content: _, ...file }) => file);
-    return ctx.json(report.dry_run ? { ...rest, files: shown, content } : { ...rest, files: shown });
+    // A report of a few lines: written before json() returns, nothing left to wait for.
+    void ctx.json(report.dry_run ? { ...rest, files: shown, content } : { ...rest, files: shown });
+    return;
   }
   if (report.dry_run) return printDryRun(ctx, report);
   if (report.project) ctx.out(`Project ${report.project.dir} (${whyProject(report.project, ctx.io.cwd)}).`);
@@ -122,7 +124,10 @@ export function printReport(ctx: Context, report: InstallReport, json: boolean):
 /** The file a dry run would write; with several files changing, each after a `==> file <==` line. */
 function printDryRun(ctx: Context, report: InstallReport): void {
   const changing = report.files.filter((f) => f.changed);
-  if (changing.length <= 1) return ctx.io.stdout(report.content);
+  if (changing.length <= 1) {
+    ctx.io.stdout(report.content);
+    return;
+  }
   for (const file of changing)
     ctx.io.stdout(`==> ${file.file} <==\n${file.removed_file ? '(removed)\n' : file.content}`);
 }

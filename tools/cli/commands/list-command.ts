@@ -62,5 +62,5 @@ export async function handler(argv: Argv<Args>) {
     relativeTime(s.last_updated, now),
     s.purpose ?? '',
   ]);
-  for (const line of table(['ID', 'AGENT', 'PHASE', 'STATUS', 'UPDATED', 'PURPOSE'], rows)) ctx.out(line);
+  return ctx.outLines(table(['ID', 'AGENT', 'PHASE', 'STATUS', 'UPDATED', 'PURPOSE'], rows));
 }

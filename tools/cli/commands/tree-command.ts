@@ -20,11 +20,13 @@ export async function handler(argv: Argv<{ id?: string }>) {
   if (argv.json) return ctx.json({ root: id ?? null, sessions: rows });
   if (rows.length === 0) return ctx.out('No sessions.');
   const now = sessions.now();
-  for (const r of rows) {
-    const orphan = r.orphan ? `  (orphan: parent ${r.parent_session_id} is gone)` : '';
-    ctx.out(
-      `${'  '.repeat(r.depth)}${r.agent_id}  ${r.agent_name}  ${r.phase}  ` +
-        `${relativeTime(r.last_updated, now)}${orphan}`,
-    );
-  }
+  return ctx.outLines(
+    rows.map((r) => {
+      const orphan = r.orphan ? `  (orphan: parent ${r.parent_session_id} is gone)` : '';
+      return (
+        `${'  '.repeat(r.depth)}${r.agent_id}  ${r.agent_name}  ${r.phase}  ` +
+        `${relativeTime(r.last_updated, now)}${orphan}`
+      );
+    }),
+  );
 }

@@ -1,0 +1,93 @@
+/** Output is handed to stdout in pieces of about this size: few writes, and no document-sized string. */
+const CHUNK = 64 * 1024;
+
+/** Where output goes: `write` answers false when the reader lags, and then `drain` waits for it. */
+export interface Sink {
+  write(text: string): boolean | void;
+  drain?: () => Promise<void>;
+}
+
+/**
+ * Writes `value` as `JSON.stringify(value, null, 2)` followed by a newline, the same bytes, in pieces:
+ * the top-level object and its arrays are written element by element, so a listing of 100,000
+ * sessions never becomes one string of tens of MB, and a slow reader (a pipe) is waited for rather
+ * than the whole document queued in memory.
+ */
+export function writeJson(value: unknown, sink: Sink): Promise<void> {
+  return writePieces(document(value), sink);
+}
+
+/** The pieces, then the newline: a document under CHUNK is written before writeJson returns. */
+function* document(value: unknown): Generator<string> {
+  yield* pieces(value, '', 0);
+  yield '\n';
+}
+
+/** Writes the pieces in chunks of about CHUNK characters, waiting whenever the reader lags. */
+export async function writePieces(all: Iterable<string>, sink: Sink): Promise<void> {
+  let pending = '';
+  for (const piece of all) {
+    pending += piece;
+    if (pending.length < CHUNK) continue;
+    const more = sink.write(pending);
+    pending = '';
+    if (more === false && sink.drain) await sink.drain();
+  }
+  if (pending !== '') sink.write(pending);
+}
+
+/** Containers down to this depth are written piece by piece; below it, each value in one stringify. */
+const STREAM_DEPTH = 2;
+
+function* pieces(value: unknown, indent: string, depth: number): Generator<string> {
+  if (depth < STREAM_DEPTH && Array.isArray(value) && value.length > 0) {
+    const inner = `${indent}  `;
+    yield '[\n';
+    for (let i = 0; i < value.length; i++) {
+      yield inner;
+      const item: unknown = value[i];
+      // JSON.stringify writes null for what it cannot represent inside an array (undefined, functions).
+      if (stringifies(item)) yield* pieces(item, inner, depth + 1);
+      else yield 'null';
+      yield i < value.length - 1 ? ',\n' : '\n';
+    }
+    yield `${indent}]`;
+    return;
+  }
+  if (depth < STREAM_DEPTH && isPlainData(value)) {
+    const entries = Object.entries(value).filter(([, v]) => stringifies(v));
+    if (entries.length > 0) {
+      const inner = `${indent}  `;
+      yield '{\n';
+      for (let i = 0; i < entries.length; i++) {
+        const [key, v] = entries[i]!;
+        yield `${inner}${JSON.stringify(key)}: `;
+        yield* pieces(v, inner, depth + 1);
+        yield i < entries.length - 1 ? ',\n' : '\n';
+      }
+      yield `${indent}}`;
+      return;
+    }
+  }
+  // String(): JSON.stringify(undefined) is undefined, which the whole-document version printed as such.
+  const text = String(JSON.stringify(value, null, 2));
+  yield indent === '' ? text : text.replaceAll('\n', `\n${indent}`);
+}
+
+/** Whether JSON.stringify writes the value (it leaves out undefined, functions and symbols). */
+function stringifies(value: unknown): boolean {
+  const type = typeof value;
+  if (type === 'undefined' || type === 'function' || type === 'symbol') return false;
+  // Rare: a toJSON may itself answer undefined; only then is the value stringified twice.
+  return typeof (value as { toJSON?: unknown } | null)?.toJSON !== 'function' || JSON.stringify(value) !== undefined;
+}
+
+/** An object JSON.stringify writes key by key: no toJSON of its own, not an array. */
+function isPlainData(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    typeof (value as { toJSON?: unknown }).toJSON !== 'function'
+  );
+}
