@@ -160,9 +160,12 @@ describe('a Claude Code agent id wherever a session id goes', { concurrency: 3 }
     assert.equal((await cliJson(proj.store, ['tree', AGENT])).root, s.agent_id);
     const audit = await cliJson(proj.store, ['audit', '--session', AGENT]);
     assert.ok(audit.entries.length > 0 && audit.entries.every((e) => e.ids.includes(s.agent_id)));
-    const bundle = await cliJson(proj.store, ['export', AGENT]);
+    // A bundle is JSON Lines: a header, one line per session, the audit lines, the roots, the checksum.
+    const exported = await cli(proj.store, ['export', AGENT]);
+    assert.equal(exported.code, 0, exported.stderr);
+    const lines = exported.stdout.trim().split('\n').map((line) => JSON.parse(line));
     assert.deepEqual(
-      bundle.sessions.map((r) => r.record?.agent_id ?? r.agent_id),
+      lines.filter((l) => l.session).map((l) => l.session.agent_id),
       [s.agent_id],
     );
     await cliJson(proj.store, ['update', AGENT, '--metadata', '{"ticket":"T-1"}']);
