@@ -1,6 +1,6 @@
 // Floor of `cleanup --hours 1 --dir <store>` when every session is old and finished: every record read
 // and parsed once (the roots are those without a parent); the subtrees found through `.index/children/`;
-// one trash entry for the whole run, filled in batches (32 sessions, doubling up to 4,096) as
+// one trash entry for the whole run, filled in batches (32 sessions, doubling up to 2,048) as
 // bench/floors/trash-floor.mjs's moveBatch does (per batch: a lock directory per session, the manifest
 // written, the renames, two directory fsyncs, one audit write and fsync, the manifest again, the index
 // markers removed); the manifest marked complete; the closing audit line.
@@ -62,7 +62,7 @@ for (let i = 0; i < roots.length;) {
     batch.push({ root: roots[i], nodes });
     n += nodes.length;
   }
-  size = Math.min(size * 2, 4096);
+  size = Math.min(size * 2, 2048);
   moveBatch(store, e, manifest, batch);
 }
 writeAtomic(path.join(e.dir, 'manifest.json'), JSON.stringify({ ...manifest, status: 'complete' }));

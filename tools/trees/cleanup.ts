@@ -1,6 +1,6 @@
 import { storeExists } from '../store/project.js';
 import { isSessionError, SessionError } from '../errors.js';
-import { throwIfInterrupted } from '../safe-points.js';
+import { breather, throwIfInterrupted } from '../safe-points.js';
 import { judgeSession, planCleanup, type CleanupRules } from '../policy/cleanup-plan.js';
 import { planDelete, type TreeNode } from '../policy/tree-guard.js';
 import type { SessionRecord } from '../record.js';
@@ -195,7 +195,7 @@ interface Purging {
 
 /** The first batch is small (a kill early on loses little), and each doubles up to this many sessions. */
 const FIRST_BATCH = 32;
-const MAX_BATCH = 4096;
+const MAX_BATCH = 2048;
 
 /**
  * Moves every subtree to purge into ONE trash entry, batch after batch (see trash-writer.ts): each
@@ -256,7 +256,9 @@ async function purgeAll(
           async (check) => {
             const ready: PendingSubtree[] = [];
             const nodesOf = new Map<string, TreeNode[]>();
+            const breathe = breather();
             for (const root of batch) {
+              await breathe();
               const why = await judgeUnderLocks(sessions, root, p, nodesOf);
               if (why !== null) skip(root.id, why);
             }
@@ -277,6 +279,14 @@ async function purgeAll(
             }
           },
           p.signal,
+          // The entry's lock, held across every batch, kept fresh through the passes over the batch's locks.
+          () => {
+            try {
+              checkEntry();
+            } catch {
+              // Lost: the next move's checkEntry throws it.
+            }
+          },
         ).catch((err: unknown) => {
           // Ctrl-C while waiting for a lock: said as every other stop, with what was done.
           if (isSessionError(err, 'EINTERRUPTED')) {
