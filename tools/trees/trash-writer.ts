@@ -38,8 +38,9 @@ interface BatchHooks {
  *   4. the batch's audit lines, in one write and one fsync;
  *   5. the manifest again, the batch committed (`committed: k + moved`);
  *   6. the index markers of the moved sessions are removed (a cache: stale markers are ignored).
- * The last batch's step 5 marks the entry complete. A kill before 5 leaves the batch's subtrees past `committed`: recovery moves them back (and says so
- * in the trail if step 4 had run); the committed ones stay, audited. `finish` marks the entry complete.
+ * The last batch's step 5 marks the entry complete (else `finish` does). A kill before 5 leaves the
+ * batch's subtrees past `committed`: recovery moves them back (and says so in the trail if step 4 had
+ * run); the committed ones stay, audited.
  */
 export class TrashWriter {
   readonly trash: Trash;
