@@ -115,7 +115,7 @@ async function run(sessions: SessionContext, hours: number, options: CleanupOpti
     }
   } else {
     const links = withRecordLinks(await reconcileIndex(sessions, true), records);
-    const purging = { rules, backup, links, report, sizes: found.bytes, tick, signal: options.signal };
+    const purging = { rules, backup, links, report, tick, signal: options.signal };
     await purgeAll(sessions, trash, plan.purge, purging, () => done, total);
   }
   await expireTrash(sessions, trash, dry, report, stopHere);
@@ -188,7 +188,6 @@ interface Purging {
   backup: boolean;
   links: ExtraLinks;
   report: CleanupReport;
-  sizes: Map<string, number>;
   tick: () => void;
   signal: AbortSignal | undefined;
 }
@@ -265,7 +264,7 @@ async function purgeAll(
             for (const root of batch) {
               const nodes = nodesOf.get(root.id);
               if (!nodes) continue;
-              const order = [...nodes].reverse().map((n) => describe(trash, n, p.sizes.get(n.id)));
+              const order = [...nodes].reverse().map((n) => describe(trash, n));
               const bytes = order.reduce((sum, s) => sum + s.bytes, 0);
               const details = { root: root.id, reason: root.reason, backup: p.backup ? entry : null, bytes };
               ready.push({ root: root.id, reason: root.reason, order, audit: { action: 'cleanup', details } });
