@@ -96,11 +96,28 @@ test('cleanup finds and handles each category, and reports it', async (t) => {
   assert.deepEqual(readFileSync(path.join(dir, '.quarantine', quarantined[0], 'state.json')), badBytes);
   assert.deepEqual(readdirSync(path.join(dir, '.tmp')), ['fresh.state.json.124.1.abd.tmp']);
   assert.deepEqual(readdirSync(path.join(dir, 'fresh')).sort(), ['state.json', 'state.json.125.1.abe.tmp']);
-  // What was purged is in the trash, restorable; the expired entry is gone.
+  // What was purged is in the trash, restorable, in one entry for the whole run; the expired entry is gone.
   const entries = trashEntries(dir);
-  assert.deepEqual(entries.map((e) => e.manifest.root).sort(), ['done', 'new-trash', 'orph', 'paused']);
-  assert.ok(entries.filter((e) => e.manifest.root !== 'new-trash').every((e) => e.manifest.reason === 'cleanup'));
-  assert.deepEqual(entries.find((e) => e.manifest.root === 'done').held, ['done', 'done-c']);
+  assert.equal(entries.length, 2);
+  const purged = entries.find((e) => e.manifest.root !== 'new-trash');
+  assert.equal(purged.manifest.reason, 'cleanup');
+  assert.deepEqual(purged.manifest.subtrees.map((t) => t.root).sort(), ['done', 'orph', 'paused']);
+  assert.deepEqual(
+    purged.held.filter((id) => id.startsWith('done')),
+    ['done', 'done-c'],
+  );
+  // One subtree comes back on its own; the others stay in the entry.
+  const back = await cli(dir, ['restore', 'done', '--json']);
+  assert.equal(back.code, 0, back.stderr);
+  assert.deepEqual(
+    back.json.restored.map((s) => s.id),
+    ['done', 'done-c'],
+  );
+  const after = trashEntries(dir).find((e) => e.entry === purged.entry);
+  assert.deepEqual(after.manifest.subtrees.map((t) => t.root).sort(), ['orph', 'paused']);
+  assert.equal(after.manifest.status, 'complete');
+  assert.ok(!after.held.includes('done'));
+  assert.equal((await cli(dir, ['delete', 'done', '--no-backup', '--json'])).code, 0);
 
   // A second run: the abandoned session is recent now (it ages out later); nothing else to do.
   const again = await cli(dir, ['cleanup', '--json']);

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
-import { audited, oldTrees, trashCount, trashEntriesWithManifest, unauditedTrash } from './helpers/interrupted.mjs';
+import { audited, oldTrees, trashedCount, trashEntriesWithManifest, unauditedTrash } from './helpers/interrupted.mjs';
 import { killWhen } from './helpers/kill.mjs';
 import { cli, tempDir } from './helpers/run.mjs';
 import { liveIds } from './helpers/trees.mjs';
@@ -16,11 +16,12 @@ test(
     const base = tempDir(t);
     for (const after of [1, 3, 10, 40]) {
       const dir = path.join(base, `kill-${after}`);
-      // Enough trees for the last kill (after 40 purges) to land mid-run.
+      // Enough trees for the last kill (after 40 purges, 120 sessions) to land mid-run: the purges go into
+      // one trash entry, in batches, so the kill lands in the first batch or in a later one.
       const ids = await oldTrees(dir, 80);
       const run = await killWhen(
         ['--dir', dir, 'cleanup', '--hours', '1', '--json'],
-        () => trashCount(dir) > after,
+        () => trashedCount(dir) > after * 3,
         'SIGKILL',
       );
       assert.equal(
@@ -33,11 +34,22 @@ test(
         live.length > 0 && live.length < ids.length,
         `kill after ${after}: not mid-run (${live.length} of ${ids.length} live)`,
       );
-      // Already true right after the kill: each purge was audited before its entry was complete.
+      // Already true right after the kill: each batch was audited before the entry counted it as committed.
       assert.deepEqual(unauditedTrash(dir, 'cleanup'), [], `kill after ${after}: trashed but not audited`);
 
+      // What a batch committed before the kill stays where it is; the rest of the entry is rolled back.
+      const kept = trashEntriesWithManifest(dir).flatMap((e) => {
+        const n = (e.manifest.subtrees ?? []).slice(0, e.manifest.committed ?? 0).reduce((m, x) => m + x.sessions, 0);
+        return e.manifest.status === 'moving' ? e.manifest.sessions.slice(0, n).map((s) => `${e.entry}/${s.id}`) : [];
+      });
       const rerun = await cli(dir, ['cleanup', '--hours', '1', '--json']);
       assert.equal(rerun.code, 0, rerun.stderr);
+      const held = new Set(trashEntriesWithManifest(dir).flatMap((e) => e.held.map((id) => `${e.entry}/${id}`)));
+      assert.deepEqual(
+        kept.filter((k) => !held.has(k)),
+        [],
+        `kill after ${after}: committed subtrees moved again`,
+      );
       assert.deepEqual(liveIds(dir), [], `kill after ${after}: the rerun did not finish the job`);
       assert.deepEqual(
         unauditedTrash(dir, 'cleanup'),

@@ -5,7 +5,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 import { faults } from './helpers/faults.mjs';
-import { locksLeft, oldTrees, trashCount, trashEntriesWithManifest, unauditedTrash } from './helpers/interrupted.mjs';
+import {
+  audited,
+  locksLeft,
+  oldTrees,
+  trashedCount,
+  trashEntriesWithManifest,
+  unauditedTrash,
+} from './helpers/interrupted.mjs';
 import { killWhen } from './helpers/kill.mjs';
 import { cli, DIST, tempDir } from './helpers/run.mjs';
 import { build, liveIds, treeSpec } from './helpers/trees.mjs';
@@ -21,7 +28,7 @@ test(
       const ids = await oldTrees(dir, 80);
       const run = await killWhen(
         ['--dir', dir, 'cleanup', '--hours', '1', '--json'],
-        () => trashCount(dir) >= 3,
+        () => trashedCount(dir) >= 9,
         signal,
       );
       assert.ok(run.sent, `${signal}: the cleanup ended before the signal`);
@@ -30,7 +37,7 @@ test(
       const [, done, total] =
         /^agent-session: interrupted after (\d+) of (\d+); run it again to finish\n$/.exec(run.stderr) ?? [];
       assert.ok(done !== undefined, run.stderr);
-      // At least the purges the signal waited for (3 trash entries), never more than there was to do.
+      // At least the purges the signal waited for (3 trees in the trash), never more than there was to do.
       assert.ok(Number(done) >= 3 && Number(done) < Number(total), `${signal}: ${run.stderr}`);
       assert.equal(run.stdout, '');
       assert.deepEqual(locksLeft(dir), [], `${signal}: locks left behind`);
@@ -130,5 +137,69 @@ test(
     assert.deepEqual(liveIds(dir), []);
     assert.deepEqual(locksLeft(dir), []);
     assert.equal(trashEntriesWithManifest(dir)[0].held.length, ids.length);
+  },
+);
+
+test(
+  'Ctrl-C behaves like SIGKILL: a delete and a restore of a large subtree stop before anything moves, ' +
+    'or finish the subtree once it moves',
+  { timeout: 180_000 },
+  async (t) => {
+    const dir = path.join(tempDir(t), 'store');
+    // 259 sessions: one subtree, one trash entry.
+    await build(dir, treeSpec('big', 4, 6, { outcome: 'completed', hoursAgo: 48 }));
+    const ids = liveIds(dir);
+    const stop = async (args, point, signal) => {
+      const f = faults(t, [`pause:${point}`]);
+      const running = cli(dir, args, { env: f.env });
+      await f.reached(point.split(':')[0], running);
+      f.kill(point.split(':')[0], signal);
+      f.release(point.split(':')[0]);
+      return running;
+    };
+    const auditedIds = (action) => audited(dir, action);
+
+    // Stopped with every lock taken, before the first move: nothing changed, no lock left.
+    for (const [args, signal] of [
+      [['delete', 'big'], 'SIGINT'],
+      [['delete', 'big'], 'SIGTERM'],
+    ]) {
+      const run = await stop(args, 'session-locks:1', signal);
+      assert.equal(run.code, 130, run.stderr);
+      assert.match(
+        run.stderr,
+        new RegExp(`^agent-session: interrupted after 0 of ${ids.length}; run it again to finish\\n$`),
+      );
+      assert.deepEqual(liveIds(dir), ids);
+      assert.deepEqual(trashEntriesWithManifest(dir), []);
+      assert.deepEqual(locksLeft(dir), []);
+    }
+    // Once the subtree moves it moves whole: the delete finishes, audited, and exits as usual.
+    const deleting = await stop(['delete', 'big', '--json'], 'trash-move-in:5', 'SIGINT');
+    assert.equal(deleting.code, 0, deleting.stderr);
+    assert.deepEqual(liveIds(dir), []);
+    assert.deepEqual(locksLeft(dir), []);
+    assert.deepEqual(unauditedTrash(dir, 'delete'), []);
+    assert.equal(trashEntriesWithManifest(dir)[0].held.length, ids.length);
+
+    // The restore alike: before it moves, nothing comes back; once it moves, everything does.
+    const early = await stop(['restore', 'big'], 'session-locks:1', 'SIGINT');
+    assert.equal(early.code, 130, early.stderr);
+    assert.match(
+      early.stderr,
+      new RegExp(`^agent-session: interrupted after 0 of ${ids.length}; run it again to finish\\n$`),
+    );
+    assert.deepEqual(liveIds(dir), []);
+    assert.equal(trashEntriesWithManifest(dir)[0].manifest.status, 'complete');
+    assert.deepEqual(locksLeft(dir), []);
+    const restoring = await stop(['restore', 'big', '--json'], 'trash-move-out:5', 'SIGINT');
+    assert.equal(restoring.code, 0, restoring.stderr);
+    assert.deepEqual(liveIds(dir), ids);
+    assert.deepEqual(trashEntriesWithManifest(dir), []);
+    assert.deepEqual(locksLeft(dir), []);
+    assert.deepEqual(
+      ids.filter((id) => !auditedIds('restore').has(id)),
+      [],
+    );
   },
 );

@@ -11,3 +11,21 @@ export function throwIfInterrupted(signal: AbortSignal | undefined, done: number
     details: { done, total },
   });
 }
+
+/**
+ * A long synchronous stretch (thousands of lock mkdirs, record reads) starves the event loop: lock
+ * refresh timers and signal handlers would not run. The returned function yields one turn of the loop
+ * once `everyMs` have passed since the last turn, and costs nothing otherwise.
+ */
+export function breather(everyMs = 100): () => Promise<void> | undefined {
+  let last = Date.now();
+  return () => {
+    if (Date.now() - last < everyMs) return undefined;
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        last = Date.now();
+        resolve();
+      }),
+    );
+  };
+}

@@ -55,6 +55,11 @@ export interface SessionContext {
   readonly auditLog: AuditLog;
   /** Appends one entry to the audit trail; never throws (a failure lands in `auditErrors`). */
   audit(action: AuditAction, ids: string[], details?: Record<string, unknown>): Promise<void>;
+  /**
+   * Appends several entries in one write and fsyncs them (a bulk command's batch, recorded before the
+   * batch is marked done); never throws, like `audit`.
+   */
+  auditBatch(entries: { action: AuditAction; ids: string[]; details?: Record<string, unknown> }[]): Promise<void>;
   /** The latest failures to write the audit trail. */
   readonly auditErrors: SessionError[];
 }

@@ -105,6 +105,27 @@ export class Sessions implements SessionContext {
     }
   }
 
+  async auditBatch(entries: { action: string; ids: string[]; details?: Record<string, unknown> }[]): Promise<void> {
+    if (entries.length === 0) return;
+    try {
+      const time = this.clock();
+      const lines = entries.flatMap((e) =>
+        formatEntry({
+          time,
+          action: e.action,
+          ids: e.ids,
+          actor: this.actor,
+          pid: process.pid,
+          details: e.details ?? {},
+        }),
+      );
+      await this.auditLog.append(lines, true);
+    } catch (err) {
+      this.auditErrors.push(toSessionError(err, 'writing the audit trail'));
+      if (this.auditErrors.length > 20) this.auditErrors.shift();
+    }
+  }
+
   get rules(): ResumeRules {
     const phaseWindows = phaseWindowsMs(this.settings);
     return {

@@ -66,11 +66,33 @@ export async function oldTrees(dir, count) {
   return ids;
 }
 
-/** Sessions held by complete trash entries that no audit line of `action` names. */
+/** Sessions held in the trash, in every entry. */
+export function trashedCount(dir) {
+  const trash = path.join(dir, '.trash');
+  if (!existsSync(trash)) return 0;
+  let n = 0;
+  for (const entry of readdirSync(trash)) {
+    const sessions = path.join(trash, entry, 'sessions');
+    if (existsSync(sessions)) n += readdirSync(sessions).length;
+  }
+  return n;
+}
+
+/**
+ * Sessions that took effect in the trash and that no audit line of `action` names: those of complete
+ * entries, and those of the committed subtrees of an entry still moving (a batched cleanup cut short).
+ */
 export function unauditedTrash(dir, action) {
   const named = audited(dir, action);
   return trashEntriesWithManifest(dir)
-    .filter((e) => e.manifest.status === 'complete')
-    .flatMap((e) => e.held)
+    .flatMap((e) => settled(e))
     .filter((id) => !named.has(id));
+}
+
+function settled(e) {
+  if (e.manifest.status === 'complete') return e.held;
+  if (e.manifest.status !== 'moving' || !e.manifest.subtrees) return [];
+  const count = e.manifest.subtrees.slice(0, e.manifest.committed ?? 0).reduce((n, t) => n + t.sessions, 0);
+  const committed = new Set(e.manifest.sessions.slice(0, count).map((s) => s.id));
+  return e.held.filter((id) => committed.has(id));
 }

@@ -246,3 +246,17 @@ function subtree(root: string, kids: Map<string, string[]>): { ids: string[]; de
   }
   return { ids, depths };
 }
+
+/**
+ * A reason without its figures (ages, ids), so that reasons can be counted: `completed, last activity
+ * 720 h ago` is `completed, last activity over the cutoff`.
+ */
+export function reasonKind(reason: string): string {
+  return reason
+    .replace(/last activity [\d.]+ h ago/, 'last activity over the cutoff')
+    .replace(/ [\d.]+ h ago/g, '')
+    .replace(/\(parent \S+ is gone\)/, '(parent gone)')
+    .replace(/ [\d.]+ (h|s)\b/g, '')
+    .replace(/descendant \S+/, 'descendant')
+    .replace(/^(changed since the scan:) .*/, '$1 ...');
+}

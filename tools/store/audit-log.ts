@@ -1,6 +1,7 @@
 import {
   closeSync,
   fstatSync,
+  fsyncSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -64,13 +65,20 @@ export class AuditLog {
     return join(this.dir, AUDIT_FILE);
   }
 
-  /** Appends whole lines (each under MAX_LINE_BYTES), then rotates if the file grew past its limit. */
-  async append(lines: string[]): Promise<void> {
+  /**
+   * Appends whole lines (each under MAX_LINE_BYTES), then rotates if the file grew past its limit.
+   * With `sync`, the lines go in one write followed by an fsync: a bulk command records a batch of
+   * changes that way before it marks them done, so that no kill can leave them done and unrecorded.
+   */
+  async append(lines: string[], sync = false): Promise<void> {
     let size = 0;
     try {
       const fd = this.openActive();
       try {
-        for (const line of lines) writeSync(fd, line);
+        if (sync) {
+          writeAll(fd, Buffer.from(lines.join('')));
+          fsyncSync(fd);
+        } else for (const line of lines) writeSync(fd, line);
         size = fstatSync(fd).size;
       } finally {
         closeSync(fd);
@@ -218,4 +226,8 @@ function renameIfExists(from: string, to: string): void {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
+}
+
+function writeAll(fd: number, data: Buffer): void {
+  for (let at = 0; at < data.length;) at += writeSync(fd, data, at, data.length - at);
 }

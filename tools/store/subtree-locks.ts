@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { SessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { faultPoint } from './fault-points.js';
+import { breather } from '../safe-points.js';
 import { ensureAreaSync } from './regular-file.js';
 import { ensureStoreSync } from './store-root.js';
 import { takeLock, TOUCH_AFTER_MS, withLock, type Lock, type LockedReason } from './lock.js';
@@ -31,6 +32,7 @@ export type SessionLocksCheck = (id?: string) => void;
  * check keep the locks held fresh, at most every TOUCH_AFTER_MS / 2, each looked at and touched
  * only once it is half a second old (nothing about a lock can change before it is stale). They are
  * let go of one by one, kept fresh meanwhile, so that none stalls into another process's hands.
+ * `companion`, when given, is called every 64 locks of those passes (see `step`).
  */
 export async function withSessionLocks<T>(
   storeDir: string,
@@ -38,6 +40,7 @@ export async function withSessionLocks<T>(
   timeoutMs: number,
   fn: (check: SessionLocksCheck) => Promise<T>,
   signal?: AbortSignal,
+  companion?: () => void,
 ): Promise<T> {
   const sorted = [...new Set(ids)].sort();
   const deadline = Date.now() + timeoutMs;
@@ -47,9 +50,18 @@ export async function withSessionLocks<T>(
   let kept = 0;
   // At most once per TOUCH_AFTER_MS / 2 of other work: a pass over tens of thousands of locks (their
   // touches included) never runs back to back. A lost lock costs nothing more.
+  // Every this many locks taken, refreshed or let go of, `companion` keeps another lock of the caller
+  // fresh (a trash entry's): a pass over thousands of locks must not let it go stale.
+  let steps = 0;
+  const step = () => {
+    if (++steps % 64 === 0) companion?.();
+  };
   const keepFresh = () => {
     if (Date.now() - kept < TOUCH_AFTER_MS / 2) return;
-    for (const [id, lock] of held) if (lock.refresh() !== undefined && lostId === undefined) lostId = id;
+    for (const [id, lock] of held) {
+      if (lock.refresh() !== undefined && lostId === undefined) lostId = id;
+      step();
+    }
     kept = Date.now();
   };
   const keepFreshOrThrow = () => {
@@ -69,7 +81,10 @@ export async function withSessionLocks<T>(
   try {
     await ensureLocksDir(storeDir);
     await faultPoint('session-locks');
+    const breathe = breather();
     for (const id of sorted) {
+      await breathe();
+      step();
       const remaining = deadline - Date.now();
       if (remaining <= 0)
         throw new SessionError('ELOCKED', `could not lock ${sorted.length} sessions within ${timeoutMs} ms`, {
@@ -93,6 +108,7 @@ export async function withSessionLocks<T>(
       held.delete(id);
       keepFresh();
       lock.release();
+      step();
     }
   }
 }

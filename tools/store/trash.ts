@@ -9,14 +9,18 @@
  *   .removing/<name>                    an entry (or session) being destroyed; garbage once there
  * `<entry>` is `<UTC yyyymmdd-hhmmss>-<4 hex>-<root id>`.
  *
+ * One entry per command run: a delete's holds one subtree, a cleanup's every subtree it purged
+ * (`subtrees`, each the next `sessions` of the list), filled batch by batch (trees/trash-writer.ts).
+ *
  * Crash-safety invariant: sessions move leaves first (every child before its parent), so at any instant
  * the moved set is closed under descendants: no live session ever has its parent in the trash. An entry
  * whose status is not `complete` and whose lock is free belongs to a process that died: recovery moves
- * its sessions back, parents first (a delete that was never acknowledged did not happen; a restore
- * that was cut short completes). Each session is therefore fully live or fully in a complete entry.
+ * back, parents first, what had not taken effect (a delete that was never acknowledged did not happen;
+ * of a cleanup's entry, the subtrees past `committed`; a restore that was cut short completes). Each
+ * session is therefore fully live, or fully in a complete entry or a committed subtree of one.
  */
 import { lstatSync, readdirSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
@@ -32,9 +36,10 @@ import { ensureStoreSync } from './store-root.js';
 
 const TRASH_DIR = '.trash';
 export const REMOVING_DIR = '.removing';
-export const TRASH_FORMAT = 1;
-/** A manifest lists the sessions of one subtree; one past this size was not written by the store. */
-const MANIFEST_MAX_BYTES = 16 * 1024 * 1024;
+/** 2: the manifest lists `subtrees` (one entry holds every subtree of one cleanup) and `committed`. */
+export const TRASH_FORMAT = 2;
+/** A manifest lists the sessions of one command run; one past this size was not written by the store. */
+const MANIFEST_MAX_BYTES = 256 * 1024 * 1024;
 
 /** moving (delete in progress) → complete → restoring → restored (kept only for preserved work) or destroyed. */
 type TrashStatus = 'moving' | 'complete' | 'restoring' | 'restored';
@@ -43,10 +48,19 @@ export interface TrashSession {
   id: string;
   parent: string | null;
   depth: number;
-  phase: string | null;
-  agent_name: string | null;
-  last_updated: string | null;
+  /** Format 1 only: the record, which the entry holds anyway, says these. */
+  phase?: string | null;
+  agent_name?: string | null;
+  last_updated?: string | null;
   bytes: number;
+}
+
+/** One subtree of an entry: its sessions are the next `sessions` of the manifest's list. */
+export interface TrashSubtree {
+  root: string;
+  /** Why cleanup took it (absent for a delete). */
+  reason?: string;
+  sessions: number;
 }
 
 export interface PreservedWork {
@@ -71,9 +85,29 @@ export interface TrashManifest {
   pid: number;
   deleted_at: string;
   bytes: number;
-  /** In move order: leaves first. Restore goes backwards (parents first). */
+  /** In move order: subtree after subtree, each leaves first. Restore goes backwards (parents first). */
   sessions: TrashSession[];
   work: PreservedWork[];
+  /** Format 2: the subtrees, in the order of `sessions`. Format 1 holds one subtree, rooted at `root`. */
+  subtrees?: TrashSubtree[];
+  /**
+   * Format 2, while `moving`: the first `committed` subtrees are moved, synced and audited (they stay
+   * if the process dies); the others are being moved (recovery moves them back).
+   */
+  committed?: number;
+  /** While `restoring`: the sessions being put back (absent: all that are present). */
+  restoring?: string[];
+}
+
+/** The subtrees of an entry, each with its sessions (format 1: one, rooted at `root`). */
+export function subtreesOf(manifest: TrashManifest): { root: string; reason?: string; sessions: TrashSession[] }[] {
+  if (!manifest.subtrees) return [{ root: manifest.root, sessions: manifest.sessions }];
+  let at = 0;
+  return manifest.subtrees.map((t) => {
+    const sessions = manifest.sessions.slice(at, at + t.sessions);
+    at += t.sessions;
+    return { ...(t.reason === undefined ? {} : { reason: t.reason }), root: t.root, sessions };
+  });
 }
 
 export class Trash {
@@ -140,7 +174,9 @@ export class Trash {
 
   async writeManifest(manifest: TrashManifest): Promise<void> {
     const file = join(this.entryDir(manifest.entry), 'manifest.json');
-    const write = () => writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);
+    // A large entry's manifest on one line: indenting thousands of sessions would double its size.
+    const text = manifest.format >= 2 ? JSON.stringify(manifest) : JSON.stringify(manifest, null, 2);
+    const write = () => writeFileAtomic(file, `${text}\n`);
     await faultPoint(`trash-${manifest.status}`)
       .then(write)
       .catch((err) => {
@@ -245,6 +281,26 @@ export class Trash {
       });
   }
 
+  /**
+   * Makes the renames into or out of the entry durable: one fsync of the entry's `sessions/` folder
+   * and one of the store's, after a whole batch of renames, before the manifest records the batch.
+   */
+  async syncMoves(entry: string): Promise<void> {
+    for (const dir of [join(this.entryDir(entry), 'sessions'), this.storeDir]) {
+      await faultPoint('trash-sync');
+      const handle = await open(dir, 'r').catch((err) => {
+        throw toSessionError(err, `syncing ${dir}`);
+      });
+      try {
+        await handle.sync().catch((err) => {
+          throw toSessionError(err, `syncing ${dir}`);
+        });
+      } finally {
+        await handle.close();
+      }
+    }
+  }
+
   /** Destroys an entry: one rename out of `.trash` (atomic), then a recursive delete. */
   async destroy(entry: string): Promise<void> {
     const parking = join(this.storeDir, REMOVING_DIR, `trash-${entry}-${randomHex(6)}`);
@@ -276,7 +332,7 @@ export async function diskBytes(dir: string): Promise<number> {
 
 // Synchronous on purpose: cleanup and delete size thousands of small session directories, and one
 // thread-pool round trip per lstat/readdir made that most of a dry run's time.
-function diskBytesSync(file: string): number {
+export function diskBytesSync(file: string): number {
   let info;
   try {
     info = lstatSync(file);

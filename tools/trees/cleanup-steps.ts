@@ -34,6 +34,9 @@ export interface CleanupReport {
   backups: string[];
   bytes_freed: number;
   bytes_to_trash: number;
+  /** How long the trash keeps what this run moved there, and when it frees it (null: nothing moved). */
+  trash_retention_days: number;
+  trash_frees_at: string | null;
 }
 
 export async function abandon(

@@ -1,17 +1,25 @@
 import { storeExists } from '../store/project.js';
-import { SessionError } from '../errors.js';
-import { throwIfInterrupted } from '../safe-points.js';
+import { isSessionError, SessionError } from '../errors.js';
+import { breather, throwIfInterrupted } from '../safe-points.js';
 import { judgeSession, planCleanup, type CleanupRules } from '../policy/cleanup-plan.js';
-import type { TreeNode } from '../policy/tree-guard.js';
+import { planDelete, type TreeNode } from '../policy/tree-guard.js';
 import type { SessionRecord } from '../record.js';
 import type { SessionContext } from '../session-context.js';
 import { census } from '../store/census.js';
-import { withAreaLock } from '../store/subtree-locks.js';
+import { withAreaLock, withSessionLocks } from '../store/subtree-locks.js';
 import { Trash } from '../store/trash.js';
-import { abandon, describe, expireTrash, quarantine, removeStrays, type CleanupReport } from './cleanup-steps.js';
-import { reconcileIndex, type ExtraLinks } from './hierarchy.js';
+import {
+  abandon,
+  describe as describeError,
+  expireTrash,
+  quarantine,
+  removeStrays,
+  type CleanupReport,
+} from './cleanup-steps.js';
+import { reconcileIndex, subtreeNodes, type ExtraLinks } from './hierarchy.js';
 import { recoverTrash } from './recover.js';
-import { removeSubtree, type Removal } from './remove-subtree.js';
+import { describe } from './remove-subtree.js';
+import { TrashWriter, type EntryHeader, type PendingSubtree } from './trash-writer.js';
 
 export type { CleanupReport } from './cleanup-steps.js';
 
@@ -78,6 +86,8 @@ async function run(sessions: SessionContext, hours: number, options: CleanupOpti
     backups: [],
     bytes_freed: 0,
     bytes_to_trash: 0,
+    trash_retention_days: sessions.settings.trashRetentionDays,
+    trash_frees_at: null,
   };
   const total = plan.abandon.length + problems.length + plan.purge.length;
   let done = 0;
@@ -96,17 +106,24 @@ async function run(sessions: SessionContext, hours: number, options: CleanupOpti
     await quarantine(sessions, problem, dry, report);
     tick();
   }
-  const links = dry ? undefined : withRecordLinks(await reconcileIndex(sessions, true), records);
   const trash = new Trash(sessions.store.dir);
-  for (const root of plan.purge) {
-    stopHere();
-    await purge(sessions, root, rules, dry, options.backup ?? true, links, report, found.bytes);
-    tick();
+  const backup = options.backup ?? true;
+  if (dry) {
+    for (const root of plan.purge) {
+      purgePreview(root, backup, report, found.bytes);
+      tick();
+    }
+  } else {
+    const links = withRecordLinks(await reconcileIndex(sessions, true), records);
+    const purging = { rules, backup, links, report, tick, signal: options.signal };
+    await purgeAll(sessions, trash, plan.purge, purging, () => done, total);
   }
   await expireTrash(sessions, trash, dry, report, stopHere);
   stopHere();
   await removeStrays(sessions, dry, report);
   report.removed = report.purged.map((p) => p.id);
+  if (report.bytes_to_trash > 0 || report.backups.length > 0)
+    report.trash_frees_at = new Date(now + sessions.settings.trashRetentionDays * 86_400_000).toISOString();
   if (!dry && (report.purged.length > 0 || report.expired_trash.length > 0 || report.swept.length > 0)) {
     // The summary names no sessions: each purge and expiry wrote its own entry as it took effect.
     await sessions.audit('cleanup', [], {
@@ -148,72 +165,189 @@ function cleanupRules(sessions: SessionContext, hours: number): CleanupRules {
   };
 }
 
-async function purge(
+type PurgeRoot = { id: string; reason: string; ids: string[]; depths: number[] };
+
+function purgePreview(root: PurgeRoot, backup: boolean, report: CleanupReport, sizes: Map<string, number>): void {
+  root.ids.forEach((id, i) =>
+    report.purged.push({
+      id,
+      root: root.id,
+      depth: root.depths[i] ?? 0,
+      reason: i === 0 ? root.reason : `with ${root.id}`,
+    }),
+  );
+  // Counted where the real run counts them: moved to the trash, or freed at once with --no-backup.
+  for (const id of root.ids) {
+    if (backup) report.bytes_to_trash += sizes.get(id) ?? 0;
+    else report.bytes_freed += sizes.get(id) ?? 0;
+  }
+}
+
+interface Purging {
+  rules: CleanupRules;
+  backup: boolean;
+  links: ExtraLinks;
+  report: CleanupReport;
+  tick: () => void;
+  signal: AbortSignal | undefined;
+}
+
+/** The first batch is small (a kill early on loses little), and each doubles up to this many sessions. */
+const FIRST_BATCH = 32;
+const MAX_BATCH = 2048;
+
+/**
+ * Moves every subtree to purge into ONE trash entry, batch after batch (see trash-writer.ts): each
+ * batch's locks taken at once, its records read again under them and judged again, its renames
+ * synced and its audit lines written together. A subtree that changed since the scan stays (skipped).
+ */
+async function purgeAll(
   sessions: SessionContext,
-  root: { id: string; reason: string; ids: string[]; depths: number[] },
-  rules: CleanupRules,
-  dry: boolean,
-  backup: boolean,
-  links: Awaited<ReturnType<typeof reconcileIndex>> | undefined,
-  report: CleanupReport,
-  sizes: Map<string, number>,
+  trash: Trash,
+  roots: PurgeRoot[],
+  p: Purging,
+  done: () => number,
+  total: number,
 ): Promise<void> {
-  if (dry) {
-    root.ids.forEach((id, i) =>
-      report.purged.push({
-        id,
-        root: root.id,
-        depth: root.depths[i] ?? 0,
-        reason: i === 0 ? root.reason : `with ${root.id}`,
-      }),
-    );
-    // Counted where the real run counts them: moved to the trash, or freed at once with --no-backup.
-    for (const id of root.ids) {
-      if (backup) report.bytes_to_trash += sizes.get(id) ?? 0;
-      else report.bytes_freed += sizes.get(id) ?? 0;
-    }
-    return;
-  }
-  const accept = (nodes: TreeNode[]) => {
-    for (const node of nodes) {
-      if (!node.record) return `kept: ${node.id} is unreadable`;
-      const verdict = judgeSession(node.record, sessions.now(), rules);
-      if (verdict.kind !== 'purge') return `changed since the scan: ${node.id} ${verdict.reason}`;
-    }
-    return null;
+  if (roots.length === 0) return;
+  const now = sessions.now();
+  const entry = trash.newEntryName(now, (roots[0] as PurgeRoot).id);
+  const header: EntryHeader = {
+    entry,
+    root: (roots[0] as PurgeRoot).id,
+    reason: 'cleanup',
+    actor: sessions.actor,
+    pid: process.pid,
+    deleted_at: new Date(now).toISOString(),
+    work: [],
   };
-  // Audited as the purge commits (under the locks, before the entry is complete), not at the end of the run.
-  const onMoved = (moved: Removal) =>
-    sessions.audit(
-      'cleanup',
-      moved.nodes.map((n) => n.id),
-      { root: root.id, reason: root.reason, backup: moved.entry, bytes: moved.bytes },
-    );
+  const timeout = sessions.settings.lockTimeoutMs;
+  const stopped = () => p.signal?.aborted === true;
+  await trash.withEntryLock(entry, timeout, async (checkEntry) => {
+    const writer = new TrashWriter(sessions, trash, header);
+    try {
+      let size = FIRST_BATCH;
+      for (let i = 0; i < roots.length;) {
+        throwIfInterrupted(p.signal, done(), total);
+        const batch: PurgeRoot[] = [];
+        for (
+          let n = 0;
+          i < roots.length && (batch.length === 0 || n + (roots[i] as PurgeRoot).ids.length <= size);
+          i++
+        ) {
+          batch.push(roots[i] as PurgeRoot);
+          n += (roots[i] as PurgeRoot).ids.length;
+        }
+        size = Math.min(size * 2, MAX_BATCH);
+        const ids = batch.flatMap((r) => r.ids);
+        // Roots of the batch already counted (skipped, or moved): a failure skips the others.
+        const counted = new Set<string>();
+        const skip = (id: string, reason: string) => {
+          if (counted.has(id)) return;
+          counted.add(id);
+          p.report.skipped.push({ id, reason });
+          p.tick();
+        };
+        await withSessionLocks(
+          sessions.store.dir,
+          ids,
+          timeout,
+          async (check) => {
+            const ready: PendingSubtree[] = [];
+            const nodesOf = new Map<string, TreeNode[]>();
+            const breathe = breather();
+            for (const root of batch) {
+              await breathe();
+              const why = await judgeUnderLocks(sessions, root, p, nodesOf);
+              if (why !== null) skip(root.id, why);
+            }
+            for (const root of batch) {
+              const nodes = nodesOf.get(root.id);
+              if (!nodes) continue;
+              const order = [...nodes].reverse().map((n) => describe(trash, n));
+              const bytes = order.reduce((sum, s) => sum + s.bytes, 0);
+              const details = { root: root.id, reason: root.reason, backup: p.backup ? entry : null, bytes };
+              ready.push({ root: root.id, reason: root.reason, order, audit: { action: 'cleanup', details } });
+            }
+            const hooks = { check, checkEntry, stop: stopped, onMoved: () => p.tick() };
+            const moved = await writer.moveBatch(ready, hooks, i >= roots.length);
+            // Reported once committed: a batch undone after a failure purged nothing.
+            for (const t of moved) {
+              counted.add(t.root);
+              report(p, t, nodesOf.get(t.root) ?? [], entry);
+            }
+          },
+          p.signal,
+          // The entry's lock, held across every batch, kept fresh through the passes over the batch's locks.
+          () => {
+            try {
+              checkEntry();
+            } catch {
+              // Lost: the next move's checkEntry throws it.
+            }
+          },
+        ).catch((err: unknown) => {
+          // Ctrl-C while waiting for a lock: said as every other stop, with what was done.
+          if (isSessionError(err, 'EINTERRUPTED')) {
+            throwIfInterrupted(p.signal, done(), total);
+            throw err;
+          }
+          // Sessions hidden in the entry (a failed batch not undone): nothing else may go on.
+          if (!isSessionError(err) || err.details.hidden) throw err;
+          // A locked session, a full disk: this batch stays (whatever it moved was put back), the next is tried.
+          for (const root of batch) skip(root.id, describeError(err));
+        });
+      }
+      throwIfInterrupted(p.signal, done(), total);
+    } finally {
+      await writer.finish(p.backup);
+    }
+  });
+}
+
+/** Reads a subtree again under its locks and judges it again: null when it still goes, else why it stays. */
+async function judgeUnderLocks(
+  sessions: SessionContext,
+  root: PurgeRoot,
+  p: Purging,
+  nodesOf: Map<string, TreeNode[]>,
+): Promise<string | null> {
+  let nodes: TreeNode[];
   try {
-    const removal = await removeSubtree(sessions, root.id, {
-      reason: 'cleanup',
-      cascade: true,
-      force: false,
-      discardWork: false,
-      backup,
-      preserveWork: false,
-      checkWork: false,
-      links,
-      accept,
-      onMoved,
-    });
-    for (const node of removal.nodes)
-      report.purged.push({
-        id: node.id,
-        root: root.id,
-        depth: node.depth,
-        reason: node.depth === 0 ? root.reason : `with ${root.id}`,
-      });
-    if (removal.entry) {
-      report.backups.push(removal.entry);
-      report.bytes_to_trash += removal.bytes;
-    } else report.bytes_freed += removal.bytes;
+    nodes = await subtreeNodes(sessions, root.id, p.links);
   } catch (err) {
-    report.skipped.push({ id: root.id, reason: describe(err) });
+    return describeError(err);
   }
+  const planned = new Set(root.ids);
+  if (nodes.length !== planned.size || !nodes.every((n) => planned.has(n.id)))
+    return `changed since the scan: the subtree of ${root.id} is not the one planned`;
+  const plan = planDelete(nodes, {
+    cascade: true,
+    force: false,
+    now: sessions.now(),
+    runningMs: sessions.settings.runningMinutes * 60_000,
+  });
+  if (plan.blocked.length > 0) return plan.blocked.map((b) => `${b.id} ${b.reason}`).join('; ');
+  for (const node of nodes) {
+    if (!node.record) return `kept: ${node.id} is unreadable`;
+    const verdict = judgeSession(node.record, sessions.now(), p.rules);
+    if (verdict.kind !== 'purge') return `changed since the scan: ${node.id} ${verdict.reason}`;
+  }
+  nodesOf.set(root.id, nodes);
+  return null;
+}
+
+function report(p: Purging, t: PendingSubtree, nodes: TreeNode[], entry: string): void {
+  for (const node of nodes)
+    p.report.purged.push({
+      id: node.id,
+      root: t.root,
+      depth: node.depth,
+      reason: node.depth === 0 ? (t.reason ?? '') : `with ${t.root}`,
+    });
+  const bytes = t.order.reduce((sum, s) => sum + s.bytes, 0);
+  if (p.backup) {
+    if (!p.report.backups.includes(entry)) p.report.backups.push(entry);
+    p.report.bytes_to_trash += bytes;
+  } else p.report.bytes_freed += bytes;
 }

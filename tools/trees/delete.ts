@@ -22,6 +22,8 @@ export interface DeleteOptions {
   backup?: boolean;
   /** Store the git state of unsaved work in the backup and go ahead. */
   preserveWork?: boolean;
+  /** Called as sessions move (the CLI draws a progress bar from it). */
+  onProgress?: (progress: { done: number; total: number }) => void;
   /** Aborting it stops the delete if nothing has moved yet (EINTERRUPTED); once moving, it finishes. */
   signal?: AbortSignal;
 }
@@ -70,25 +72,25 @@ export async function deleteSession(
     throw new SessionError('EINVALID', '--preserve-work keeps the work in the backup: it cannot go with --no-backup');
   if (options.dryRun) return preview(sessions, id, opts);
   const finished = await finishInterrupted(sessions, id);
-  // Audited under the locks before the entry is complete: a kill cannot leave the delete unrecorded.
-  const onMoved = (moved: Removal) =>
-    sessions.audit(
-      'delete',
-      moved.nodes.map((n) => n.id),
-      {
-        root: id,
-        counts_by_depth: summary(id, moved.nodes, false).counts_by_depth,
-        backup: moved.entry,
-        forced: moved.plan.forced,
-        preserved_work: moved.work.map((w) => w.dir),
-        ...(moved.discarded.length > 0 ? { discarded_work: moved.discarded.map((w) => w.dir) } : {}),
-      },
-    );
+  // Audited (fsynced) under the locks before the entry is complete: a kill cannot leave the delete unrecorded.
+  const audit = (moved: Removal) => ({
+    action: 'delete' as const,
+    details: {
+      root: id,
+      counts_by_depth: summary(id, moved.nodes, false).counts_by_depth,
+      backup: moved.entry,
+      forced: moved.plan.forced,
+      preserved_work: moved.work.map((w) => w.dir),
+      ...(moved.discarded.length > 0 ? { discarded_work: moved.discarded.map((w) => w.dir) } : {}),
+    },
+  });
+  let moved = 0;
   const removal = await removeSubtree(sessions, id, {
     ...opts,
     reason: 'delete',
     checkWork: true,
-    onMoved,
+    audit,
+    onProgress: (total) => options.onProgress?.({ done: ++moved, total }),
     signal: options.signal,
   });
   const trash = new Trash(sessions.store.dir);

@@ -1,7 +1,7 @@
 import { isSessionError, SessionError } from '../errors.js';
 import type { SessionContext } from '../session-context.js';
 import { faultPoint } from '../store/fault-points.js';
-import { Trash, type TrashManifest } from '../store/trash.js';
+import { subtreesOf, Trash, type TrashManifest } from '../store/trash.js';
 import { putBack } from './restore.js';
 
 export interface Recovery {
@@ -70,7 +70,10 @@ async function recoverEntry(sessions: SessionContext, trash: Trash, entry: strin
           : { entry, status: '?', action: 'unreadable' as const, ids, detail: 'no manifest.json' };
       }
       if (fresh.status === 'complete' || fresh.status === 'restored') return undefined;
-      return { entry, status: fresh.status, action: await rollBack(sessions, trash, fresh, ids), ids };
+      // Of a cleanup's entry, only what had not taken effect goes back: the committed subtrees stay.
+      const back = notCommitted(fresh);
+      const moving = ids.filter((id) => back.has(id));
+      return { entry, status: fresh.status, action: await rollBack(sessions, trash, fresh, moving), ids: moving };
     });
   } catch (err) {
     if (!isSessionError(err, 'ELOCKED')) throw err;
@@ -87,7 +90,7 @@ async function rollBack(
   ids: string[],
 ): Promise<Recovery['action']> {
   try {
-    await putBack(sessions, trash, manifest, 'recover');
+    await putBack(sessions, trash, manifest, 'recover', { only: notCommitted(manifest) });
     return 'rolled back';
   } catch (err) {
     if (!isSessionError(err, 'EEXIST') && !isSessionError(err, 'EREFUSED')) throw err;
@@ -96,4 +99,17 @@ async function rollBack(
     await trash.writeManifest({ ...manifest, status: 'complete' });
     return 'kept in the trash';
   }
+}
+
+/**
+ * What recovery puts back: of a cleanup's entry cut short while moving, the subtrees past `committed`
+ * (those before it were moved, synced and audited: they stay); of a delete's, everything; of a restore
+ * cut short, what it was restoring.
+ */
+function notCommitted(manifest: TrashManifest): Set<string> {
+  if (manifest.status !== 'moving') return new Set(manifest.restoring ?? manifest.sessions.map((s) => s.id));
+  // A delete is all or nothing: one not acknowledged (its entry never complete) did not happen.
+  if (manifest.reason === 'delete') return new Set(manifest.sessions.map((s) => s.id));
+  const subtrees = subtreesOf(manifest).slice(manifest.committed ?? 0);
+  return new Set(subtrees.flatMap((t) => t.sessions.map((s) => s.id)));
 }

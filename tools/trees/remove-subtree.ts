@@ -2,17 +2,11 @@ import { SessionError, toSessionError } from '../errors.js';
 import { throwIfInterrupted } from '../safe-points.js';
 import { planDelete, type Blocker, type DeletePlan, type TreeNode } from '../policy/tree-guard.js';
 import type { SessionContext } from '../session-context.js';
-import { ChildrenIndex } from '../store/children-index.js';
 import type { LockedReason } from '../store/lock.js';
 import { withSessionLocks, type SessionLocksCheck } from '../store/subtree-locks.js';
-import {
-  diskBytes,
-  Trash,
-  TRASH_FORMAT,
-  type PreservedWork,
-  type TrashManifest,
-  type TrashSession,
-} from '../store/trash.js';
+import { diskBytesSync, Trash, type PreservedWork, type TrashSession } from '../store/trash.js';
+import type { AuditAction } from '../session-context.js';
+import { TrashWriter, type EntryHeader } from './trash-writer.js';
 import { reconcileIndex, subtreeNodes, type ExtraLinks } from './hierarchy.js';
 import { capturePatch, findUnsavedWork, type UnsavedWork } from './work.js';
 
@@ -32,11 +26,13 @@ interface RemoveOptions {
   /** A last say under the locks, on fresh records: a reason to keep the subtree, or null. */
   accept?: (nodes: TreeNode[]) => string | null;
   /**
-   * Called under the locks once every session is in the trash entry, right before the entry is
-   * marked complete: an audit line written here cannot be lost to a kill (a kill before `complete`
-   * is rolled back by recovery, which writes its own `recover` line).
+   * The audit line of the move, written (fsynced) once every session is in the trash entry, right
+   * before the entry is marked complete: a kill cannot lose it (a kill before `complete` is rolled back
+   * by recovery, which writes its own `recover` line).
    */
-  onMoved?: (removal: Removal) => Promise<void>;
+  audit: (removal: Removal) => { action: AuditAction; details: Record<string, unknown> };
+  /** After each session moved, with the number to move. */
+  onProgress?: (total: number) => void;
   /** Checked under the locks before anything moves: an aborted signal stops here (EINTERRUPTED). */
   signal?: AbortSignal;
 }
@@ -138,77 +134,42 @@ async function moveToTrash(
   const root = nodes[0] as TreeNode;
   const now = sessions.now();
   const entry = trash.newEntryName(now, root.id);
-  const order: TrashSession[] = [];
-  for (const node of plan.order) order.push(await describe(trash, node));
+  const order: TrashSession[] = plan.order.map((node) => describe(trash, node));
   const bytes = order.reduce((sum, s) => sum + s.bytes, 0);
   const unsaved = options.preserveWork ? found : [];
   const work = unsaved.map(preserved);
   const discarded = options.preserveWork ? [] : found;
   const removal: Removal = { nodes, plan, bytes, entry: options.backup ? entry : null, work, discarded };
-  const manifest: TrashManifest = {
-    format: TRASH_FORMAT,
+  const header: EntryHeader = {
     entry,
     root: root.id,
-    status: 'moving',
     reason: options.reason,
     actor: sessions.actor,
     pid: process.pid,
     deleted_at: new Date(now).toISOString(),
-    bytes,
-    sessions: order,
     work,
   };
   await trash.withEntryLock(entry, sessions.settings.lockTimeoutMs, async (checkEntry) => {
-    await trash.begin(manifest);
-    const moved: string[] = [];
-    let audited = false;
-    try {
-      for (const [i, w] of unsaved.entries()) {
-        const name = work[i]?.patch;
-        if (name) await trash.writeWorkFile(entry, name, await capturePatch(w.state));
-      }
-      for (const session of order) {
-        check(session.id);
-        checkEntry();
-        await trash.moveIn(entry, session.id);
-        moved.push(session.id);
-      }
-      await options.onMoved?.(removal);
-      audited = options.onMoved !== undefined;
-      await trash.writeManifest({ ...manifest, status: 'complete' });
-    } catch (err) {
-      const failure = await undoMoves(trash, entry, moved, err);
-      // The move was audited and did not last: the trail says so.
-      if (audited && !failure.details.hidden)
-        await sessions.audit('recover', moved, { entries: [{ entry, action: 'rolled back' }] });
-      throw failure;
-    }
+    const writer = new TrashWriter(sessions, trash, header);
+    const subtree = { root: root.id, order, audit: options.audit(removal) };
+    await writer.moveBatch(
+      [subtree],
+      {
+        check,
+        checkEntry,
+        onSession: () => options.onProgress?.(order.length),
+        beforeMoves: async () => {
+          for (const [i, w] of unsaved.entries()) {
+            const name = work[i]?.patch;
+            if (name) await trash.writeWorkFile(entry, name, await capturePatch(w.state));
+          }
+        },
+      },
+      true,
+    );
+    await writer.finish(options.backup);
   });
-  const index = new ChildrenIndex(sessions.store.dir);
-  for (const session of order) await index.remove(session.parent, session.id);
-  if (!options.backup) await trash.destroy(entry);
   return removal;
-}
-
-/**
- * A move that failed part-way (a full disk, a read-only folder) is undone at once, parents first,
- * so that no session stays hidden in an entry that is not complete. If that fails too, the entry
- * stays `moving` for recovery (cleanup or doctor --repair), and the error says so.
- */
-async function undoMoves(trash: Trash, entry: string, moved: string[], err: unknown): Promise<SessionError> {
-  const cause = toSessionError(err, `moving sessions to the trash entry ${entry}`);
-  try {
-    for (const id of [...moved].reverse()) await trash.moveOut(entry, id);
-    await trash.destroy(entry);
-    return cause;
-  } catch {
-    // Recovered by another process meanwhile (this one was frozen past its locks' staleness).
-    if (!trash.exists(entry)) return cause;
-    const message =
-      `${cause.message}; ${moved.length} session(s) wait in the trash entry ${entry}: ` +
-      'run `agent-session doctor --repair` to put them back';
-    return new SessionError(cause.code, message, { cause: err, details: { ...cause.details, entry, hidden: moved } });
-  }
 }
 
 function preserved(w: UnsavedWork, i: number): PreservedWork {
@@ -225,15 +186,13 @@ function preserved(w: UnsavedWork, i: number): PreservedWork {
   };
 }
 
-async function describe(trash: Trash, node: TreeNode): Promise<TrashSession> {
+/** What the manifest keeps of a session: what restore needs (the record itself is in the entry). */
+export function describe(trash: Trash, node: TreeNode, bytes?: number): TrashSession {
   return {
     id: node.id,
     parent: node.parent,
     depth: node.depth,
-    phase: node.record?.phase ?? null,
-    agent_name: node.record?.agent_name ?? null,
-    last_updated: node.record?.last_updated ?? null,
-    bytes: await diskBytes(trash.sessionDir(node.id)),
+    bytes: bytes ?? diskBytesSync(trash.sessionDir(node.id)),
   };
 }
 

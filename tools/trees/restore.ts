@@ -4,12 +4,21 @@ import { throwIfInterrupted } from '../safe-points.js';
 import type { SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
-import { diskBytes, Trash, type PreservedWork, type TrashManifest } from '../store/trash.js';
+import {
+  diskBytes,
+  subtreesOf,
+  Trash,
+  type PreservedWork,
+  type TrashManifest,
+  type TrashSession,
+} from '../store/trash.js';
 
 export interface TrashEntry {
   entry: string;
   path: string;
   root: string;
+  /** The roots of the subtrees it holds (one for a delete; every subtree of one cleanup). */
+  roots: string[];
   status: TrashManifest['status'];
   reason: string;
   actor: string;
@@ -42,6 +51,7 @@ export async function listTrash(sessions: SessionContext): Promise<TrashListing>
         entry,
         path: trash.entryDir(entry),
         root: manifest.root,
+        roots: subtreesOf(manifest).map((t) => t.root),
         status: manifest.status,
         reason: manifest.reason,
         actor: manifest.actor,
@@ -68,14 +78,17 @@ export interface RestoreResult {
   work: (PreservedWork & { patch_path: string | null; instructions: string[] })[];
 }
 
-/** Puts a deleted subtree back exactly as it was. `target` is a trash entry (name or path) or a session id. */
+/**
+ * Puts a deleted subtree back exactly as it was. `target` is a trash entry (name or path: all it holds)
+ * or a session id (the subtree of the entry that holds it: one cleanup's entry holds many).
+ */
 export async function restoreSession(
   sessions: SessionContext,
   target: string,
-  options: { signal?: AbortSignal } = {},
+  options: { signal?: AbortSignal; onProgress?: (progress: { done: number; total: number }) => void } = {},
 ): Promise<RestoreResult> {
   const trash = new Trash(sessions.store.dir);
-  const entry = await findEntry(trash, target);
+  const { entry, id } = await findEntry(trash, target);
   const result = await trash.withEntryLock(
     entry,
     sessions.settings.lockTimeoutMs,
@@ -86,7 +99,11 @@ export async function restoreSession(
         throw new SessionError('ENOTFOUND', `trash entry ${entry} holds nothing to restore`, { details: { entry } });
       }
       throwIfInterrupted(options.signal, 0, manifest.sessions.length);
-      return putBack(sessions, trash, manifest, 'restore', options.signal);
+      const subtree =
+        id === undefined ? undefined : subtreesOf(manifest).find((t) => t.sessions.some((s) => s.id === id));
+      // An interrupted restore is finished first, whatever the target.
+      const only = manifest.status === 'restoring' || !subtree ? undefined : new Set(subtree.sessions.map((s) => s.id));
+      return putBack(sessions, trash, manifest, 'restore', { ...options, ...(only ? { only } : {}) });
     },
     options.signal,
   );
@@ -106,14 +123,17 @@ export async function putBack(
   trash: Trash,
   manifest: TrashManifest,
   why: 'restore' | 'recover',
-  signal?: AbortSignal,
+  options: PutBackOptions = {},
 ): Promise<RestoreResult> {
   const present = new Set(await trash.present(manifest.entry));
-  const order = [...manifest.sessions].reverse().filter((s) => present.has(s.id));
+  const chosen = options.only ?? new Set(manifest.restoring ?? manifest.sessions.map((s) => s.id));
+  const order = [...manifest.sessions].reverse().filter((s) => chosen.has(s.id) && present.has(s.id));
   const ids = order.map((s) => s.id);
-  const outside = [...new Set(order.map((s) => s.parent).filter((p): p is string => p !== null && !present.has(p)))];
+  const moving = new Set(ids);
+  const outside = [...new Set(order.map((s) => s.parent).filter((p): p is string => p !== null && !moving.has(p)))];
   const index = new ChildrenIndex(sessions.store.dir);
   const warnings: string[] = [];
+  const remaining = subtreesOf(manifest).filter((t) => !t.sessions.some((s) => chosen.has(s.id)));
   await withSessionLocks(
     sessions.store.dir,
     [...ids, ...outside],
@@ -128,7 +148,7 @@ export async function putBack(
       }
       for (const parent of outside) {
         if (await isLive(sessions, parent)) continue;
-        const holder = (await trash.holding(parent))[0];
+        const holder = present.has(parent) ? manifest.entry : (await trash.holding(parent))[0];
         const child = order.find((s) => s.parent === parent)?.id;
         if (holder) {
           throw new SessionError(
@@ -146,22 +166,46 @@ export async function putBack(
         }
         warnings.push(`the parent ${parent} of ${child} no longer exists: ${child} is an orphan`);
       }
-      await trash.writeManifest({ ...manifest, status: 'restoring', pid: process.pid });
+      // One turn of the event loop: a Ctrl-C that came while the locks were taken (each a synchronous
+      // mkdir) is delivered now, and stops the restore before anything moves.
+      await new Promise((resolve) => setImmediate(resolve));
+      throwIfInterrupted(options.signal, 0, ids.length);
+      const restoring = remaining.length > 0 ? { restoring: [...chosen] } : {};
+      await trash.writeManifest({ ...manifest, status: 'restoring', pid: process.pid, ...restoring });
       // Audited before anything moves, once the entry says `restoring`: a kill from here on leaves an
       // entry that recovery (or this restore again) finishes, so the sessions do come back.
       const details =
         why === 'restore'
-          ? { entry: manifest.entry, root: manifest.root }
+          ? { entry: manifest.entry, root: ids[0] ?? manifest.root }
           : { entries: [{ entry: manifest.entry, action: 'rolled back' }] };
       await sessions.audit(why, ids, details);
-      for (const s of order) {
+      for (const [i, s] of order.entries()) {
         check(s.id);
         await index.add(s.parent, s.id);
         await trash.moveOut(manifest.entry, s.id);
+        options.onProgress?.({ done: i + 1, total: order.length });
       }
+      if (order.length > 0) await trash.syncMoves(manifest.entry);
     },
-    signal,
+    options.signal,
   );
+  if (remaining.length > 0) {
+    // The other subtrees of a batched entry stay, complete, restorable on their own.
+    const { restoring: _, ...rest } = manifest;
+    await trash.writeManifest({
+      ...rest,
+      status: 'complete',
+      sessions: remaining.flatMap((t) => t.sessions),
+      subtrees: remaining.map((t) => ({
+        root: t.root,
+        ...(t.reason ? { reason: t.reason } : {}),
+        sessions: t.sessions.length,
+      })),
+      committed: remaining.length,
+      bytes: remaining.flatMap((t) => t.sessions).reduce((sum, s) => sum + s.bytes, 0),
+    });
+    return { entry: manifest.entry, restored: order.map(restored), warnings, work: [] };
+  }
   // Preserved work outlives a restore (its patch is what the user reapplies); a rolled-back delete's does not.
   const keep = manifest.work.length > 0 && (why === 'restore' || manifest.status === 'restoring');
   if (keep) await trash.writeManifest({ ...manifest, status: 'restored' });
@@ -171,12 +215,18 @@ export async function putBack(
     patch_path: w.patch ? trash.workFilePath(manifest.entry, w.patch) : null,
     instructions: instructions(w, w.patch ? trash.workFilePath(manifest.entry, w.patch) : null),
   }));
-  return {
-    entry: manifest.entry,
-    restored: order.map((s) => ({ id: s.id, depth: s.depth, parent: s.parent })),
-    warnings,
-    work,
-  };
+  return { entry: manifest.entry, restored: order.map(restored), warnings, work };
+}
+
+function restored(s: TrashSession) {
+  return { id: s.id, depth: s.depth, parent: s.parent };
+}
+
+export interface PutBackOptions {
+  /** The sessions to put back (default: those the entry is restoring, else all). */
+  only?: Set<string>;
+  signal?: AbortSignal;
+  onProgress?: (progress: { done: number; total: number }) => void;
 }
 
 /** Whether a session is in the store (a corrupt record counts: it is there). */
@@ -194,10 +244,10 @@ function instructions(w: PreservedWork, patch: string | null): string[] {
   return lines;
 }
 
-async function findEntry(trash: Trash, target: string): Promise<string> {
+async function findEntry(trash: Trash, target: string): Promise<{ entry: string; id?: string }> {
   const name = target.replace(/\/+$/, '').split('/').pop() ?? target;
   const entries = await trash.entries();
-  if (entries.includes(name)) return name;
+  if (entries.includes(name)) return { entry: name };
   if (!isValidId(target))
     throw new SessionError('EINVALID', `${JSON.stringify(target)} is neither a session id nor a trash entry`);
   // Newest first; an entry whose root is the id wins over one that only contains it.
@@ -207,9 +257,9 @@ async function findEntry(trash: Trash, target: string): Promise<string> {
       .read(entry)
       .catch((err) => (isSessionError(err, 'ECORRUPT') ? undefined : Promise.reject(err)));
     if (!manifest || (manifest.status !== 'complete' && manifest.status !== 'restoring')) continue;
-    if (manifest.root === target) return entry;
+    if (manifest.root === target || manifest.subtrees?.some((t) => t.root === target)) return { entry, id: target };
     if (!contains && manifest.sessions.some((s) => s.id === target)) contains = entry;
   }
-  if (contains) return contains;
+  if (contains) return { entry: contains, id: target };
   throw new SessionError('ENOTFOUND', `no trash entry holds session ${target}`, { details: { id: target } });
 }

@@ -6,11 +6,13 @@ import { missingStore } from '../store-origin.js';
 import { interruptible } from '../interruptible.js';
 import { checkHours } from '../parse.js';
 import { progressBar } from '../progress.js';
+import { reasonKind } from '../../policy/cleanup-plan.js';
 
 interface Args {
   hours?: string;
   dryRun?: boolean;
   backup: boolean;
+  verbose?: boolean;
 }
 
 export const command = 'cleanup';
@@ -25,7 +27,8 @@ export function builder(yargs: Yargs) {
       type: 'boolean',
       default: true,
       describe: 'Move purged sessions to the trash (--no-backup destroys them)',
-    });
+    })
+    .option('verbose', { type: 'boolean', describe: 'List every purged, abandoned and skipped session' });
 }
 
 export async function handler(argv: Argv<Args>) {
@@ -54,29 +57,70 @@ export async function handler(argv: Argv<Args>) {
   }
   bar.end();
   if (argv.json) return ctx.json(report);
-  for (const line of describeReport(report)) ctx.out(line);
+  for (const line of describeReport(report, Boolean(argv.verbose))) ctx.out(line);
 }
 
-function describeReport(r: CleanupReport): string[] {
+/** Ids listed by the text output without --verbose. */
+const FIRST_IDS = 20;
+
+function describeReport(r: CleanupReport, verbose: boolean): string[] {
   const would = r.dry_run ? 'Would purge' : 'Purged';
   const lines = [
     `Scanned ${r.scanned} session(s); cutoff ${r.cutoff}${r.dry_run ? ' (dry run: nothing changed)' : ''}.`,
     `${would} ${r.purged.length}, abandoned ${r.abandoned.length}, quarantined ${r.quarantined.length}, ` +
       `skipped ${r.skipped.length}, kept ${r.kept} recent.`,
   ];
-  for (const p of r.purged) lines.push(`  purge ${p.id}: ${p.reason}`);
-  for (const a of r.abandoned) lines.push(`  abandon ${a.id}: ${a.reason}`);
-  for (const q of r.quarantined) lines.push(`  quarantine ${q.id}: ${q.reason}`);
-  for (const s of r.skipped) lines.push(`  skip ${s.id}: ${s.reason}`);
-  for (const o of r.orphans) lines.push(`  orphan ${o.id} (parent ${o.parent}): ${o.action}`);
-  for (const e of r.expired_trash) lines.push(`  expired trash ${e.entry}`);
-  for (const s of r.swept) lines.push(`  swept ${s.kind} ${s.path}`);
+  const listed = (label: string, items: { id: string; reason: string }[]) => {
+    if (items.length === 0) return;
+    for (const [reason, n] of countBy(items.map((i) => reasonKind(i.reason)))) lines.push(`  ${label} ${n}: ${reason}`);
+    if (verbose) for (const i of items) lines.push(`    ${i.id}: ${i.reason}`);
+    else {
+      const more = items.length > FIRST_IDS ? `, and ${items.length - FIRST_IDS} more (--verbose lists them)` : '';
+      lines.push(
+        `    ${items
+          .slice(0, FIRST_IDS)
+          .map((i) => i.id)
+          .join(' ')}${more}`,
+      );
+    }
+  };
+  // Each purged session counts under the reason its subtree's root went.
+  const rootReason = new Map(r.purged.filter((p) => p.id === p.root).map((p) => [p.root, p.reason]));
+  listed(
+    r.dry_run ? 'would purge' : 'purged',
+    r.purged.map((p) => ({ id: p.id, reason: rootReason.get(p.root) ?? p.reason })),
+  );
+  listed('abandoned', r.abandoned);
+  listed('quarantined', r.quarantined);
+  listed('skipped', r.skipped);
+  for (const o of r.orphans) if (verbose) lines.push(`  orphan ${o.id} (parent ${o.parent}): ${o.action}`);
+  if (r.orphans.length > 0 && !verbose) lines.push(`  orphans: ${r.orphans.length} (--verbose lists them)`);
+  for (const e of r.expired_trash) if (verbose) lines.push(`  expired trash ${e.entry}`);
+  for (const s of r.swept) if (verbose) lines.push(`  swept ${s.kind} ${s.path}`);
   for (const x of r.recovered) lines.push(`  interrupted trash entry ${x.entry}: ${x.action}`);
-  if (r.backups.length > 0)
+  if (r.bytes_to_trash > 0 || r.backups.length > 0) {
+    const when = r.trash_frees_at
+      ? `; the trash frees it after ${r.trash_retention_days} day(s), on ${r.trash_frees_at}`
+      : '';
     lines.push(
-      `Backups: ${r.backups.length} trash entr${r.backups.length === 1 ? 'y' : 'ies'} ` +
-        `(${r.bytes_to_trash} bytes); see agent-session trash.`,
+      `${r.dry_run ? 'Would move' : 'Moved'} to the trash: ${r.bytes_to_trash} bytes` +
+        `${r.backups.length > 0 ? ` (${r.backups.join(', ')})` : ''}${when}; see agent-session trash.`,
     );
-  lines.push(`Bytes freed: ${r.bytes_freed}.`);
+  }
+  const parts = [
+    r.expired_trash.length > 0
+      ? `${r.expired_trash.length} expired trash entr${r.expired_trash.length === 1 ? 'y' : 'ies'}`
+      : '',
+    r.swept.length > 0 ? `${r.swept.length} leftover(s)` : '',
+  ].filter(Boolean);
+  lines.push(
+    `${r.dry_run ? 'Would free' : 'Freed'}: ${r.bytes_freed} bytes${parts.length > 0 ? ` (${parts.join(', ')})` : ''}.`,
+  );
   return lines;
+}
+
+function countBy(keys: string[]): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const k of keys) counts.set(k, (counts.get(k) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1]);
 }

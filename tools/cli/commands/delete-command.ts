@@ -3,6 +3,7 @@ import { deleteSession, type DeleteResult } from '../../trees/delete.js';
 import type { Argv } from '../command-context.js';
 import { relativeTime } from '../format.js';
 import { interruptible } from '../interruptible.js';
+import { progressBar } from '../progress.js';
 import { openExisting } from '../store-origin.js';
 import { resolveSessionRef } from '../session-ref.js';
 
@@ -59,7 +60,20 @@ export async function handler(argv: Argv<Args>) {
     backup: argv.backup,
     preserveWork: argv.preserveWork,
   };
-  const result = await interruptible(ctx, (signal) => deleteSession(sessions, id, { ...options, signal }));
+  const bar = progressBar(ctx, 'delete');
+  const onProgress = ({ done, total }: { done: number; total: number }) => bar.update(done, total);
+  let result: DeleteResult;
+  try {
+    result = await interruptible(
+      ctx,
+      (signal) => deleteSession(sessions, id, { ...options, signal, onProgress }),
+      bar.clear,
+    );
+  } catch (err) {
+    bar.clear();
+    throw err;
+  }
+  bar.end();
   for (const warning of result.warnings) ctx.warn(warning);
   if (argv.json) return ctx.json(result);
   for (const line of describeDelete(result, sessions.now())) ctx.out(line);

@@ -1,7 +1,8 @@
 import type { Argv as Yargs } from 'yargs';
-import { restoreSession } from '../../trees/restore.js';
+import { restoreSession, type RestoreResult } from '../../trees/restore.js';
 import type { Argv } from '../command-context.js';
 import { interruptible } from '../interruptible.js';
+import { progressBar } from '../progress.js';
 import { resolveSessionRef } from '../session-ref.js';
 
 export const command = 'restore <target>';
@@ -17,9 +18,20 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<{ target: string }>) {
   const { ctx } = argv;
   const sessions = ctx.open(argv);
-  const result = await interruptible(ctx, (signal) =>
-    restoreSession(sessions, resolveSessionRef(sessions, argv.target), { signal }),
-  );
+  const bar = progressBar(ctx, 'restore');
+  const onProgress = ({ done, total }: { done: number; total: number }) => bar.update(done, total);
+  let result: RestoreResult;
+  try {
+    result = await interruptible(
+      ctx,
+      (signal) => restoreSession(sessions, resolveSessionRef(sessions, argv.target), { signal, onProgress }),
+      bar.clear,
+    );
+  } catch (err) {
+    bar.clear();
+    throw err;
+  }
+  bar.end();
   for (const warning of result.warnings) ctx.warn(warning);
   if (argv.json) return ctx.json(result);
   ctx.out(`Restored ${result.restored.length} session(s) from ${result.entry}:`);

@@ -21,7 +21,7 @@ export async function handler(argv: Argv<object>) {
   const now = sessions.now();
   const rows = listing.entries.map((e) => [
     e.entry,
-    e.root,
+    e.roots.length > 1 ? `${e.root} +${e.roots.length - 1} more` : e.root,
     String(e.present),
     e.restorable ? e.reason : `${e.reason} (${e.status})`,
     relativeTime(e.deleted_at, now),

@@ -1,0 +1,179 @@
+import { SessionError, toSessionError } from '../errors.js';
+import type { AuditAction, SessionContext } from '../session-context.js';
+import { ChildrenIndex } from '../store/children-index.js';
+import type { SessionLocksCheck } from '../store/subtree-locks.js';
+import { Trash, TRASH_FORMAT, type TrashManifest, type TrashSession, type TrashSubtree } from '../store/trash.js';
+
+/** A subtree ready to move: its sessions in move order (leaves first), and the audit line of its move. */
+export interface PendingSubtree {
+  root: string;
+  reason?: string;
+  order: TrashSession[];
+  audit: { action: AuditAction; details: Record<string, unknown> };
+}
+
+/** What every manifest of the entry says besides its subtrees and status. */
+export type EntryHeader = Omit<TrashManifest, 'format' | 'status' | 'sessions' | 'subtrees' | 'committed' | 'bytes'>;
+
+interface BatchHooks {
+  /** The locks of the batch's sessions (`check(id)` before each move) and of the entry. */
+  check: SessionLocksCheck;
+  checkEntry: () => void;
+  /** True: move no further subtree; commit those moved (a SIGINT between two subtrees). */
+  stop?: () => boolean;
+  /** After each subtree moved, with its number of sessions. */
+  onMoved?: (subtree: PendingSubtree) => void;
+  /** After each session moved (a progress bar). */
+  onSession?: () => void;
+  /** Between writing the manifest and the first move (delete's preserved work). */
+  beforeMoves?: () => Promise<void>;
+}
+
+/**
+ * Writes one trash entry for a whole command run (one cleanup, one delete), batch after batch, under
+ * the entry's lock (held by the caller from before the entry exists until `finish`). Each batch:
+ *   1. the manifest lists the batch's subtrees after the committed ones (`moving`, `committed: k`);
+ *   2. every session is renamed in, subtree by subtree, leaves first;
+ *   3. one fsync of the entry's `sessions/` and one of the store make the renames durable;
+ *   4. the batch's audit lines, in one write and one fsync;
+ *   5. the manifest again, the batch committed (`committed: k + moved`);
+ *   6. the index markers of the moved sessions are removed (a cache: stale markers are ignored).
+ * The last batch's step 5 marks the entry complete (else `finish` does). A kill before 5 leaves the
+ * batch's subtrees past `committed`: recovery moves them back (and says so in the trail if step 4 had
+ * run); the committed ones stay, audited.
+ */
+export class TrashWriter {
+  readonly trash: Trash;
+  readonly entry: string;
+  private readonly sessions: SessionContext;
+  private readonly header: EntryHeader;
+  private committed: { subtree: TrashSubtree; order: TrashSession[] }[] = [];
+  private started = false;
+  /** A batch could not be undone: its sessions wait in the entry, which must stay `moving` for recovery. */
+  private stuck = false;
+  private complete = false;
+
+  constructor(sessions: SessionContext, trash: Trash, header: EntryHeader) {
+    this.sessions = sessions;
+    this.trash = trash;
+    this.entry = header.entry;
+    this.header = header;
+  }
+
+  get committedCount(): number {
+    return this.committed.length;
+  }
+
+  /** Moves a batch (see the class). Returns the subtrees moved; on failure, undoes the batch and throws. */
+  async moveBatch(batch: PendingSubtree[], hooks: BatchHooks, final = false): Promise<PendingSubtree[]> {
+    if (batch.length === 0) return [];
+    const pending = batch.map((t) => ({ subtree: subtreeOf(t), order: t.order }));
+    await this.write('moving', [...this.committed, ...pending]);
+    const movedIds: string[] = [];
+    const moved: PendingSubtree[] = [];
+    let audited = false;
+    let pushed = false;
+    try {
+      await hooks.beforeMoves?.();
+      for (const t of batch) {
+        if (hooks.stop?.()) break;
+        for (const s of t.order) {
+          hooks.check(s.id);
+          hooks.checkEntry();
+          await this.trash.moveIn(this.entry, s.id);
+          movedIds.push(s.id);
+          hooks.onSession?.();
+        }
+        moved.push(t);
+        hooks.onMoved?.(t);
+      }
+      if (moved.length > 0) {
+        await this.trash.syncMoves(this.entry);
+        await this.sessions.auditBatch(
+          moved.map((t) => ({
+            action: t.audit.action,
+            ids: t.order.map((s) => s.id).reverse(),
+            details: t.audit.details,
+          })),
+        );
+        audited = true;
+      }
+      hooks.check();
+      this.committed.push(...pending.slice(0, moved.length));
+      pushed = true;
+      // The last batch commits by marking the entry complete: one manifest write less, and a failure
+      // of that write is undone like any other.
+      await this.write(final ? 'complete' : 'moving', this.committed);
+      this.complete = final;
+    } catch (err) {
+      if (pushed) this.committed.splice(this.committed.length - moved.length, moved.length);
+      throw await this.undo(movedIds, audited, err);
+    }
+    const index = new ChildrenIndex(this.trash.storeDir);
+    for (const t of moved) for (const s of t.order) await index.remove(s.parent, s.id);
+    return moved;
+  }
+
+  /**
+   * The entry complete, or destroyed when nothing was committed (or `keep` is false: --no-backup).
+   * Left as it is when a failed batch could not be undone (recovery's work).
+   */
+  async finish(keep: boolean): Promise<void> {
+    if (!this.started || this.stuck) return;
+    if (this.committed.length > 0 && !this.complete) await this.write('complete', this.committed);
+    if (this.committed.length === 0 || !keep) await this.trash.destroy(this.entry);
+  }
+
+  private async write(status: TrashManifest['status'], subtrees: typeof this.committed): Promise<void> {
+    const sessions = subtrees.flatMap((t) => t.order);
+    const manifest: TrashManifest = {
+      format: TRASH_FORMAT,
+      ...this.header,
+      status,
+      bytes: sessions.reduce((sum, s) => sum + s.bytes, 0),
+      sessions,
+      subtrees: subtrees.map((t) => t.subtree),
+      committed: status === 'moving' ? this.committed.length : subtrees.length,
+    };
+    if (!this.started) {
+      await this.trash.begin(manifest);
+      this.started = true;
+    } else await this.trash.writeManifest(manifest);
+  }
+
+  /**
+   * A batch that failed part-way (a full disk, a lost lock) is undone at once, parents first, and the
+   * manifest set back to the committed subtrees, so that no session stays hidden in the entry. If that
+   * fails too, the entry stays `moving` for recovery (cleanup or doctor --repair), and the error says so.
+   */
+  private async undo(moved: string[], audited: boolean, err: unknown) {
+    const cause = toSessionError(err, `moving sessions to the trash entry ${this.entry}`);
+    try {
+      for (const id of [...moved].reverse()) await this.trash.moveOut(this.entry, id);
+      if (this.committed.length > 0) await this.write('moving', this.committed);
+      else {
+        await this.trash.destroy(this.entry);
+        this.started = false;
+      }
+      // The move was audited and did not last: the trail says so.
+      if (audited && moved.length > 0)
+        await this.sessions.audit('recover', moved, { entries: [{ entry: this.entry, action: 'rolled back' }] });
+      return cause;
+    } catch {
+      this.stuck = true;
+      // Recovered by another process meanwhile (this one was frozen past its locks' staleness).
+      if (!this.trash.exists(this.entry)) return cause;
+      const message =
+        `${cause.message}; ${moved.length} session(s) wait in the trash entry ${this.entry}: ` +
+        'run `agent-session doctor --repair` to put them back';
+      return new SessionError(cause.code, message, {
+        cause: err,
+        details: { ...cause.details, entry: this.entry, hidden: moved },
+      });
+    }
+  }
+}
+
+function subtreeOf(t: PendingSubtree): TrashSubtree {
+  return { root: t.root, ...(t.reason === undefined ? {} : { reason: t.reason }), sessions: t.order.length };
+}
