@@ -228,9 +228,24 @@ test('delete_session previews, deletes only with the token, and restore_session 
   assert.match(preview.confirm_token, /^[0-9a-z]+\.[\w-]{43}$/);
   assert.deepEqual(sessionFiles(dir), before, 'the preview changed nothing');
 
-  const done = await call(client, 'delete_session', { id: 'kid-1', confirm_token: preview.confirm_token });
+  // The client asks for progress (a progressToken): the delete reports each session moved.
+  const progress = [];
+  const deleting = await client.callTool(
+    { name: 'delete_session', arguments: { id: 'kid-1', confirm_token: preview.confirm_token } },
+    undefined,
+    { onprogress: (p) => progress.push(p) },
+  );
+  assert.ok(!deleting.isError, deleting.content[0].text);
+  const done = deleting.structuredContent;
   assert.equal(done.stage, 'deleted');
   assert.equal(done.total, 2);
+  assert.deepEqual(
+    progress.map((p) => [p.progress, p.total]),
+    [
+      [1, 2],
+      [2, 2],
+    ],
+  );
   assert.ok(done.trash_entry);
   assert.deepEqual(liveIds(dir), ['kid-2', 'nobodys', 'root', 'theirs']);
   const [entry] = trashEntries(dir);
@@ -246,8 +261,16 @@ test('delete_session previews, deletes only with the token, and restore_session 
   assert.equal(trash.total, 1);
   assert.equal(trash.entries[0].entry, done.trash_entry);
   assert.equal(trash.entries[0].root, 'kid-1');
-  const restored = await call(client, 'restore_session', { target: done.trash_entry });
+  const restoring = [];
+  const restoredAnswer = await client.callTool(
+    { name: 'restore_session', arguments: { target: done.trash_entry } },
+    undefined,
+    { onprogress: (p) => restoring.push(p) },
+  );
+  assert.ok(!restoredAnswer.isError, restoredAnswer.content[0].text);
+  const restored = restoredAnswer.structuredContent;
   assert.deepEqual(restored.restored.map((s) => s.id).sort(), ['grandkid', 'kid-1']);
+  assert.equal(restoring.at(-1)?.progress, 2, 'restore reports its progress');
   assert.deepEqual(sessionFiles(dir), before, 'restored byte for byte');
   assert.equal(auditLines(dir).find((e) => e.action === 'restore').actor, 'mcp');
   // The restored subtree is exactly what was previewed, yet the token was spent: a retry deletes nothing.

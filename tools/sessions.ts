@@ -97,7 +97,14 @@ export class Sessions implements SessionContext {
   async audit(action: string, ids: string[], details: Record<string, unknown> = {}): Promise<void> {
     try {
       await this.auditLog.append(
-        formatEntry({ time: this.clock(), action, ids, actor: this.actor, pid: process.pid, details }),
+        formatEntry({
+          time: this.clock(),
+          action,
+          ids,
+          actor: this.actor,
+          pid: process.pid,
+          details: this.auditDetails(details),
+        }),
       );
     } catch (err) {
       this.auditErrors.push(toSessionError(err, 'writing the audit trail'));
@@ -105,6 +112,7 @@ export class Sessions implements SessionContext {
     }
   }
 
+  /** Several entries in one append, made durable together (the batches of cleanup and delete). */
   async auditBatch(entries: { action: string; ids: string[]; details?: Record<string, unknown> }[]): Promise<void> {
     if (entries.length === 0) return;
     try {
@@ -116,7 +124,7 @@ export class Sessions implements SessionContext {
           ids: e.ids,
           actor: this.actor,
           pid: process.pid,
-          details: e.details ?? {},
+          details: this.auditDetails(e.details ?? {}),
         }),
       );
       await this.auditLog.append(lines, true);
@@ -124,6 +132,11 @@ export class Sessions implements SessionContext {
       this.auditErrors.push(toSessionError(err, 'writing the audit trail'));
       if (this.auditErrors.length > 20) this.auditErrors.shift();
     }
+  }
+
+  /** The details every entry of this context carries; a context that adds its own (the MCP server's) overrides it. */
+  protected auditDetails(details: Record<string, unknown>): Record<string, unknown> {
+    return details;
   }
 
   get rules(): ResumeRules {

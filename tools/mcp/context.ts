@@ -1,10 +1,9 @@
 import { Sessions } from '../sessions.js';
-import type { AuditAction } from '../session-context.js';
 
 /**
  * The store as the MCP server changes it: actor `mcp`, and every audit entry it writes names the
  * Claude Code conversation that called the tool (and, for a forced delete, the reason given).
- * A subclass rather than a wrapper, so that `update` and `finalize`, which audit through `this`, get it too.
+ * A subclass rather than a wrapper, so that every entry written through `this` (single or batched) gets it.
  */
 export class McpSessions extends Sessions {
   readonly conversation: string | null;
@@ -16,8 +15,8 @@ export class McpSessions extends Sessions {
     this.auditExtra = auditExtra;
   }
 
-  override async audit(action: AuditAction | string, ids: string[], details: Record<string, unknown> = {}) {
-    return super.audit(action, ids, { ...details, conversation: this.conversation, ...this.auditExtra });
+  protected override auditDetails(details: Record<string, unknown>): Record<string, unknown> {
+    return { ...details, conversation: this.conversation, ...this.auditExtra };
   }
 
   /** The same store, with more details in every audit entry (one tool call's `reason`). */

@@ -304,7 +304,7 @@ const deleteTool = define({
   output: deleteOutput,
   readOnly: false,
   destructive: true,
-  async run(args, { sessions, tokens, signal, confirm }) {
+  async run(args, { sessions, tokens, signal, confirm, progress }) {
     if (args.force && !args.reason) throw new SessionError('EINVALID', 'force needs a reason (for the audit trail)');
     const target = sessionRef(sessions, args.id);
     const options = {
@@ -358,7 +358,8 @@ const deleteTool = define({
     const spent = args.confirm_token === undefined ? null : tokens.spend(args.confirm_token, subject, now);
     const audited = { confirmed: how, ...(args.force ? { reason: args.reason } : {}) };
     const acting = sessions.withAudit(audited);
-    const done = await deleteSession(acting, target, { ...options, signal }).catch((err: unknown) => {
+    const onProgress = ({ done, total }: { done: number; total: number }) => progress(done, total);
+    const done = await deleteSession(acting, target, { ...options, signal, onProgress }).catch((err: unknown) => {
       spent?.release();
       throw err;
     });
@@ -408,11 +409,14 @@ const restoreTool = define({
   input: z.strictObject({ target: z.string().describe('trash entry name or session id') }),
   output: z.object({ entry: z.string(), restored: rows, warnings: z.array(z.string()) }),
   readOnly: false,
-  async run(args, { sessions, signal }) {
+  async run(args, { sessions, signal, progress }) {
     // Names only: a path would reach outside the trash.
     if (!isValidId(args.target))
       throw new SessionError('EINVALID', `${JSON.stringify(args.target)} is neither a session id nor a trash entry`);
-    const result = await restoreSession(sessions, args.target, { signal });
+    const result = await restoreSession(sessions, args.target, {
+      signal,
+      onProgress: ({ done, total }) => progress(done, total),
+    });
     return {
       entry: result.entry,
       restored: result.restored.slice(0, MAX_ROWS),
