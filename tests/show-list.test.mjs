@@ -163,7 +163,10 @@ describe('a Claude Code agent id wherever a session id goes', { concurrency: 3 }
     // A bundle is JSON Lines: a header, one line per session, the audit lines, the roots, the checksum.
     const exported = await cli(proj.store, ['export', AGENT]);
     assert.equal(exported.code, 0, exported.stderr);
-    const lines = exported.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const lines = exported.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     assert.deepEqual(
       lines.filter((l) => l.session).map((l) => l.session.agent_id),
       [s.agent_id],
