@@ -374,3 +374,39 @@ test('on a terminal, a large cleanup draws a progress bar on stderr and keeps st
   assert.match(tty.stdout, /\[#+\] 600\/600/);
   assert.equal(JSON.parse(readFileSync(out, 'utf8')).purged.length, 600);
 });
+
+test('the text report summarises: counts by reason, the first 20 ids, sizes; --verbose lists every session', async (t) => {
+  const dir = tempDir(t);
+  const spec = [
+    ...Array.from({ length: 23 }, (_, i) => ({ id: `done-${String(i).padStart(2, '0')}`, ...DONE })),
+    ...Array.from({ length: 2 }, (_, i) => ({ id: `failed-${i}`, outcome: 'failed', hoursAgo: 30 })),
+    { id: 'kid', parent: 'done-00', ...DONE },
+  ];
+  await build(dir, spec);
+  const dry = await cli(dir, ['cleanup', '--hours', '24', '--dry-run']);
+  assert.equal(dry.code, 0, dry.stderr);
+  const lines = dry.stdout.trimEnd().split('\n');
+  assert.match(lines[1], /^Would purge 26, abandoned 0, quarantined 0, skipped 0, kept 0 recent\.$/);
+  // A count per reason, figures stripped; the child counts under its root's reason.
+  assert.ok(lines.includes('  would purge 24: completed, last activity over the cutoff'), dry.stdout);
+  assert.ok(lines.includes('  would purge 2: failed, last activity over the cutoff'), dry.stdout);
+  // Twenty ids, three to a line, then how many more and how to see them.
+  const idLines = lines.filter((l) => /^ {4}\S/.test(l));
+  const shown = idLines.filter((l) => !l.startsWith('    and ')).flatMap((l) => l.trim().split(' '));
+  assert.equal(shown.length, 20, dry.stdout);
+  assert.equal(new Set(shown).size, 20);
+  assert.ok(
+    idLines.every((l) => l.length <= 100),
+    'an id line fits a terminal',
+  );
+  assert.ok(lines.includes('    and 6 more (--verbose lists them)'), dry.stdout);
+  assert.match(dry.stdout, /^Would move to the trash: \d+ bytes \(\d+(\.\d)? KiB\); the trash frees it after 7 day/m);
+  assert.match(dry.stdout, /^Would free: 0 bytes\.$/m);
+
+  const verbose = await cli(dir, ['cleanup', '--hours', '24', '--verbose']);
+  assert.equal(verbose.code, 0, verbose.stderr);
+  for (const { id } of spec) assert.match(verbose.stdout, new RegExp(`^ {4}${id}: `, 'm'), id);
+  assert.doesNotMatch(verbose.stdout, /more \(--verbose lists them\)/);
+  assert.match(verbose.stdout, /^Moved to the trash: \d+ bytes \(\d+(\.\d)? KiB\) \(\d{8}-\d{6}-/m);
+  assert.deepEqual(liveIds(dir), []);
+});

@@ -22,3 +22,13 @@ export function table(header: string[], rows: string[][]): string[] {
       .trimEnd(),
   );
 }
+
+/** A byte count for people: `79582 bytes (78 KiB)`, exact first so that scripts reading text still can. */
+export function bytesText(bytes: number): string {
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  if (bytes < 1024) return `${bytes} bytes`;
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) [value, unit] = [value / 1024, unit + 1];
+  return `${bytes} bytes (${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]})`;
+}

@@ -6,6 +6,7 @@ import { missingStore } from '../store-origin.js';
 import { interruptible } from '../interruptible.js';
 import { checkHours } from '../parse.js';
 import { progressBar } from '../progress.js';
+import { bytesText } from '../format.js';
 import { reasonKind } from '../../policy/cleanup-plan.js';
 
 interface Args {
@@ -75,13 +76,10 @@ function describeReport(r: CleanupReport, verbose: boolean): string[] {
     for (const [reason, n] of countBy(items.map((i) => reasonKind(i.reason)))) lines.push(`  ${label} ${n}: ${reason}`);
     if (verbose) for (const i of items) lines.push(`    ${i.id}: ${i.reason}`);
     else {
-      const more = items.length > FIRST_IDS ? `, and ${items.length - FIRST_IDS} more (--verbose lists them)` : '';
-      lines.push(
-        `    ${items
-          .slice(0, FIRST_IDS)
-          .map((i) => i.id)
-          .join(' ')}${more}`,
-      );
+      // Ids of about 30 characters, three to a line: the summary stays readable in an 80-column terminal.
+      const ids = items.slice(0, FIRST_IDS).map((i) => i.id);
+      for (let k = 0; k < ids.length; k += 3) lines.push(`    ${ids.slice(k, k + 3).join(' ')}`);
+      if (items.length > FIRST_IDS) lines.push(`    and ${items.length - FIRST_IDS} more (--verbose lists them)`);
     }
   };
   // Each purged session counts under the reason its subtree's root went.
@@ -103,7 +101,7 @@ function describeReport(r: CleanupReport, verbose: boolean): string[] {
       ? `; the trash frees it after ${r.trash_retention_days} day(s), on ${r.trash_frees_at}`
       : '';
     lines.push(
-      `${r.dry_run ? 'Would move' : 'Moved'} to the trash: ${r.bytes_to_trash} bytes` +
+      `${r.dry_run ? 'Would move' : 'Moved'} to the trash: ${bytesText(r.bytes_to_trash)}` +
         `${r.backups.length > 0 ? ` (${r.backups.join(', ')})` : ''}${when}; see agent-session trash.`,
     );
   }
@@ -114,7 +112,7 @@ function describeReport(r: CleanupReport, verbose: boolean): string[] {
     r.swept.length > 0 ? `${r.swept.length} leftover(s)` : '',
   ].filter(Boolean);
   lines.push(
-    `${r.dry_run ? 'Would free' : 'Freed'}: ${r.bytes_freed} bytes${parts.length > 0 ? ` (${parts.join(', ')})` : ''}.`,
+    `${r.dry_run ? 'Would free' : 'Freed'}: ${bytesText(r.bytes_freed)}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}.`,
   );
   return lines;
 }
