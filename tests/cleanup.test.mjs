@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, utimesSync, w
 import path from 'node:path';
 import { test } from 'node:test';
 import { CLI, cleanEnv, loadLibrary, tempDir, cli } from './helpers/run.mjs';
-import { build, HOUR, liveIds, record, snapshot, trashEntries, treeSpec } from './helpers/trees.mjs';
+import { build, HOUR, liveIds, record, snapshot, trashEntries, treeSpec, writeFinished } from './helpers/trees.mjs';
 
 const DONE = { outcome: 'completed', hoursAgo: 48 };
 
@@ -337,30 +337,7 @@ test('on a terminal, a large cleanup draws a progress bar on stderr and keeps st
   const script = spawnSync('script', ['--version'], { encoding: 'utf8' });
   if (script.status !== 0) return t.skip('no util-linux script(1) to provide a terminal');
   const dir = tempDir(t);
-  // 600 finished sessions written directly (creating them one by one would dominate the test).
-  const at = new Date(Date.now() - 48 * HOUR).toISOString();
-  for (let i = 0; i < 600; i++) {
-    const id = `bulk-${i}`;
-    mkdirSync(path.join(dir, id));
-    const rec = {
-      schema_version: 1,
-      agent_id: id,
-      agent_name: 'w',
-      purpose: null,
-      created_at: at,
-      last_updated: at,
-      phase: 'completed',
-      metadata: {},
-      resume_ready: false,
-      history: [],
-      error_count: 0,
-      last_error: null,
-      parent_session_id: null,
-      finalized_at: at,
-      outcome: 'completed',
-    };
-    writeFileSync(path.join(dir, id, 'state.json'), `${JSON.stringify(rec, null, 2)}\n`);
-  }
+  writeFinished(dir, 600, new Date(Date.now() - 48 * HOUR).toISOString());
   const out = path.join(tempDir(t), 'out.json');
   const command =
     `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} --dir ${JSON.stringify(dir)} ` +

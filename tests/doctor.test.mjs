@@ -15,6 +15,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
 import { CLI, cleanEnv, cli, loadLibrary, tempDir } from './helpers/run.mjs';
+import { writeFinished } from './helpers/trees.mjs';
 
 const HOUR_AGO = new Date(Date.now() - 3_600_000);
 
@@ -342,30 +343,7 @@ test('on a terminal, doctor of a large store draws a progress bar on stderr; pip
   const script = spawnSync('script', ['--version'], { encoding: 'utf8' });
   if (script.status !== 0) return t.skip('no util-linux script(1) to provide a terminal');
   const dir = tempDir(t);
-  // 600 finished sessions written directly (creating them one by one would dominate the test).
-  const at = HOUR_AGO.toISOString();
-  for (let i = 0; i < 600; i++) {
-    const id = `bulk-${i}`;
-    mkdirSync(path.join(dir, id));
-    const rec = {
-      schema_version: 1,
-      agent_id: id,
-      agent_name: 'w',
-      purpose: null,
-      created_at: at,
-      last_updated: at,
-      phase: 'completed',
-      metadata: {},
-      resume_ready: false,
-      history: [],
-      error_count: 0,
-      last_error: null,
-      parent_session_id: null,
-      finalized_at: at,
-      outcome: 'completed',
-    };
-    writeFileSync(path.join(dir, id, 'state.json'), `${JSON.stringify(rec, null, 2)}\n`);
-  }
+  writeFinished(dir, 600, HOUR_AGO.toISOString());
   const piped = await cli(dir, ['doctor', '--json']);
   assert.equal(piped.stderr, '');
   const out = path.join(tempDir(t), 'out.json');

@@ -1,7 +1,7 @@
 // Helpers for the session-tree tests: build trees with a chosen clock, snapshot a store byte for byte,
 // and read what the trash holds.
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadLibrary } from './run.mjs';
 
@@ -119,4 +119,33 @@ export function auditedPlaces(dir) {
     }
   }
   return places;
+}
+
+/**
+ * `count` finished root sessions `bulk-<i>`, last updated at `at` (ISO), written directly as the store
+ * writes them: creating hundreds one by one through the library would dominate a test that needs a large store.
+ */
+export function writeFinished(dir, count, at) {
+  for (let i = 0; i < count; i++) {
+    const id = `bulk-${i}`;
+    mkdirSync(path.join(dir, id), { recursive: true });
+    const rec = {
+      schema_version: 1,
+      agent_id: id,
+      agent_name: 'w',
+      purpose: null,
+      created_at: at,
+      last_updated: at,
+      phase: 'completed',
+      metadata: {},
+      resume_ready: false,
+      history: [],
+      error_count: 0,
+      last_error: null,
+      parent_session_id: null,
+      finalized_at: at,
+      outcome: 'completed',
+    };
+    writeFileSync(path.join(dir, id, 'state.json'), `${JSON.stringify(rec, null, 2)}\n`);
+  }
 }
