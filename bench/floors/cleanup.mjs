@@ -17,7 +17,8 @@ import {
 } from './trash-floor.mjs';
 
 const [store] = process.argv.slice(2);
-const ids = names(store).filter((n) => !n.startsWith('.') && n !== 'audit.jsonl');
+// Session directories only: the audit trail (audit.jsonl and its rotated audit.<n>.jsonl) sits beside them.
+const ids = names(store).filter((n) => !n.startsWith('.') && !n.endsWith('.jsonl'));
 const records = new Map(ids.map((id) => [id, readRecord(store, id)]));
 const children = new Map();
 for (const [id, r] of records) {
