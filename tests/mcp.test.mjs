@@ -566,3 +566,42 @@ test('a client that can ask its person confirms the delete instead of the token 
   assert.match(asked[4], /destroyed/);
   assert.match(asked[4], /running/);
 });
+
+test('a client that can ask its person confirms a cleanup instead of the token round trip', async (t) => {
+  const dir = path.join(tempDir(t), 'store');
+  await make(dir, [
+    { id: 'old-1', conversation: CONV, outcome: 'completed', hoursAgo: 48 },
+    { id: 'fresh', conversation: CONV, outcome: 'completed', hoursAgo: 1 },
+  ]);
+  const asked = [];
+  let reply;
+  const client = await connect(t, dir, {
+    answer: (params) => {
+      asked.push(params.message);
+      return reply;
+    },
+  });
+  reply = { action: 'decline' };
+  const declined = await call(client, 'cleanup_sessions', { hours: 24 });
+  assert.equal(declined.stage, 'declined');
+  assert.equal(declined.confirm_token, null);
+  assert.match(asked[0], /purge 1 finished session\(s\), abandon 0 stuck one\(s\), quarantine 0 corrupt one\(s\)\?/);
+  assert.match(asked[0], /go to the trash/);
+  assert.deepEqual(liveIds(dir), ['fresh', 'old-1']);
+  // Nobody answered: the token flow.
+  reply = { action: 'cancel' };
+  const preview = await call(client, 'cleanup_sessions', { hours: 24 });
+  assert.equal(preview.stage, 'preview');
+  assert.ok(preview.confirm_token);
+  reply = { action: 'accept', content: { confirm: true } };
+  const done = await call(client, 'cleanup_sessions', { hours: 24 });
+  assert.equal(done.stage, 'done');
+  assert.deepEqual(liveIds(dir), ['fresh']);
+  const entry = auditLines(dir).find((e) => e.action === 'cleanup');
+  assert.equal(entry.details.confirmed, 'elicitation');
+  assert.equal(entry.details.conversation, CONV);
+  // Nothing to clean: nothing to ask.
+  const again = await call(client, 'cleanup_sessions', { hours: 24 });
+  assert.equal(again.stage, 'preview');
+  assert.equal(asked.length, 3);
+});

@@ -82,7 +82,7 @@ async function ask(server: Server, message: string, signal: AbortSignal) {
         message,
         requestedSchema: {
           type: 'object',
-          properties: { confirm: { type: 'boolean', title: 'Delete them' } },
+          properties: { confirm: { type: 'boolean', title: 'Go ahead' } },
           required: ['confirm'],
         },
       },

@@ -281,6 +281,18 @@ function deleteQuestion(preview: DeleteResult, options: { force: boolean; backup
   return `Delete ${preview.total} agent session(s): ${ids.join(', ')}${more}${forced.join('')}? ${after}`;
 }
 
+function cleanupQuestion(preview: CleanupReport, options: { backup: boolean }): string {
+  const counts = [
+    `purge ${preview.purged.length} finished session(s)`,
+    `abandon ${preview.abandoned.length} stuck one(s)`,
+    `quarantine ${preview.quarantined.length} corrupt one(s)`,
+  ];
+  const after = options.backup
+    ? 'Purged sessions go to the trash (restore_session brings them back).'
+    : 'Purged sessions are destroyed: no backup, nothing can bring them back.';
+  return `Clean up older than the cutoff ${preview.cutoff}: ${counts.join(', ')}? ${after}`;
+}
+
 /** What a delete token binds: the subtree's ids, phases, last updates and the delete's options. */
 function deleteSubject(result: DeleteResult, options: object): string {
   const state = result.removed.map((s) => [s.id, s.parent, s.phase, s.last_updated]);
@@ -448,7 +460,7 @@ const cleanupTool = define({
     scope,
   }),
   output: z.object({
-    stage: z.enum(['preview', 'done']),
+    stage: z.enum(['preview', 'declined', 'done']),
     cutoff: z.string(),
     scanned: z.int(),
     purged: rows,
@@ -462,10 +474,10 @@ const cleanupTool = define({
   }),
   readOnly: false,
   destructive: true,
-  async run(args, { sessions, tokens, signal, progress }) {
+  async run(args, { sessions, tokens, signal, confirm, progress }) {
     const options = { hours: args.hours ?? null, backup: args.backup ?? true };
-    const run = (dryRun: boolean) =>
-      cleanup(sessions, {
+    const run = (dryRun: boolean, acting = sessions) =>
+      cleanup(acting, {
         olderThanHours: args.hours,
         backup: options.backup,
         dryRun,
@@ -486,14 +498,29 @@ const cleanupTool = define({
       kept: r.kept,
       trash_entries: r.backups,
     });
+    let how = 'token';
     if (args.confirm_token === undefined) {
-      const token = tokens.issue(subject, now);
-      return { ...shape(preview, 'preview'), confirm_token: token.token, expires_at: token.expires_at };
+      // As for a delete: a person who can be asked answers instead of the token round trip.
+      const changes = preview.purged.length + preview.abandoned.length + preview.quarantined.length;
+      const answer = changes > 0 ? await confirm(cleanupQuestion(preview, options)) : 'unsupported';
+      const none = { confirm_token: null, expires_at: null };
+      if (answer === 'decline') return { ...shape(preview, 'preview'), stage: 'declined' as const, ...none };
+      if (answer !== 'accept') {
+        const token = tokens.issue(subject, now);
+        return { ...shape(preview, 'preview'), confirm_token: token.token, expires_at: token.expires_at };
+      }
+      checkScope(sessions, args.scope, records);
+      // The answer took time: what is cleaned must still be the plan the person was shown.
+      if ((await cleanupSubject(sessions, await run(true), options)).subject !== subject)
+        throw new SessionError('EREFUSED', 'the plan changed while the question was open; preview again', {
+          details: { reason: 'stale_token' },
+        });
+      how = 'elicitation';
     }
     checkScope(sessions, args.scope, records);
-    const spent = tokens.spend(args.confirm_token, subject, now);
-    const done = await run(false).catch((err: unknown) => {
-      spent.release();
+    const spent = args.confirm_token === undefined ? null : tokens.spend(args.confirm_token, subject, now);
+    const done = await run(false, sessions.withAudit({ confirmed: how })).catch((err: unknown) => {
+      spent?.release();
       throw err;
     });
     return { ...shape(done, 'done'), confirm_token: null, expires_at: null };
