@@ -270,3 +270,38 @@ test(
     assert.equal(liveIds(dir).length, 7);
   },
 );
+
+test(
+  "two restores of one subtree of a cleanup's entry at once put back the whole entry: " +
+    'no more, the second finds the subtree gone and the other subtrees stay in the trash',
+  async (t) => {
+    const old = (root) => treeSpec(root, 2, 2, { outcome: 'completed', hoursAgo: 48 });
+    const dir = await store(t, [...old('A'), ...old('B')]);
+    assert.equal((await cli(dir, ['cleanup', '--hours', '1'])).code, 0);
+    const [{ entry }] = trashEntries(dir);
+    assert.deepEqual(liveIds(dir), []);
+    // The first restore of A holds the entry, moving A back; the second has found A in that entry already.
+    const first = faults(t, ['pause:trash-move-out:1']);
+    const restoring = cli(dir, ['restore', 'A', '--json'], { env: first.env });
+    await first.reached('trash-move-out', restoring);
+    const second = faults(t, ['pause:restore-entry-found:1']);
+    const again = cli(dir, ['restore', 'A', '--json'], { env: second.env });
+    await second.reached('restore-entry-found', again);
+    first.release('trash-move-out');
+    assert.equal((await restoring).code, 0);
+    second.release('restore-entry-found');
+    const late = await again;
+    assert.equal(late.code, 1, late.stderr);
+    assert.match(late.stderr, new RegExp(`trash entry ${entry} no longer holds session A`));
+    assert.deepEqual(liveIds(dir), ['A', 'A-0', 'A-1']);
+    assert.deepEqual(
+      trashEntries(dir).map((e) => [e.entry, e.manifest.status, e.held]),
+      [[entry, 'complete', ['B', 'B-0', 'B-1']]],
+    );
+    const listed = (await cli(dir, ['trash', '--json'])).json.entries;
+    assert.deepEqual(
+      listed.map((e) => [e.roots, e.present]),
+      [[['B'], 3]],
+    );
+  },
+);

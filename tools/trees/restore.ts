@@ -3,6 +3,7 @@ import { isValidId } from '../ids.js';
 import { throwIfInterrupted } from '../safe-points.js';
 import type { SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
+import { faultPoint } from '../store/fault-points.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
 import {
   diskBytes,
@@ -89,6 +90,7 @@ export async function restoreSession(
 ): Promise<RestoreResult> {
   const trash = new Trash(sessions.store.dir);
   const { entry, id } = await findEntry(trash, target);
+  await faultPoint('restore-entry-found');
   const result = await trash.withEntryLock(
     entry,
     sessions.settings.lockTimeoutMs,
@@ -101,6 +103,13 @@ export async function restoreSession(
       throwIfInterrupted(options.signal, 0, manifest.sessions.length);
       const subtree =
         id === undefined ? undefined : subtreesOf(manifest).find((t) => t.sessions.some((s) => s.id === id));
+      // Looked up before the lock: a restore of the same session may have put it back meanwhile. Never
+      // fall back to the whole entry, which would restore the other subtrees of a cleanup too.
+      if (id !== undefined && !subtree && manifest.status === 'complete') {
+        throw new SessionError('ENOTFOUND', `trash entry ${entry} no longer holds session ${id}`, {
+          details: { entry, id },
+        });
+      }
       // An interrupted restore is finished first, whatever the target.
       const only = manifest.status === 'restoring' || !subtree ? undefined : new Set(subtree.sessions.map((s) => s.id));
       return putBack(sessions, trash, manifest, 'restore', { ...options, ...(only ? { only } : {}) });
