@@ -352,7 +352,7 @@ test('on a terminal, a large cleanup draws a progress bar on stderr and keeps st
   assert.equal(JSON.parse(readFileSync(out, 'utf8')).purged.length, 600);
 });
 
-test('the text report summarises: counts by reason, the first 20 ids, sizes; --verbose lists every session', async (t) => {
+test('the text report summarises: counts by reason, the first 20 ids, sizes; --verbose lists all', async (t) => {
   const dir = tempDir(t);
   const spec = [
     ...Array.from({ length: 23 }, (_, i) => ({ id: `done-${String(i).padStart(2, '0')}`, ...DONE })),

@@ -111,9 +111,8 @@ function describeReport(r: CleanupReport, verbose: boolean): string[] {
       : '',
     r.swept.length > 0 ? `${r.swept.length} leftover(s)` : '',
   ].filter(Boolean);
-  lines.push(
-    `${r.dry_run ? 'Would free' : 'Freed'}: ${bytesText(r.bytes_freed)}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}.`,
-  );
+  const why = parts.length > 0 ? ` (${parts.join(', ')})` : '';
+  lines.push(`${r.dry_run ? 'Would free' : 'Freed'}: ${bytesText(r.bytes_freed)}${why}.`);
   return lines;
 }
 
