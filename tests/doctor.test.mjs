@@ -196,13 +196,18 @@ test('an interrupted delete in the trash is rolled back; a complete entry missin
   );
 });
 
-test('an interrupted import is found and rolled back', async (t) => {
+test('an interrupted import is found and finished', async (t) => {
   const dir = tempDir(t);
   const { ids } = await seed(dir);
   const op = '20261122-000000-0badf00d';
-  mkdirSync(path.join(dir, '.importing', op, 'sessions', 'staged-one'), { recursive: true });
-  mkdirSync(path.join(dir, 'placed-one'));
   const record = JSON.parse(readFileSync(path.join(dir, ids[0], 'state.json'), 'utf8'));
+  // Killed while committing: one session placed, the other still staged.
+  mkdirSync(path.join(dir, '.importing', op, 'sessions', 'staged-one'), { recursive: true });
+  writeFileSync(
+    path.join(dir, '.importing', op, 'sessions', 'staged-one', 'state.json'),
+    JSON.stringify({ ...record, agent_id: 'staged-one' }, null, 2),
+  );
+  mkdirSync(path.join(dir, 'placed-one'));
   writeFileSync(
     path.join(dir, 'placed-one', 'state.json'),
     JSON.stringify({ ...record, agent_id: 'placed-one' }, null, 2),
@@ -216,8 +221,14 @@ test('an interrupted import is found and rolled back', async (t) => {
   assert.equal(errors(found.report, 'import').length, 1);
   const repaired = await doctor(dir, true);
   assert.equal(repaired.code, 0, JSON.stringify(repaired.report));
-  assert.ok(!existsSync(path.join(dir, 'placed-one')));
+  assert.ok(existsSync(path.join(dir, 'placed-one', 'state.json')));
+  assert.equal(JSON.parse(readFileSync(path.join(dir, 'staged-one', 'state.json'), 'utf8')).agent_id, 'staged-one');
   assert.ok(!existsSync(path.join(dir, '.importing', op)));
+  const audit = readFileSync(path.join(dir, 'audit.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(audit.find((e) => e.action === 'import' && e.details.op === op)?.ids, ['placed-one', 'staged-one']);
 });
 
 test('a store that cannot be read: exit 4', async (t) => {

@@ -259,9 +259,9 @@ test('a failure in the middle of the commit rolls every session back', async (t)
   assert.ok(!existsSync(path.join(to, 'audit.jsonl')), 'a failed import records nothing');
 });
 
-test('an import interrupted mid-commit is rolled back by the next import', async (t) => {
+test('an import interrupted mid-commit is finished by the next import, and its entry written', async (t) => {
   const { Sessions, importSessions } = await loadLibrary();
-  const { tmp, from, to, ids, other, file } = await exportedTree(t);
+  const { tmp, from, to, ids, other } = await exportedTree(t);
   // What a process killed after placing the first session leaves behind.
   const op = '20261122-000000-deadbeef';
   const opDir = path.join(to, '.importing', op);
@@ -278,7 +278,38 @@ test('an import interrupted mid-commit is rolled back by the next import', async
   assert.equal((await cli(from, ['export', other, '-o', otherFile])).code, 0);
   const result = await importSessions(Sessions.open({ dir: to }), { file: otherFile });
   assert.deepEqual(result.recovered, [op]);
-  assert.deepEqual(sessionDirs(to), [other]);
+  assert.deepEqual(sessionDirs(to), [ids[0], ids[1], other].sort());
+  assert.equal(state(to, ids[1]), state(from, ids[1]), 'the staged session placed byte for byte');
+  assert.ok(!existsSync(opDir));
+  const entries = readFileSync(path.join(to, 'audit.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  const finished = entries.find((e) => e.action === 'import' && e.details.op === op);
+  assert.deepEqual(finished?.ids, ids.slice(0, 2));
+  assert.equal(finished.details.recovered, true);
+});
+
+test('a session an interrupted import placed keeps what was written to it after the kill', async (t) => {
+  const { from, to, ids } = await exportedTree(t);
+  // Killed after placing ids[0]; once its locks are stale, others write to ids[0] and give it a child.
+  const op = '20261122-000000-feedbeef';
+  const opDir = path.join(to, '.importing', op);
+  mkdirSync(path.join(opDir, 'sessions', ids[1]), { recursive: true });
+  writeFileSync(path.join(opDir, 'sessions', ids[1], 'state.json'), state(from, ids[1]));
+  mkdirSync(path.join(to, ids[0]), { recursive: true });
+  writeFileSync(path.join(to, ids[0], 'state.json'), state(from, ids[0]));
+  writeFileSync(
+    path.join(opDir, 'manifest.json'),
+    JSON.stringify({ op, ids: ids.slice(0, 2), replaced: [], status: 'committing' }),
+  );
+  const child = await cli(to, ['create', '--agent', 'late', '--parent', ids[0], '--json']);
+  assert.equal(child.code, 0, child.stderr);
+  const repaired = await cli(to, ['doctor', '--repair', '--json']);
+  assert.ok([0, 1].includes(repaired.code), repaired.stderr);
+  assert.ok(sessionDirs(to).includes(ids[0]), 'the parent an acknowledged child was created under is gone');
+  assert.ok(sessionDirs(to).includes(child.json.agent_id));
+  assert.ok(sessionDirs(to).includes(ids[1]));
   assert.ok(!existsSync(opDir));
 });
 
@@ -337,8 +368,9 @@ test(
       const report = await doctor(Sessions.open({ dir: to }), { repair: true });
       assert.equal(report.healthy, true, JSON.stringify(report.remaining));
       const present = sessionDirs(to);
-      // A `done` import is finished by the recovery; an earlier one is undone.
-      if (left.status === 'done') assert.deepEqual(snapshotAll(to, present), original, `${what}: not all of it`);
+      // An import that had begun to commit is finished by the recovery; an earlier one is undone.
+      if (left.status === 'done' || left.status === 'committing')
+        assert.deepEqual(snapshotAll(to, present), original, `${what}: not all of it`);
       else assert.deepEqual(present, [], `${what}: a partial import survived`);
       assert.deepEqual(existsSync(path.join(to, '.importing')) ? readdirSync(path.join(to, '.importing')) : [], []);
     }

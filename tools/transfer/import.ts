@@ -46,7 +46,7 @@ export interface ImportResult {
   audit_entries: number;
   /** Imported sessions whose parent is neither in the bundle nor in the store. */
   orphans: string[];
-  /** Interrupted earlier imports this call rolled back or finished first. */
+  /** Interrupted earlier imports this call finished (or discarded, when they had not begun to commit) first. */
   recovered: string[];
 }
 
@@ -416,8 +416,30 @@ async function rollBack(staging: ImportStaging, manifest: ImportManifest): Promi
 }
 
 /**
- * Finishes imports whose process died: `done` ones keep their result, the others are rolled back
- * (nothing of them stays). Imports still running (their lock is held) are left alone.
+ * Finishes a commit whose importer died, under the locks of its ids: sets aside what it replaces,
+ * places what is still staged, syncs the store directory, and marks it done. Finishing, not undoing:
+ * the bundle was read and checked whole before the commit began, and once the dead importer's locks
+ * went stale the sessions it had placed may have been written to (or got children), which a rollback
+ * would throw away. An id live again meanwhile (another import of the same bundle) keeps what is
+ * live; its staged copy is dropped with the staging.
+ */
+async function rollForward(staging: ImportStaging, manifest: ImportManifest): Promise<void> {
+  for (const id of manifest.replaced) {
+    if (staging.isStaged(manifest.op, id) && staging.isLive(id) && !staging.isSetAside(manifest.op, id))
+      await staging.setAside(manifest.op, id);
+  }
+  for (const id of manifest.ids) {
+    if (staging.isStaged(manifest.op, id) && !staging.isLive(id)) await staging.place(manifest.op, id);
+  }
+  await staging.syncStore();
+  manifest.status = 'done';
+  await staging.writeManifest(manifest);
+}
+
+/**
+ * Finishes imports whose process died: a commit under way or done is finished (its `import` entry
+ * written), an import that had not begun to commit is discarded (nothing of it is live). Imports
+ * still running (their lock is held) are left alone.
  */
 export async function recoverImports(sessions: SessionContext): Promise<string[]> {
   const staging = new ImportStaging(sessions.store.dir);
@@ -428,15 +450,16 @@ export async function recoverImports(sessions: SessionContext): Promise<string[]
       // A dead importer's lock is taken over once stale (LOCK_STALE_MS): wait a little longer than that.
       await staging.withOpLock(op, LOCK_STALE_MS + 1000, async () => {
         const manifest = await staging.readManifest(op);
-        if (manifest?.status === 'done') await finishDone(sessions, staging, manifest);
-        else if (manifest?.status === 'committing') {
+        if (manifest?.status === 'committing') {
           await withSessionLocks(
             sessions.store.dir,
             manifest.ids,
             sessions.settings.lockTimeoutMs + manifest.ids.length * 10,
-            () => rollBack(staging, manifest),
+            () => rollForward(staging, manifest),
           );
-        } else await staging.discard(op);
+        }
+        if (manifest?.status === 'done') await finishDone(sessions, staging, manifest);
+        else await staging.discard(op);
         recovered.push(op);
       });
     } catch (err) {
