@@ -259,10 +259,8 @@ test('a failure in the middle of the commit rolls every session back', async (t)
   assert.ok(!existsSync(path.join(to, 'audit.jsonl')), 'a failed import records nothing');
 });
 
-test('an import interrupted mid-commit is finished by the next import, and its entry written', async (t) => {
-  const { Sessions, importSessions } = await loadLibrary();
-  const { tmp, from, to, ids, other } = await exportedTree(t);
-  // What a process killed after placing the first session leaves behind.
+/** What an importer killed while committing leaves: ids[0] placed, ids[1] still staged, the manifest `committing`. */
+function killedMidCommit(from, to, ids) {
   const op = '20261122-000000-deadbeef';
   const opDir = path.join(to, '.importing', op);
   mkdirSync(path.join(opDir, 'sessions', ids[1]), { recursive: true });
@@ -273,6 +271,13 @@ test('an import interrupted mid-commit is finished by the next import, and its e
     path.join(opDir, 'manifest.json'),
     JSON.stringify({ op, ids: ids.slice(0, 2), replaced: [], status: 'committing' }),
   );
+  return { op, opDir };
+}
+
+test('an import interrupted mid-commit is finished by the next import, and its entry written', async (t) => {
+  const { Sessions, importSessions } = await loadLibrary();
+  const { tmp, from, to, ids, other } = await exportedTree(t);
+  const { op, opDir } = killedMidCommit(from, to, ids);
 
   const otherFile = path.join(tmp, 'other.json');
   assert.equal((await cli(from, ['export', other, '-o', otherFile])).code, 0);
@@ -292,17 +297,8 @@ test('an import interrupted mid-commit is finished by the next import, and its e
 
 test('a session an interrupted import placed keeps what was written to it after the kill', async (t) => {
   const { from, to, ids } = await exportedTree(t);
-  // Killed after placing ids[0]; once its locks are stale, others write to ids[0] and give it a child.
-  const op = '20261122-000000-feedbeef';
-  const opDir = path.join(to, '.importing', op);
-  mkdirSync(path.join(opDir, 'sessions', ids[1]), { recursive: true });
-  writeFileSync(path.join(opDir, 'sessions', ids[1], 'state.json'), state(from, ids[1]));
-  mkdirSync(path.join(to, ids[0]), { recursive: true });
-  writeFileSync(path.join(to, ids[0], 'state.json'), state(from, ids[0]));
-  writeFileSync(
-    path.join(opDir, 'manifest.json'),
-    JSON.stringify({ op, ids: ids.slice(0, 2), replaced: [], status: 'committing' }),
-  );
+  // Once the killed importer's locks are stale, others write to ids[0] and give it a child.
+  const { opDir } = killedMidCommit(from, to, ids);
   const child = await cli(to, ['create', '--agent', 'late', '--parent', ids[0], '--json']);
   assert.equal(child.code, 0, child.stderr);
   const repaired = await cli(to, ['doctor', '--repair', '--json']);
