@@ -64,15 +64,26 @@ test('invalid payloads: exit 0, no output, one log line, nothing written outside
   }
 });
 
-test('stdin over the 1 MiB cap is not parsed', async (t) => {
+test('stdin over the 16 MiB cap is not parsed; a long prompt or last message under it is', async (t) => {
   const proj = project(t);
   const huge = JSON.stringify({
     ...fixture('pretooluse-task'),
-    tool_input: { description: 'x', prompt: 'p'.repeat(1024 * 1024) },
+    tool_input: { description: 'x', prompt: 'p'.repeat(16 * 1024 * 1024) },
   });
   for (const run of [pre, life]) assertSilent(await run(proj, huge), 'oversized');
   assert.deepEqual(sessionIds(proj.store), []);
-  assert.equal(hookLog(proj.store).match(/over the 1048576-byte cap/g).length, 2);
+  assert.equal(hookLog(proj.store).match(/over the 16777216-byte cap/g).length, 2);
+
+  // A delegation with a 2 MiB prompt whose agent ends with a 2 MiB report: created, bound and finalized.
+  const long = 'r'.repeat(2 * 1024 * 1024);
+  const f = flow({ prompt: long });
+  assert.equal((await pre(proj, f.pre)).code, 0);
+  await life(proj, f.post);
+  await life(proj, f.start);
+  await life(proj, f.stop(`${long}\nAll done.`));
+  const s = onlySession(proj.store);
+  assert.equal(s.phase, 'completed');
+  assert.ok(s.summary.startsWith('rrrr'), s.summary.slice(0, 20));
 });
 
 test('a store that is a file, a broken config file, a corrupt index or record: fail open', async (t) => {

@@ -3,8 +3,11 @@ import { readSync, writeSync } from 'node:fs';
 
 export type StdinResult = { ok: true; text: string } | { ok: false; bytes: number };
 
-/** Hook payloads are a few KiB; anything over 1 MiB is not one of them and is not parsed. */
-export const STDIN_MAX_BYTES = 1024 * 1024;
+/**
+ * Hook payloads are a few KiB, but a delegation's prompt or a subagent's last message can be long: the cap
+ * is the record's (16 MiB), so that no payload a session could hold is dropped, and a larger one is not parsed.
+ */
+export const STDIN_MAX_BYTES = 16 * 1024 * 1024;
 
 /** Reads stdin to its end, giving up (without buffering more) once it passes STDIN_MAX_BYTES. */
 export async function readStdin(): Promise<StdinResult> {
