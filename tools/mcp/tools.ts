@@ -308,7 +308,7 @@ const deleteTool = define({
     id,
     confirm_token: z.string().optional(),
     force: z.boolean().optional(),
-    reason: z.string().min(1).max(500).optional().describe('why force is needed; recorded in the audit trail'),
+    reason: z.string().min(1).max(500).optional().describe('why; recorded in the audit trail (force needs one)'),
     preserve_work: z.boolean().optional().describe("save owned work trees' unsaved git state in the backup"),
     backup: z.boolean().optional().describe('false destroys instead of moving to the trash'),
     scope,
@@ -345,7 +345,7 @@ const deleteTool = define({
       counts_by_depth: preview.counts_by_depth,
       bytes: preview.bytes,
       blocked: preview.blocked.map((b) => ({ id: b.id, reason: b.reason })),
-      warnings: preview.warnings,
+      warnings: preview.warnings.map(inToolWords),
     };
     const shown = { ...base, sessions: listed(preview), confirm_token: null, expires_at: null, trash_entry: null };
     const blocked = preview.blocked.length > 0;
@@ -368,7 +368,7 @@ const deleteTool = define({
       how = 'elicitation';
     }
     const spent = args.confirm_token === undefined ? null : tokens.spend(args.confirm_token, subject, now);
-    const audited = { confirmed: how, ...(args.force ? { reason: args.reason } : {}) };
+    const audited = { confirmed: how, ...(args.reason !== undefined ? { reason: args.reason } : {}) };
     const acting = sessions.withAudit(audited);
     const onProgress = ({ done, total }: { done: number; total: number }) => progress(done, total);
     const done = await deleteSession(acting, target, { ...options, signal, onProgress }).catch((err: unknown) => {
@@ -385,10 +385,18 @@ const deleteTool = define({
       confirm_token: null,
       expires_at: null,
       trash_entry: done.backup?.entry ?? null,
-      warnings: done.warnings,
+      warnings: done.warnings.map(inToolWords),
     };
   },
 });
+
+/** The library's warnings name the CLI's flags; a tool's caller knows them as arguments. */
+function inToolWords(warning: string): string {
+  return warning
+    .replace('--force or --force-running', 'force')
+    .replace(/--force-running|--force/g, 'force')
+    .replace(/--preserve-work/g, 'preserve_work');
+}
 
 const listTrashTool = define({
   name: 'list_trash',
