@@ -1,6 +1,7 @@
 // The token figures of Claude Code's agent transcripts (JSONL files outside the store, only ever read),
 // read from where the cache left off. Each assistant message's `message.usage` counts once: Claude Code
-// writes one line per content block, every line with the message's id and the same usage.
+// writes one line per content block, every line with the message's id and the same usage. Not in
+// claude/transcript.ts: that module is on the hooks' path, which stays as small as it is.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import type { TokenSums, TranscriptEntry } from '../store/transcript-cache.js';
 
