@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSyn
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
+import { fixture, flow, life, pre } from './helpers/hooks.mjs';
 import { cleanEnv, DIST, FIXTURES, loadLibrary, runNode, CLI, tempDir } from './helpers/run.mjs';
 
 const { Sessions, computeStats } = await loadLibrary();
@@ -257,6 +258,73 @@ describe('stats on a store of known answers', { concurrency: 1 }, () => {
         ['2026-11-20', 1],
       ],
     );
+  });
+});
+
+describe('stats of sessions the built hooks recorded', () => {
+  it('a resume through SendMessage and one through the brief, and the tokens of every agent', async (t) => {
+    const root = tempDir(t, 'agent-session-stats-hooks-');
+    mkdirSync(path.join(root, '.claude'));
+    const proj = { dir: root, store: path.join(root, '.claude', 'session') };
+    const transcriptOf = (conversation, agent) => {
+      const dir = path.join(root, 'projects', conversation, 'subagents');
+      mkdirSync(dir, { recursive: true });
+      return path.join(dir, `agent-${agent}.jsonl`);
+    };
+    const run = async (hook, payload, env) => assert.equal((await hook(proj, payload, env)).code, 0);
+
+    // A reviewer paused for approval, continued by SendMessage (the default policy denies the second spawn).
+    const sendMessagePath = async () => {
+      const a1 = transcriptOf('sess-1', 'a1');
+      copyFileSync(REAL, a1);
+      const first = flow({ session: 'sess-1', toolUseId: 'toolu_1', agentId: 'a1', type: 'reviewer' });
+      for (const payload of [first.pre, first.post, first.start])
+        await run(payload === first.pre ? pre : life, payload);
+      await run(life, first.stop('Plan ready.\nsession-phase: approval', { agent_transcript_path: a1 }));
+      const second = flow({ session: 'sess-1', toolUseId: 'toolu_2', agentId: 'a2', type: 'reviewer' });
+      const denied = await pre(proj, second.pre);
+      assert.equal(denied.json.hookSpecificOutput.permissionDecision, 'deny');
+      await run(pre, fixture('pretooluse-sendmessage', { session_id: 'sess-1' }));
+      await run(life, fixture('subagentstart-continued', { session_id: 'sess-1', agent_id: 'a1' }));
+      const stop = { session_id: 'sess-1', agent_id: 'a1', last_assistant_message: 'Done.', agent_transcript_path: a1 };
+      await run(life, fixture('subagentstop-continued', stop));
+    };
+    // A planner paused for approval, resumed by a new agent given the brief; only b2's path is kept.
+    const briefPath = async () => {
+      const env = { AGENT_SESSION_RESUME_POLICY: 'brief' };
+      writeFileSync(transcriptOf('sess-2', 'b1'), assistantLine('m1', [1000, 100, 10, 1]));
+      writeFileSync(transcriptOf('sess-2', 'b2'), assistantLine('m2', [2000, 200, 20, 2]));
+      for (const [agentId, toolUseId, message] of [
+        ['b1', 'toolu_b1', 'Which one?\nsession-phase: approval'],
+        ['b2', 'toolu_b2', 'Done.'],
+      ]) {
+        const f = flow({ session: 'sess-2', toolUseId, agentId, type: 'planner' });
+        await run(pre, f.pre, env);
+        await run(life, f.post, env);
+        await run(life, f.start, env);
+        await run(life, f.stop(message, { agent_transcript_path: transcriptOf('sess-2', agentId) }), env);
+      }
+    };
+    await Promise.all([sendMessagePath(), briefPath()]);
+
+    const report = await computeStats(Sessions.open({ dir: proj.store }));
+    const resumes = (key) => {
+      const { paused, resumed, same_agent, new_agent, other } = group(report, key).resumes;
+      return { paused, resumed, same_agent, new_agent, other };
+    };
+    assert.deepEqual(resumes('reviewer'), { paused: 1, resumed: 1, same_agent: 1, new_agent: 0, other: 0 });
+    assert.deepEqual(resumes('planner'), { paused: 1, resumed: 1, same_agent: 0, new_agent: 1, other: 0 });
+    assert.deepEqual(report.totals.sessions, {
+      started: 2,
+      running: 0,
+      paused: 0,
+      completed: 2,
+      failed: 0,
+      abandoned: 0,
+    });
+    assert.deepEqual(group(report, 'reviewer').tokens, REAL_SUMS);
+    assert.deepEqual(group(report, 'planner').tokens, tokens(3000, 300, 30, 3));
+    assert.equal(report.transcripts.missing, 0);
   });
 });
 
