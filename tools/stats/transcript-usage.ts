@@ -8,6 +8,8 @@ import type { TokenSums, TranscriptEntry } from '../store/transcript-cache.js';
 // O_NONBLOCK: a transcript path that names a FIFO must not block stats until a writer comes.
 const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
 const CHUNK = 1024 * 1024;
+/** No assistant line is this long (its usage is what is read): a longer line is passed over, never held whole. */
+const MAX_LINE = 32 * 1024 * 1024;
 const CHECK_BYTES = 32;
 /** Lines of one message are written together; the ids of the last few messages are enough to skip repeats. */
 const IDS_KEPT = 32;
@@ -60,7 +62,10 @@ function readFrom(
   const ids = start ? [...start.ids] : [];
   let offset = start?.offset ?? 0;
   let position = offset;
+  // `pending` (the start of a line not ended yet) begins at `at`; a line longer than MAX_LINE is skipped.
   let pending = Buffer.alloc(0);
+  let at = offset;
+  let skipping = false;
   while (position < size) {
     const chunk = Buffer.allocUnsafe(Math.min(CHUNK, size - position));
     const n = readSync(fd, chunk, 0, chunk.length, position);
@@ -69,11 +74,18 @@ function readFrom(
     const data = pending.length > 0 ? Buffer.concat([pending, chunk.subarray(0, n)]) : chunk.subarray(0, n);
     let from = 0;
     for (let end = data.indexOf(0x0a, from); end !== -1; end = data.indexOf(0x0a, from)) {
-      countLine(data.toString('utf8', from, end), sums, ids);
+      if (!skipping) countLine(data.toString('utf8', from, end), sums, ids);
+      skipping = false;
       from = end + 1;
+      offset = at + from;
     }
-    offset += from;
+    at += from;
     pending = Buffer.from(data.subarray(from));
+    if (pending.length > MAX_LINE) {
+      at += pending.length;
+      pending = Buffer.alloc(0);
+      skipping = true;
+    }
   }
   const entry = { size, mtime_ms: mtimeMs, offset, check: checkAt(fd, offset), sums, ids: ids.slice(-IDS_KEPT) };
   return { entry, bytesRead: position - (start?.offset ?? 0) };
