@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { fixture, flow, life, pre } from './helpers/hooks.mjs';
 import { cleanEnv, DIST, FIXTURES, loadLibrary, runNode, CLI, tempDir } from './helpers/run.mjs';
 
-const { Sessions, computeStats } = await loadLibrary();
+const { Sessions, computeStats, deleteSession, listTrash } = await loadLibrary();
 const lib = (file) => import(pathToFileURL(path.join(DIST, 'tools', file)).href);
 const { newRecord, applyUpdate, applyFinalize } = await lib('policy/lifecycle.js');
 const { claudeForDelegation, recordStart, recordStop, recordDecision, attachSpawn } =
@@ -258,6 +258,21 @@ describe('stats on a store of known answers', { concurrency: 1 }, () => {
         ['2026-11-20', 1],
       ],
     );
+  });
+});
+
+describe('the trash', () => {
+  it('its entries, their bytes on disk and the sessions they hold; a deleted session is in no other figure', async (t) => {
+    const { sessions } = knownStore(t);
+    await deleteSession(sessions, 's1-planner');
+    const report = await computeStats(sessions);
+    const listing = await listTrash(sessions);
+    assert.equal(listing.entries.length, 1);
+    assert.ok(listing.entries[0].bytes > 0);
+    assert.deepEqual(report.trash, { entries: 1, bytes: listing.entries[0].bytes, sessions: 2 });
+    // S1 and its child S3 went to the trash with their tokens.
+    assert.equal(report.totals.sessions.started, 6);
+    assert.deepEqual(report.totals.tokens, tokens(6000, 600, 60, 6));
   });
 });
 
