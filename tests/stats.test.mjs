@@ -428,20 +428,23 @@ describe('stats through the CLI', { concurrency: 1 }, () => {
     assert.match(text.stdout, /^TOTAL +29 minutes \/ 3 hours 10 minutes/m);
     assert.match(text.stdout, /^Trash: 0 entries, 0 bytes$/m);
 
-    for (const args of [
+    const usage = [
       ['stats', '--since', 'yesterday'],
       ['stats', '--until', '2026-02-30'],
       ['stats', '--by', 'week'],
       ['stats', '--sinse', '7d'],
       ['stats', '--since'],
-    ]) {
-      const bad = await run(args);
-      assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
-      assert.match(bad.stderr, /^agent-session: /);
-      assert.equal(bad.stdout, '');
-    }
+    ];
     const missing = path.join(root, 'no-store');
-    const none = await runNode(CLI, ['stats', '--dir', missing], { cwd: root, env: cleanEnv() });
+    const [none, ...bad] = await Promise.all([
+      runNode(CLI, ['stats', '--dir', missing], { cwd: root, env: cleanEnv() }),
+      ...usage.map(run),
+    ]);
+    bad.forEach((result, i) => {
+      assert.equal(result.code, 2, `${usage[i].join(' ')}: ${result.stderr}`);
+      assert.match(result.stderr, /^agent-session: /);
+      assert.equal(result.stdout, '');
+    });
     assert.equal(none.code, 1, none.stderr);
     assert.equal(existsSync(missing), false, 'stats creates no store');
     const empty = await runNode(CLI, ['stats', '--dir', ''], { cwd: root, env: cleanEnv() });
