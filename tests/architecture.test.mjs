@@ -99,6 +99,8 @@ const DISK_OWNERS = {
   ],
   'tools/install/replace-file.ts': ['in-place edits of a file the user owns (settings), with a backup'],
   'tools/claude/transcript.ts': ["Claude Code's transcripts (read only)"],
+  'tools/store/transcript-cache.ts': ["stats' token cache (<store>/.cache/transcripts.json)"],
+  'tools/stats/transcript-usage.ts': ["the agents' transcripts read for their tokens, from where the cache stopped"],
   'tools/claude/run/hook-io.ts': ["a hook's stdin, stdout and stderr (fd 0, 1 and 2)"],
   'tools/install/hook-files.ts': ['the built hooks, found for install (dist/hooks/<name>.js)'],
   'tools/install/git-exclude.ts': ["the clone's .git/info/exclude (only the lines install writes)"],
@@ -138,7 +140,7 @@ const LAYERS = [
   ['values', /^tools\/(errors|ids|random|time|json|merge-patch|phases|record|config|safe-points|suggest)\.ts$/],
   ['rules and store', /^tools\/(policy|store)\//],
   ['context', /^tools\/session-context\.ts$/],
-  ['operations', /^tools\/(trees|transfer|audit|doctor|git)\//],
+  ['operations', /^tools\/(trees|transfer|audit|doctor|git|stats)\//],
   ['sessions', /^tools\/sessions\.ts$/],
   ['integrations', /^tools\/(claude|install|status)\//],
   ['entry points', /^(hooks\/|tools\/(cli|mcp)\/|tools\/(index|walkthrough)\.ts$)/],
@@ -171,7 +173,7 @@ test('tools/ and hooks/ import each other without cycles', () => {
 
 test('the modules under Sessions take its context and never import it', () => {
   const graph = importGraph();
-  const below = ['store', 'policy', 'trees', 'audit', 'doctor', 'transfer'].map(
+  const below = ['store', 'policy', 'trees', 'audit', 'doctor', 'transfer', 'stats'].map(
     (dir) => `tools${path.sep}${dir}${path.sep}`,
   );
   const offenders = [...graph]

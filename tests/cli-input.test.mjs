@@ -26,6 +26,7 @@ const COMMANDS = [
   'trash',
   'cleanup',
   'audit',
+  'stats',
   'export',
   'import',
   'doctor',

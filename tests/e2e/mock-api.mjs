@@ -8,7 +8,8 @@
 // `script(req)` is called for every model turn of the main agent or a subagent and returns
 // a reply: { text } | { toolUse: { name, input, id? } } | { content: [block, ...] }
 // where a block is { type: 'text', text } or { type: 'tool_use', name, input, id? }.
-// Optional: stopReason, delayMs (answer that much later, as a real model takes its time),
+// Optional: stopReason, usage (the message's token figures, merged over the defaults), delayMs (answer
+// that much later, as a real model takes its time),
 // streamGapMs (stream each further content block that much later, as a real model writing long tool
 // inputs does), or { error: { status, type, message } } to answer with an API error.
 // Each request passed to the script (and kept in `requests`) is
@@ -137,14 +138,14 @@ function blockEvents(block, index) {
   ];
 }
 
-const usage = { input_tokens: 12, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+const USAGE = { input_tokens: 12, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
 function defaultStopReason(blocks) {
   return blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
 }
 
 /** The stream in parts: the start with the first block, each further block, the end. */
-function streamParts(blocks, model, stopReason) {
+function streamParts(blocks, model, stopReason, usage) {
   const message = {
     id: nextId('msg'),
     type: 'message',
@@ -163,7 +164,7 @@ function streamParts(blocks, model, stopReason) {
   return parts;
 }
 
-function jsonMessage(blocks, model, stopReason) {
+function jsonMessage(blocks, model, stopReason, usage) {
   const content = blocks.map((b) =>
     b.type === 'tool_use' ? { type: 'tool_use', id: b.id ?? nextId('toolu'), name: b.name, input: b.input ?? {} } : b,
   );
@@ -212,9 +213,10 @@ function sendMessage(res, req, reply) {
   const blocks = normalizeReply(reply);
   const model = req.body.model ?? 'claude-mock';
   const stopReason = reply.stopReason ?? defaultStopReason(blocks);
-  if (!req.body.stream) return sendJson(res, 200, jsonMessage(blocks, model, stopReason));
+  const usage = { ...USAGE, ...reply.usage };
+  if (!req.body.stream) return sendJson(res, 200, jsonMessage(blocks, model, stopReason, usage));
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': nextId('req') });
-  const parts = streamParts(blocks, model, stopReason);
+  const parts = streamParts(blocks, model, stopReason, usage);
   if (!reply.streamGapMs) return res.end(parts.join(''));
   // Each further block streamed streamGapMs later, as a real model takes seconds to write a long tool input.
   const next = (i) =>

@@ -19,6 +19,7 @@ import * as list from './commands/list-command.js';
 import * as mcp from './commands/mcp-command.js';
 import * as shouldResume from './commands/should-resume-command.js';
 import * as show from './commands/show-command.js';
+import * as stats from './commands/stats-command.js';
 import * as statusCommand from './commands/status-command.js';
 import * as uninstall from './commands/uninstall-command.js';
 import * as update from './commands/update-command.js';
@@ -40,6 +41,7 @@ const COMMANDS = [
   trash,
   cleanup,
   audit,
+  stats,
   exportCommand,
   importCommand,
   doctorCommand,

@@ -1,0 +1,107 @@
+// `stats` as text: one aligned table per kind of figure, a row per group and one for the total. Plain text;
+// colour is for the caller to add.
+import { formatDuration } from 'date-fns/formatDuration';
+import { intervalToDuration } from 'date-fns/intervalToDuration';
+import type { Phase } from '../phases.js';
+import type { Group, Spread } from '../stats/groups.js';
+import type { StatsReport } from '../stats/stats.js';
+import { bytesText, table } from './format.js';
+
+const KEY_HEADER = { agent: 'AGENT', day: 'DAY', outcome: 'OUTCOME' } as const;
+/** The phases a session waits or works in, in the order the durations table shows them. */
+const SHOWN_PHASES: Phase[] = ['initializing', 'investigating', 'planning', 'approval', 'executing', 'validating'];
+
+export function statsText(report: StatsReport): string[] {
+  const since = report.period.since ?? 'the first session';
+  const head = `Sessions started from ${since} to ${report.period.until}, by ${report.by}`;
+  if (report.totals.sessions.started === 0) return [head, '', 'No sessions started in this period.', ...footer(report)];
+  const rows: [string, Group][] = [...report.groups.map((g): [string, Group] => [g.key, g]), ['TOTAL', report.totals]];
+  const key = KEY_HEADER[report.by];
+  const phases = SHOWN_PHASES.filter((p) => report.totals.durations_ms.phases[p]);
+  return [
+    head,
+    '',
+    ...table(
+      [key, 'STARTED', 'RUNNING', 'PAUSED', 'COMPLETED', 'FAILED', 'ABANDONED', 'SUCCESS', 'FAILURE', 'ERRORS'],
+      rows.map(([k, g]) => [
+        k,
+        ...[g.sessions.started, g.sessions.running, g.sessions.paused, g.sessions.completed, g.sessions.failed].map(n),
+        n(g.sessions.abandoned),
+        percent(g.rates.success),
+        percent(g.rates.failure),
+        n(g.errors),
+      ]),
+    ),
+    '',
+    'Resumes of paused sessions (same agent: SendMessage; new agent: the brief; cli: without an agent)',
+    ...table(
+      [key, 'PAUSED', 'RESUMED', 'RATE', 'SAME AGENT', 'NEW AGENT', 'CLI', 'EXPIRED'],
+      rows.map(([k, { resumes: r }]) => [
+        k,
+        n(r.paused),
+        n(r.resumed),
+        percent(r.rate),
+        n(r.same_agent),
+        n(r.new_agent),
+        n(r.other),
+        n(r.expired),
+      ]),
+    ),
+    '',
+    'Durations, median / 90th percentile (time in a phase: the phases a session left)',
+    ...table(
+      [key, 'TO FINISH', ...phases.map((p) => p.toUpperCase())],
+      rows.map(([k, g]) => [
+        k,
+        spreadText(g.durations_ms.to_finish),
+        ...phases.map((p) => spreadText(g.durations_ms.phases[p])),
+      ]),
+    ),
+    '',
+    "Tokens (from the agents' transcripts; with children: the sessions and all their descendants)",
+    ...table(
+      [key, 'INPUT', 'OUTPUT', 'CACHE READ', 'CACHE WRITE', 'ALL', 'ALL WITH CHILDREN'],
+      rows.map(([k, { tokens: t, tokens_with_children: w }]) => [
+        k,
+        n(t.input),
+        n(t.output),
+        n(t.cache_read),
+        n(t.cache_write),
+        n(t.input + t.output + t.cache_read + t.cache_write),
+        n(w.input + w.output + w.cache_read + w.cache_write),
+      ]),
+    ),
+    ...footer(report),
+  ];
+}
+
+function footer(report: StatsReport): string[] {
+  const { read, missing } = report.transcripts;
+  const trash = report.trash;
+  return [
+    '',
+    `Transcripts: ${n(read)} read${missing > 0 ? `, ${n(missing)} not found` : ''}`,
+    `Trash: ${n(trash.entries)} ${trash.entries === 1 ? 'entry' : 'entries'}, ${bytesText(trash.bytes)}`,
+  ];
+}
+
+function n(value: number): string {
+  return value.toLocaleString('en-US');
+}
+
+function percent(rate: number | null): string {
+  return rate === null ? '-' : `${Math.round(rate * 100)}%`;
+}
+
+function spreadText(spread: Spread | undefined): string {
+  if (!spread || spread.median === null || spread.p90 === null) return '-';
+  return `${durationText(spread.median)} / ${durationText(spread.p90)}`;
+}
+
+/** The two largest units, in date-fns's words: "2 hours 5 minutes", "40 seconds". */
+export function durationText(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const duration = intervalToDuration({ start: 0, end: ms });
+  const units = (['years', 'months', 'days', 'hours', 'minutes', 'seconds'] as const).filter((u) => duration[u]);
+  return formatDuration(duration, { format: units.slice(0, 2) });
+}
