@@ -31,6 +31,7 @@ void runCli(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   isTTY: process.stdout.isTTY,
+  columns: process.stdout.columns,
   stderrIsTTY: process.stderr.isTTY,
   signals: {
     on: (name, listener) => process.on(name, listener),
