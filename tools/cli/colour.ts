@@ -29,7 +29,7 @@ const SGR = {
   cyan: '36',
 } as const;
 
-/** Working phases in cyan, paused ones in yellow (approval, the one a person must act on, in magenta), ends by outcome. */
+/** Working phases in cyan, paused ones in yellow (approval, where a person must act, in magenta), ends by outcome. */
 const PHASE_COLOURS: Record<string, string> = {
   initializing: SGR.blue,
   investigating: SGR.yellow,
@@ -83,8 +83,12 @@ export function terminalWidth(stream: TerminalStream): number {
 
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]$/u;
-const EAST_ASIAN_WIDE =
-  /^[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]$/u;
+// Hangul jamo, CJK, kana, Hangul syllables, compatibility ideographs, full-width forms.
+const EAST_ASIAN_WIDE = new RegExp(
+  '^[\\u1100-\\u115f\\u2e80-\\u303e\\u3041-\\u33ff\\u3400-\\u4dbf\\u4e00-\\u9fff\\ua000-\\ua4cf' +
+    '\\uac00-\\ud7a3\\uf900-\\ufaff\\ufe30-\\ufe4f\\uff00-\\uff60\\uffe0-\\uffe6]$',
+  'u',
+);
 const PICTOGRAPH = /^\p{Extended_Pictographic}$/u;
 
 /** Columns one character takes: 0 for combining marks and joiners, 2 for CJK, Hangul, full-width forms and emoji. */
