@@ -22,6 +22,7 @@ import * as show from './commands/show-command.js';
 import * as statusCommand from './commands/status-command.js';
 import * as uninstall from './commands/uninstall-command.js';
 import * as update from './commands/update-command.js';
+import * as watch from './commands/watch-command.js';
 import type { Context } from './command-context.js';
 import { describeUsageError } from './usage-error.js';
 
@@ -40,6 +41,7 @@ const COMMANDS = [
   trash,
   cleanup,
   audit,
+  watch,
   exportCommand,
   importCommand,
   doctorCommand,

@@ -1,6 +1,7 @@
 import type { Settings } from '../config.js';
 import { escapeControls } from '../errors.js';
 import { Sessions } from '../sessions.js';
+import type { Terminal } from '../watch/watch-screen.js';
 import { colourFor, terminalWidth, type Palette } from './colour.js';
 import { writeJson, writePieces } from './json-output.js';
 
@@ -27,6 +28,8 @@ export interface Io {
   columns?: number;
   /** Whether stderr is a terminal (progress bars go there, never on stdout). */
   stderrIsTTY?: boolean;
+  /** Keys, size and resizes of the terminal, for `watch`; the bin gives it when stdout is a terminal. */
+  terminal?: Terminal;
   /** SIGINT/SIGTERM for the bulk commands (see interruptible.ts); without it they cannot be interrupted. */
   signals?: SignalSource;
 }
