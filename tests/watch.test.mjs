@@ -61,6 +61,7 @@ function terminal(dir) {
     },
     type: (line) => tmux('send-keys', '-t', 'w', line, 'Enter'),
     key: (key) => tmux('send-keys', '-t', 'w', key),
+    resize: (columns) => tmux('resize-window', '-t', 'w', '-x', String(columns)),
     screen: ({ escapes = false } = {}) => tmux('capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', 'w'),
     /** [alternate screen on, cursor shown] */
     modes: () => tmux('display', '-p', '-t', 'w', '#{alternate_on} #{cursor_flag}').trim(),
@@ -106,6 +107,11 @@ async function session(term, storeDir) {
   assert.doesNotMatch(screen, /Find the leak|Run the tests/);
   term.key('a');
   await term.shows('all again', /Find the leak/);
+
+  // Narrower: laid out again for 70 columns (the store's path cut, the keys still on the title line).
+  term.resize(70);
+  await term.shows('the screen laid out for 70 columns', /^agent-session watch {2}\S*… +q quit · a approval only$/m);
+  assert.match(term.screen(), /^explorer +executing .*Find the leak$/m);
 
   term.key('q');
   await term.shows('the shell after q', /^watch-exit=0$/m);
