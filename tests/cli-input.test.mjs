@@ -26,6 +26,7 @@ const COMMANDS = [
   'trash',
   'cleanup',
   'audit',
+  'watch',
   'export',
   'import',
   'doctor',
