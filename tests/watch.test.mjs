@@ -3,6 +3,7 @@
 // alternate screen left, the cursor shown). Piped, it refuses. The layout, apart from the terminal, in-process.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
@@ -11,6 +12,7 @@ import { until } from './helpers/poll.mjs';
 
 const { Sessions } = await loadLibrary();
 const { layoutWatch } = await import(pathToFileURL(path.join(DIST, 'tools', 'watch', 'watch-layout.js')).href);
+const { watchSessions } = await import(pathToFileURL(path.join(DIST, 'tools', 'watch', 'watch-screen.js')).href);
 const { colourFor, displayWidth } = await import(pathToFileURL(path.join(DIST, 'tools', 'cli', 'colour.js')).href);
 
 const SGR = /\u001b\[[0-9;]*m/;
@@ -126,6 +128,15 @@ async function session(term, storeDir) {
   await term.shows('the shell after Ctrl-C', /^watch-exit=0$/m);
   assert.doesNotMatch(term.screen(), /Running and paused/);
   assert.equal(term.modes(), '0 1');
+
+  // SIGTERM from elsewhere: the same (the shell writes its pid and becomes watch, keeping it).
+  const pidFile = path.join(path.dirname(storeDir), 'watch.pid');
+  term.type(`clear; bash -c 'echo $$ > ${pidFile}; exec node ${CLI} --dir ${storeDir} watch'; echo "watch-exit=$?"`);
+  await term.shows('the screen again', /Running and paused/);
+  process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGTERM');
+  await term.shows('the shell after SIGTERM', /^watch-exit=0$/m);
+  assert.doesNotMatch(term.screen(), /Running and paused/);
+  assert.equal(term.modes(), '0 1');
 }
 
 test('watch refuses when stdout is not a terminal (exit 3), naming what to use instead', async (t) => {
@@ -137,6 +148,27 @@ test('watch refuses when stdout is not a terminal (exit 3), naming what to use i
     out.stderr,
     /^agent-session: watch draws on a terminal and stdout is not one; .*stats --json.*audit --follow/,
   );
+});
+
+test('an error gives the terminal back (alternate screen left, cursor shown, keys released), then is thrown', async (t) => {
+  const { dir, store: storeDir } = await store(t);
+  const sessions = Sessions.open({ dir: storeDir, cwd: dir, env: {} });
+  sessions.store.scanEach = () => {
+    throw Object.assign(new Error('the disk is on fire'), { code: 'EIO' });
+  };
+  const written = [];
+  let keys = 'never taken';
+  const terminal = {
+    size: () => ({ columns: 80, rows: 24 }),
+    write: (text) => written.push(text),
+    keys: () => ((keys = 'raw'), () => (keys = 'released')),
+    onResize: () => () => undefined,
+  };
+  const palette = colourFor({ isTTY: true }, {});
+  await assert.rejects(watchSessions(sessions, terminal, { palette, store: storeDir }), /the disk is on fire/);
+  assert.match(written[0], /^\u001b\[\?1049h\u001b\[\?25l/, 'entered the alternate screen, cursor hidden');
+  assert.equal(written.at(-1), '\u001b[?25h\u001b[?1049l', 'cursor shown, alternate screen left, last');
+  assert.equal(keys, 'released');
 });
 
 test('the layout fits any width and height, keeps finished sessions in view and counts what it leaves out', () => {

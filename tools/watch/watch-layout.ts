@@ -29,10 +29,15 @@ export function layoutWatch(view: WatchView): string[] {
   const { snapshot, palette, approvalOnly } = view;
   const width = Math.max(view.width, 20);
   const height = Math.max(view.height, 6);
-  const open = approvalOnly ? snapshot.open.filter((r) => r.paused && r.phase === 'approval') : snapshot.open;
+  const open = approvalOnly ? snapshot.open.filter((r) => r.phase === 'approval') : snapshot.open;
   const finished = approvalOnly ? [] : snapshot.finished;
   const nameWidth = Math.min(
-    Math.max(5, ...open.map(nameText).map(displayWidth), ...finished.map((r) => displayWidth(esc(r.agent)))),
+    // Measured on the rows that can be on screen: a store can have thousands open.
+    Math.max(
+      5,
+      ...open.slice(0, height).map((r) => displayWidth(nameText(r))),
+      ...finished.slice(0, height).map((r) => displayWidth(esc(r.agent))),
+    ),
     MAX_NAME,
     // On a narrow terminal the agent column gives way first, so that phase and age stay whole.
     Math.max(width - PHASE_WIDTH - 4 - 16, 6),

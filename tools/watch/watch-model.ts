@@ -22,8 +22,8 @@ export interface OpenRow {
   /** 0 for a session whose parent is not open too. */
   depth: number;
   startedMs: number;
-  /** For a paused session: since when, what it waits for, why it would not resume now, what its agent asked. */
-  paused: { sinceMs: number; waitsFor: string; note: string | null; question: string | null } | null;
+  /** For a paused session (a resumable phase): since when, what it waits for, why not now, what its agent asked. */
+  readonly paused: { sinceMs: number; waitsFor: string; note: string | null; question: string | null } | null;
 }
 
 export interface FinishedRow {
@@ -35,7 +35,7 @@ export interface FinishedRow {
 }
 
 export interface WatchSnapshot {
-  /** Depth-first: each root (oldest first), then its open children. */
+  /** Depth-first: each root (newest first), then its open children (oldest first). */
   open: OpenRow[];
   /** Newest first. */
   finished: FinishedRow[];
@@ -43,8 +43,11 @@ export interface WatchSnapshot {
 }
 
 export class WatchModel {
-  private readonly open = new Map<string, SessionRecord>();
+  /** The open sessions, with when each was created (parsed once: the tree is sorted by it at every change). */
+  private readonly open = new Map<string, { record: SessionRecord; startedMs: number }>();
   private readonly finished = new Map<string, FinishedRow>();
+  /** `finished` newest first, kept until the next change to it. */
+  private finishedOrder: FinishedRow[] | undefined;
 
   constructor(private readonly ctx: SessionContext) {}
 
@@ -52,6 +55,7 @@ export class WatchModel {
   loadAll(): void {
     this.open.clear();
     this.finished.clear();
+    this.finishedOrder = undefined;
     this.ctx.store.scanEach((record) => this.put(record.agent_id, record));
   }
 
@@ -75,15 +79,16 @@ export class WatchModel {
 
   snapshot(now: number): WatchSnapshot {
     const open = this.openRows(now);
-    const finished = [...this.finished.values()].sort((a, b) => b.finishedMs - a.finishedMs);
+    this.finishedOrder ??= [...this.finished.values()].sort((a, b) => b.finishedMs - a.finishedMs);
+    const finished = this.finishedOrder;
     const today = startOfDay(now);
     return {
       open,
       finished: finished.slice(0, FINISHED_KEPT),
       counts: {
-        running: open.filter((r) => !r.paused).length,
-        approval: open.filter((r) => r.paused && r.phase === 'approval').length,
-        paused: open.filter((r) => r.paused && r.phase !== 'approval').length,
+        running: open.filter((r) => !isResumablePhase(r.phase)).length,
+        approval: open.filter((r) => r.phase === 'approval').length,
+        paused: open.filter((r) => isResumablePhase(r.phase) && r.phase !== 'approval').length,
         finishedToday: finished.filter((r) => r.finishedMs >= today).length,
       },
     };
@@ -91,9 +96,11 @@ export class WatchModel {
 
   private put(id: string, record: SessionRecord | undefined): void {
     this.open.delete(id);
-    this.finished.delete(id);
+    if (this.finished.delete(id)) this.finishedOrder = undefined;
     if (!record) return;
-    if (!isFinalPhase(record.phase) && !record.finalized_at) return void this.open.set(id, record);
+    if (!isFinalPhase(record.phase) && !record.finalized_at)
+      return void this.open.set(id, { record, startedMs: parseTimestamp(record.created_at) ?? 0 });
+    this.finishedOrder = undefined;
     this.finished.set(id, {
       id,
       agent: record.agent_name,
@@ -104,49 +111,65 @@ export class WatchModel {
   }
 
   private openRows(now: number): OpenRow[] {
-    const children = new Map<string | null, SessionRecord[]>();
-    for (const record of this.open.values()) {
-      const parent = record.parent_session_id !== null && this.open.has(record.parent_session_id);
-      const key = parent ? record.parent_session_id : null;
+    type Open = { record: SessionRecord; startedMs: number };
+    const children = new Map<string | null, Open[]>();
+    for (const entry of this.open.values()) {
+      const parentId = entry.record.parent_session_id;
+      const key = parentId !== null && this.open.has(parentId) ? parentId : null;
       const list = children.get(key);
-      if (list) list.push(record);
-      else children.set(key, [record]);
+      if (list) list.push(entry);
+      else children.set(key, [entry]);
     }
-    const byStart = (a: SessionRecord, b: SessionRecord) =>
-      (parseTimestamp(a.created_at) ?? 0) - (parseTimestamp(b.created_at) ?? 0) || a.agent_id.localeCompare(b.agent_id);
+    const byStart = (a: Open, b: Open) =>
+      a.startedMs - b.startedMs ||
+      (a.record.agent_id < b.record.agent_id ? -1 : a.record.agent_id > b.record.agent_id ? 1 : 0);
     const rows: OpenRow[] = [];
-    const stack = (children.get(null) ?? []).sort(byStart).map((record) => ({ record, depth: 0 }));
-    stack.reverse();
+    // The newest tree on top, where a new delegation shows at once; children in the order they were started.
+    const stack = (children.get(null) ?? []).sort(byStart).map((entry) => ({ entry, depth: 0 }));
     for (let next = stack.pop(); next; next = stack.pop()) {
-      rows.push(this.row(next.record, next.depth, now));
-      const below = (children.get(next.record.agent_id) ?? []).sort(byStart).reverse();
-      stack.push(...below.map((record) => ({ record, depth: next!.depth + 1 })));
+      rows.push(this.row(next.entry, next.depth, now));
+      const below = (children.get(next.entry.record.agent_id) ?? []).sort(byStart).reverse();
+      for (const entry of below) stack.push({ entry, depth: next.depth + 1 });
     }
     return rows;
   }
 
-  private row(r: SessionRecord, depth: number, now: number): OpenRow {
+  private row(
+    { record: r, startedMs }: { record: SessionRecord; startedMs: number },
+    depth: number,
+    now: number,
+  ): OpenRow {
     const base = {
       id: r.agent_id,
       agent: r.agent_name,
       purpose: r.purpose,
       phase: r.phase,
       depth,
-      startedMs: parseTimestamp(r.created_at) ?? now,
+      startedMs,
     };
     if (!isResumablePhase(r.phase)) return { ...base, paused: null };
-    const status = sessionStatus(r, decideResume(r, now, this.ctx.rules));
-    const said = lastMessage(r);
+    const ctx = this.ctx;
+    let paused: OpenRow['paused'] | undefined;
     return {
       ...base,
-      paused: {
-        sinceMs: parseTimestamp(r.last_updated) ?? now,
-        waitsFor: r.phase === 'approval' ? 'approval' : `a resume (${r.phase})`,
-        note: status === 'paused, resumable now' ? null : status.replace('paused, ', ''),
-        question: said ? (said[said.length - 1] ?? null) : null,
+      // Worked out for the rows on screen only: a store can hold thousands of paused sessions.
+      get paused() {
+        return (paused ??= pauseOf(r, now, ctx));
       },
     };
   }
+}
+
+/** What a paused session waits for, since when, why it would not resume now, and what its agent asked. */
+function pauseOf(r: SessionRecord, now: number, ctx: SessionContext): OpenRow['paused'] {
+  const status = sessionStatus(r, decideResume(r, now, ctx.rules));
+  const said = lastMessage(r);
+  return {
+    sinceMs: parseTimestamp(r.last_updated) ?? now,
+    waitsFor: r.phase === 'approval' ? 'approval' : `a resume (${r.phase})`,
+    note: status === 'paused, resumable now' ? null : status.replace('paused, ', ''),
+    question: said ? (said[said.length - 1] ?? null) : null,
+  };
 }
 
 /** Local midnight of the day `now` falls in: "finished today" as the person watching counts days. */

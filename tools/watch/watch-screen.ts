@@ -5,7 +5,7 @@ import type { AuditEntry } from '../audit/entry.js';
 import type { Palette } from '../cli/colour.js';
 import type { SessionContext } from '../session-context.js';
 import { layoutWatch } from './watch-layout.js';
-import { WatchModel } from './watch-model.js';
+import { WatchModel, type WatchSnapshot } from './watch-model.js';
 
 /** What `watch` needs of a terminal; the bin passes one made of its own stdin and stdout. */
 export interface Terminal {
@@ -32,6 +32,11 @@ const ENTER = '\u001b[?1049h\u001b[?25l\u001b[H\u001b[2J';
 const LEAVE = '\u001b[?25h\u001b[?1049l';
 /** Ages on screen count seconds: redrawn this often even when nothing changed (only if the frame differs). */
 const TICK_MS = 1000;
+/**
+ * Between changes, what depends on the clock alone (whether a paused session would resume now, what finished
+ * today) is worked out again this often: on a store with thousands open, not at every tick.
+ */
+const SNAPSHOT_MS = 10_000;
 const CTRL_C = '\u0003';
 
 /** Runs until `q`, Ctrl-C or `signal`; rejects with the error that stopped it, once the screen is restored. */
@@ -47,12 +52,15 @@ export async function watchSessions(ctx: SessionContext, terminal: Terminal, opt
   options.signal?.addEventListener('abort', onAbort);
   let approvalOnly = false;
   let shown = '';
+  let snapshot: { taken: number; value: WatchSnapshot } | undefined;
   const draw = () => {
     if (stop.signal.aborted) return;
     const { columns, rows } = terminal.size();
+    const now = ctx.now();
+    if (!snapshot || now - snapshot.taken >= SNAPSHOT_MS) snapshot = { taken: now, value: model.snapshot(now) };
     const lines = layoutWatch({
-      snapshot: model.snapshot(ctx.now()),
-      now: ctx.now(),
+      snapshot: snapshot.value,
+      now,
       width: columns || 80,
       height: rows || 24,
       palette: options.palette,
@@ -64,7 +72,7 @@ export async function watchSessions(ctx: SessionContext, terminal: Terminal, opt
     if (frame !== shown) terminal.write(frame);
     shown = frame;
   };
-  const changes = changeQueue(model, () => guard(draw, fail), fail);
+  const changes = changeQueue(model, () => guard(() => ((snapshot = undefined), draw()), fail), fail);
   terminal.write(ENTER);
   const undoKeys = terminal.keys((key) =>
     guard(() => {
@@ -81,11 +89,14 @@ export async function watchSessions(ctx: SessionContext, terminal: Terminal, opt
     following.catch(fail);
     if (!options.signal?.aborted) {
       model.loadAll();
+      snapshot = undefined;
       draw();
     }
     await following.catch(() => undefined);
     await changes.idle();
   } finally {
+    // An error in the first read leaves the trail's poll running: stopped here, or the process would never end.
+    stop.abort();
     clearInterval(tick);
     undoResize();
     undoKeys();
