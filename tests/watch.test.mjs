@@ -150,7 +150,7 @@ test('watch refuses when stdout is not a terminal (exit 3), naming what to use i
   );
 });
 
-test('an error gives the terminal back (alternate screen left, cursor shown, keys released), then is thrown', async (t) => {
+test('an error gives the terminal back (alternate screen, cursor, keys), then is thrown', async (t) => {
   const { dir, store: storeDir } = await store(t);
   const sessions = Sessions.open({ dir: storeDir, cwd: dir, env: {} });
   sessions.store.scanEach = () => {
