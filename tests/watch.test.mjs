@@ -30,7 +30,7 @@ async function store(t) {
     parent: 'leak',
     claude: { last_message: 'The change drops a column.\nShall I go ahead?' },
   });
-  await sessions.update('schema', { phase: 'approval', resumeReady: true });
+  await sessions.update('schema', { phase: 'approval' });
   await sessions.create({ agentName: 'writer', id: 'docs', purpose: 'Write the docs' });
   await sessions.update('docs', { phase: 'executing' });
   await sessions.create({ agentName: 'tester', id: 'tests', purpose: 'Run the tests' });

@@ -73,17 +73,23 @@ export async function watchSessions(ctx: SessionContext, terminal: Terminal, opt
     shown = frame;
   };
   const changes = changeQueue(model, () => guard(() => ((snapshot = undefined), draw()), fail), fail);
-  terminal.write(ENTER);
-  const undoKeys = terminal.keys((key) =>
-    guard(() => {
+  const onKeys = (keys: string) => {
+    // An escape sequence (an arrow, a function key) is no command, though it ends in a letter.
+    if (keys.startsWith('\u001b')) return;
+    for (const key of keys) {
       if (key === 'q' || key === 'Q' || key === CTRL_C) return stop.abort();
       if (key === 'a' || key === 'A') [approvalOnly, shown] = [!approvalOnly, ''];
-      draw();
-    }, fail),
-  );
-  const undoResize = terminal.onResize(() => guard(() => ((shown = ''), draw()), fail));
-  const tick = setInterval(() => guard(draw, fail), TICK_MS);
+    }
+    draw();
+  };
+  let undoKeys = () => {};
+  let undoResize = () => {};
+  let tick: NodeJS.Timeout | undefined;
   try {
+    terminal.write(ENTER);
+    undoKeys = terminal.keys((keys) => guard(() => onKeys(keys), fail));
+    undoResize = terminal.onResize(() => guard(() => ((shown = ''), draw()), fail));
+    tick = setInterval(() => guard(draw, fail), TICK_MS);
     // The trail is tailed from its end before the store is read: a change made in between is read twice, not lost.
     const following = followAudit(ctx, { signal: stop.signal, intervalMs: options.intervalMs, onEntry: changes.add });
     following.catch(fail);
