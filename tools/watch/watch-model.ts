@@ -166,7 +166,7 @@ function pauseOf(r: SessionRecord, now: number, ctx: SessionContext): OpenRow['p
   const said = lastMessage(r);
   return {
     sinceMs: parseTimestamp(r.last_updated) ?? now,
-    waitsFor: r.phase === 'approval' ? 'approval' : `a resume (${r.phase})`,
+    waitsFor: r.phase === 'approval' ? 'approval' : 'a resume',
     note: status === 'paused, resumable now' ? null : status.replace('paused, ', ''),
     question: said ? (said[said.length - 1] ?? null) : null,
   };
