@@ -1,6 +1,7 @@
 // The one place that decides whether output is coloured and how wide the terminal is. Colour only on a
-// terminal, never when piped or with NO_COLOR (no-color.org); FORCE_COLOR turns it on where there is no
-// terminal (a pager, a test) unless NO_COLOR says otherwise. Text comes in as plain text and goes out
+// terminal, never when piped and never with NO_COLOR (no-color.org). FORCE_COLOR can only turn it off
+// (`0`, `false`): CI services and Node's own test runner set FORCE_COLOR=1 for every child process, and a
+// script reading our piped text must never get escape codes. Text comes in as plain text and goes out
 // wrapped in SGR codes, so every width is measured on the text before it is coloured.
 
 /** What colourFor and terminalWidth look at: process.stdout, or a fake one. */
@@ -56,11 +57,9 @@ const IDENTITY: Palette = {
   bold: (text) => text,
 };
 
-/** Whether to colour: NO_COLOR (any non-empty value) wins, then FORCE_COLOR, then "is it a terminal". */
+/** Whether to colour: on a terminal, unless NO_COLOR (any non-empty value), FORCE_COLOR=0|false or TERM=dumb. */
 export function colourWanted(stream: TerminalStream, env: Record<string, string | undefined>): boolean {
-  if (env.NO_COLOR) return false;
-  const force = env.FORCE_COLOR;
-  if (force !== undefined && force !== '') return force !== '0' && force !== 'false';
+  if (env.NO_COLOR || env.FORCE_COLOR === '0' || env.FORCE_COLOR === 'false') return false;
   return stream.isTTY === true && env.TERM !== 'dumb';
 }
 
