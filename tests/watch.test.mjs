@@ -10,8 +10,10 @@ import { test } from 'node:test';
 import { cleanEnv, cli, CLI, DIST, loadLibrary, tempDir } from './helpers/run.mjs';
 import { until } from './helpers/poll.mjs';
 
-const { Sessions } = await loadLibrary();
+const lib = await loadLibrary();
+const { Sessions } = lib;
 const { layoutWatch } = await import(pathToFileURL(path.join(DIST, 'tools', 'watch', 'watch-layout.js')).href);
+const { WatchModel } = await import(pathToFileURL(path.join(DIST, 'tools', 'watch', 'watch-model.js')).href);
 const { watchSessions } = await import(pathToFileURL(path.join(DIST, 'tools', 'watch', 'watch-screen.js')).href);
 const { colourFor, displayWidth } = await import(pathToFileURL(path.join(DIST, 'tools', 'cli', 'colour.js')).href);
 
@@ -169,6 +171,30 @@ test('an error gives the terminal back (alternate screen, cursor, keys), then is
   assert.match(written[0], /^\u001b\[\?1049h\u001b\[\?25l/, 'entered the alternate screen, cursor hidden');
   assert.equal(written.at(-1), '\u001b[?25h\u001b[?1049l', 'cursor shown, alternate screen left, last');
   assert.equal(keys, 'released');
+});
+
+test('a change reads again only the sessions its entries name; a bulk change, the whole store', async (t) => {
+  const { dir, store: storeDir } = await store(t);
+  const sessions = Sessions.open({ dir: storeDir, cwd: dir, env: {} });
+  const model = new WatchModel(sessions);
+  model.loadAll();
+  const read = [];
+  const readRecord = sessions.store.read.bind(sessions.store);
+  sessions.store.read = (id) => (read.push(id), readRecord(id));
+  sessions.store.scanEach = () => assert.fail('a full scan for a change that names one session');
+  await sessions.finalize('docs', 'completed');
+  read.length = 0;
+  const entries = (await lib.readAudit(sessions, {})).entries.slice(-1);
+  const changed = WatchModel.changedBy(entries);
+  assert.deepEqual([changed.all, [...changed.ids]], [false, ['docs']]);
+  await model.refresh(changed.ids);
+  assert.deepEqual(read, ['docs']);
+  const after = model.snapshot(Date.now());
+  assert.deepEqual(after.counts, { running: 1, approval: 1, paused: 0, finishedToday: 2 });
+  assert.equal(after.finished[0].id, 'docs');
+  const many = { ids: Array.from({ length: 501 }, (_, i) => `s${i}`) };
+  assert.equal(WatchModel.changedBy([many]).all, true);
+  assert.equal(WatchModel.changedBy([{ ids: ['a'], part: [1, 2] }]).all, true);
 });
 
 test('the layout fits any width and height, keeps finished sessions in view and counts what it leaves out', () => {
