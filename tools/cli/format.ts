@@ -59,11 +59,6 @@ export function styledTable(header: string[], rows: string[][], style: TableStyl
   );
 }
 
-/** `line` cut to the terminal's width (plain text, before colour). */
-export function fitLine(line: string, width: number): string {
-  return cutToWidth(escapeControls(line), width);
-}
-
 /** A byte count for people: `79582 bytes (78 KiB)`, exact first so that scripts reading text still can. */
 export function bytesText(bytes: number): string {
   const units = ['KiB', 'MiB', 'GiB', 'TiB'];
