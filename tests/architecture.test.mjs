@@ -143,7 +143,7 @@ const LAYERS = [
   ['operations', /^tools\/(trees|transfer|audit|doctor|git|stats)\//],
   ['sessions', /^tools\/sessions\.ts$/],
   ['integrations', /^tools\/(claude|install|status)\//],
-  ['entry points', /^(hooks\/|tools\/(cli|mcp)\/|tools\/(index|walkthrough)\.ts$)/],
+  ['entry points', /^(hooks\/|tools\/(cli|mcp|watch)\/|tools\/(index|walkthrough)\.ts$)/],
 ];
 
 function layerOf(file) {

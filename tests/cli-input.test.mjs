@@ -27,6 +27,7 @@ const COMMANDS = [
   'cleanup',
   'audit',
   'stats',
+  'watch',
   'export',
   'import',
   'doctor',
@@ -345,8 +346,8 @@ test('numbers are decimal text and paths are not empty: 0x10 and "" are refused,
   const cases = [
     [['cleanup', '--hours', ''], /--hours must be a number >= 0, not ""/], // yargs alone: 0 hours, purge all
     [['cleanup', '--hours', '0x10'], /--hours must be a number >= 0, not "0x10"/],
-    [['list', '--limit', '0x10'], /--limit must be a whole number >= 1, not "0x10"/],
-    [['list', '--limit', ''], /--limit must be a whole number >= 1, not ""/],
+    [['list', '--limit', '0x10'], /--limit must be a whole number \(0 for all\), not "0x10"/],
+    [['list', '--limit', ''], /--limit must be a whole number \(0 for all\), not ""/],
     [['export', 'old', '-o', ''], /--output needs a path, not an empty string/],
     [['import', ''], /import needs a path, not an empty string/],
   ];

@@ -359,7 +359,7 @@ test('list: newest first, every filter, --limit, and {sessions, problems} with -
   );
 
   const bad = await Promise.all([
-    cli(store, ['list', '--limit', '0', '--json']),
+    cli(store, ['list', '--limit', '-1', '--json']),
     cli(store, ['list', '--limit', 'ten', '--json']),
     cli(store, ['list', '--phase', 'bogus', '--json']),
     cli(store, ['list', '--parent', '../x', '--json']),

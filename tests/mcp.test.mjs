@@ -372,7 +372,8 @@ test('a running subtree blocks the delete; force needs a reason, which the audit
   });
   assert.equal(done.stage, 'deleted');
   // Warnings name the tool's arguments, not the CLI's flags.
-  assert.ok(done.warnings.includes('1 running session(s) were removed because of force'), done.warnings.join('; '));
+  const forcedWarning = '1 running session(s) were removed because of force';
+  assert.ok(done.warnings.includes(forcedWarning), done.warnings.join('; '));
   const entry = auditLines(dir).find((e) => e.action === 'delete');
   assert.equal(entry.details.reason, 'the agent crashed');
   assert.equal(entry.details.conversation, CONV);

@@ -23,6 +23,7 @@ import * as stats from './commands/stats-command.js';
 import * as statusCommand from './commands/status-command.js';
 import * as uninstall from './commands/uninstall-command.js';
 import * as update from './commands/update-command.js';
+import * as watch from './commands/watch-command.js';
 import type { Context } from './command-context.js';
 import { describeUsageError } from './usage-error.js';
 
@@ -42,6 +43,7 @@ const COMMANDS = [
   cleanup,
   audit,
   stats,
+  watch,
   exportCommand,
   importCommand,
   doctorCommand,

@@ -1,6 +1,8 @@
 import type { Settings } from '../config.js';
 import { escapeControls } from '../errors.js';
 import { Sessions } from '../sessions.js';
+import type { Terminal } from '../watch/watch-screen.js';
+import { colourFor, terminalWidth, type Palette } from './colour.js';
 import { writeJson, writePieces } from './json-output.js';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
@@ -22,8 +24,12 @@ export interface Io {
   cwd: string;
   now?: () => number;
   isTTY?: boolean;
+  /** The terminal's columns when stdout is one. */
+  columns?: number;
   /** Whether stderr is a terminal (progress bars go there, never on stdout). */
   stderrIsTTY?: boolean;
+  /** Keys, size and resizes of the terminal, for `watch`; the bin gives it when stdout is a terminal. */
+  terminal?: Terminal;
   /** SIGINT/SIGTERM for the bulk commands (see interruptible.ts); without it they cannot be interrupted. */
   signals?: SignalSource;
 }
@@ -44,10 +50,19 @@ export interface Context {
   /** Writes `value` as the single JSON document of stdout. */
   json(value: unknown): Promise<void>;
   warn(line: string): void;
+  /** Colour and width for text on stdout: the identity palette and no width limit when it is not a terminal. */
+  readonly style: { palette: Palette; width: number };
+  /**
+   * Writes lines that may carry the palette's colour codes; their data must already have gone through
+   * `escapeControls`. Without colour it is `outLines`, byte for byte.
+   */
+  outStyled(lines: Iterable<string>): Promise<void>;
 }
 
 export function makeContext(io: Io): Context {
   const sink = { write: (text: string) => io.stdout(text), drain: io.drain };
+  const stream = { isTTY: io.isTTY, columns: io.columns };
+  const style = { palette: colourFor(stream, io.env), width: terminalWidth(stream) };
   return {
     io,
     exitCode: 0,
@@ -58,6 +73,9 @@ export function makeContext(io: Io): Context {
     outLines: (lines) => writePieces(escapedLines(lines), sink),
     json: (value) => writeJson(value, sink),
     warn: (line) => io.stderr(`agent-session: ${escapeControls(line)}\n`),
+    style,
+    outStyled: (lines) =>
+      style.palette.enabled ? writePieces(endedLines(lines), sink) : writePieces(escapedLines(lines), sink),
   };
 }
 
@@ -66,4 +84,8 @@ export type Argv<T> = T & GlobalArgs & { ctx: Context };
 
 function* escapedLines(lines: Iterable<string>): Generator<string> {
   for (const line of lines) yield `${escapeControls(line)}\n`;
+}
+
+function* endedLines(lines: Iterable<string>): Generator<string> {
+  for (const line of lines) yield `${line}\n`;
 }

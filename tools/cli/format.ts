@@ -1,5 +1,6 @@
 import { formatDistanceStrict } from 'date-fns/formatDistanceStrict';
 import { escapeControls } from '../errors.js';
+import { cutToWidth, displayWidth, type Palette } from './colour.js';
 import { parseTimestamp } from '../time.js';
 
 /** "12 minutes ago" (or "in 2 minutes" for a clock ahead of ours). */
@@ -18,6 +19,41 @@ export function table(header: string[], rows: string[][]): string[] {
   return all.map((row) =>
     row
       .map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+/** How `styledTable` colours and fits a table on a terminal. */
+export interface TableStyle {
+  palette: Palette;
+  /** The terminal's width: the last column is cut to what is left of it. */
+  width: number;
+  /** Colours one cell of a row (row 0 is the first row after the header); plain text in, text out. */
+  paint?(row: number, col: number, text: string): string;
+}
+
+/** The narrowest the last column (a purpose) is cut to, however little room the others leave. */
+const MIN_LAST_COLUMN = 12;
+
+/**
+ * `table` for a terminal: widths by display width (colour codes and wide characters counted right), the header
+ * in bold, each cell coloured by `paint`, the last column cut to the width with an ellipsis. Escapes like `table`.
+ */
+export function styledTable(header: string[], rows: string[][], style: TableStyle): string[] {
+  const all = [header, ...rows.map((row) => row.map(escapeControls))];
+  const last = header.length - 1;
+  const widths = header.map(() => 0);
+  for (const row of all)
+    for (let col = 0; col < last; col++) widths[col] = Math.max(widths[col]!, displayWidth(row[col] ?? ''));
+  const room = Math.max(style.width - widths.slice(0, last).reduce((sum, w) => sum + w + 2, 0), MIN_LAST_COLUMN);
+  return all.map((row, i) =>
+    row
+      .map((cell, col) => {
+        const text = col === last ? cutToWidth(cell, room) : cell;
+        const painted = i === 0 ? style.palette.bold(text) : (style.paint?.(i - 1, col, text) ?? text);
+        return col === last ? painted : painted + ' '.repeat(Math.max(widths[col]! - displayWidth(text), 0));
+      })
       .join('  ')
       .trimEnd(),
   );

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { runCli } from './run.js';
+import type { Terminal } from '../watch/watch-screen.js';
 
 // A reader that went away (`agent-session list | head`) is not an error of ours: drop the rest of the
 // output quietly instead of dying on EPIPE with a stack trace, and keep the command's own exit code.
@@ -31,7 +32,9 @@ void runCli(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   isTTY: process.stdout.isTTY,
+  columns: process.stdout.columns,
   stderrIsTTY: process.stderr.isTTY,
+  terminal: process.stdout.isTTY ? processTerminal() : undefined,
   signals: {
     on: (name, listener) => process.on(name, listener),
     off: (name, listener) => process.off(name, listener),
@@ -40,3 +43,28 @@ void runCli(process.argv.slice(2), {
 }).then((code) => {
   process.exitCode = outputFailed ? 4 : code;
 });
+
+/** The terminal `watch` draws on: stdout's size and resizes, stdin's keys in raw mode (when stdin is a terminal). */
+function processTerminal(): Terminal {
+  return {
+    size: () => ({ columns: process.stdout.columns, rows: process.stdout.rows }),
+    write: (text) => void process.stdout.write(text),
+    keys: (onKey) => {
+      const stdin = process.stdin;
+      if (!stdin.isTTY) return () => {};
+      stdin.setRawMode(true);
+      stdin.setEncoding('utf8');
+      stdin.on('data', onKey);
+      stdin.resume();
+      return () => {
+        stdin.off('data', onKey);
+        stdin.setRawMode(false);
+        stdin.pause();
+      };
+    },
+    onResize: (listener) => {
+      process.stdout.on('resize', listener);
+      return () => void process.stdout.off('resize', listener);
+    },
+  };
+}

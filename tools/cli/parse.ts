@@ -29,8 +29,10 @@ function number(text: string | undefined, flag: string, rule: string, ok: (n: nu
   return value;
 }
 
-export function checkCount(text: string | undefined, flag: string): number | undefined {
-  return number(text, flag, 'a whole number >= 1', (n) => Number.isInteger(n) && n >= 1);
+/** A `--limit` where 0 means "no limit" (undefined). */
+export function checkLimit(text: string | undefined, flag: string): number | undefined {
+  const value = number(text, flag, 'a whole number (0 for all)', (n) => Number.isInteger(n) && n >= 0);
+  return value === 0 ? undefined : value;
 }
 
 export function checkHours(text: string | undefined): number | undefined {

@@ -6,6 +6,8 @@ import { parseDuration } from '../../audit/duration.js';
 import type { Argv, Context } from '../command-context.js';
 import { openExisting } from '../store-origin.js';
 import { resolveSessionRef } from '../session-ref.js';
+import { cutToWidth } from '../colour.js';
+import { escapeControls } from '../../errors.js';
 
 interface Args {
   session?: string;
@@ -50,7 +52,8 @@ export async function handler(argv: Argv<Args>) {
   for (const p of result.problems) ctx.warn(`skipped a bad audit line (${p.reason}) at ${p.file}:${p.line}`);
   if (argv.json) return ctx.json(result);
   if (result.entries.length === 0) return ctx.out('No audit entries.');
-  return ctx.outLines(result.entries.map(formatEntryLine));
+  if (!styled(ctx)) return ctx.outLines(result.entries.map(formatEntryLine));
+  return ctx.outStyled(result.entries.map((e) => styledEntryLine(ctx, e)));
 }
 
 async function follow(argv: Argv<Args>, filter: { session?: string; action?: string; since?: number }) {
@@ -73,7 +76,37 @@ async function follow(argv: Argv<Args>, filter: { session?: string; action?: str
 }
 
 function print(ctx: Context, entry: AuditEntry, json: boolean | undefined) {
-  ctx.out(json ? JSON.stringify(entry) : formatEntryLine(entry));
+  if (json) ctx.out(JSON.stringify(entry));
+  else if (!styled(ctx)) ctx.out(formatEntryLine(entry));
+  else if (!ctx.style.palette.enabled) ctx.out(styledEntryLine(ctx, entry));
+  // One line at a time, in order: its data is escaped already, only the colour codes are raw.
+  else ctx.io.stdout(`${styledEntryLine(ctx, entry)}\n`);
+}
+
+/** On a terminal (or with colour forced) lines are coloured and cut to the width; piped they stay whole. */
+function styled(ctx: Context): boolean {
+  return ctx.style.palette.enabled || Number.isFinite(ctx.style.width);
+}
+
+/**
+ * `formatEntryLine` cut to the terminal's width, the time dimmed and the action coloured by what it did: a
+ * finalize by its outcome, an update by the phase it moved to.
+ */
+function styledEntryLine(ctx: Context, e: AuditEntry): string {
+  const { palette, width } = ctx.style;
+  const line = cutToWidth(escapeControls(formatEntryLine(e)), width);
+  const details = e.details as { outcome?: unknown; phase?: { to?: unknown } };
+  const action = e.action.padEnd(8);
+  const head = `${e.time}  ${action}`;
+  if (!line.startsWith(head)) return palette.dim(line);
+  const to = typeof details.phase?.to === 'string' ? details.phase.to : undefined;
+  const coloured =
+    e.action === 'finalize' && typeof details.outcome === 'string'
+      ? palette.outcome(details.outcome, action)
+      : to
+        ? palette.phase(to, action)
+        : palette.bold(action);
+  return `${palette.dim(e.time)}  ${coloured}${line.slice(head.length)}`;
 }
 
 function formatEntryLine(e: AuditEntry): string {

@@ -3,8 +3,8 @@ import type { Phase } from '../../phases.js';
 import { listOrphans } from '../../trees/hierarchy.js';
 import type { Argv } from '../command-context.js';
 import { openExisting } from '../store-origin.js';
-import { relativeTime, table } from '../format.js';
-import { checkCount } from '../parse.js';
+import { relativeTime, styledTable, table } from '../format.js';
+import { checkLimit } from '../parse.js';
 import { resolveSessionRef } from '../session-ref.js';
 
 interface Args {
@@ -16,6 +16,9 @@ interface Args {
   limit?: string;
   orphans?: boolean;
 }
+
+/** What a terminal shows without --limit: a screenful to read, not 100,000 lines to scroll. */
+const TERMINAL_LIMIT = 50;
 
 export const command = 'list';
 export const describe = 'List sessions, newest first';
@@ -34,7 +37,11 @@ export function builder(yargs: Yargs) {
       requiresArg: true,
       describe: 'Only children of this session (or Claude Code agent id)',
     })
-    .option('limit', { type: 'string', requiresArg: true, describe: 'At most N sessions (a whole number)' })
+    .option('limit', {
+      type: 'string',
+      requiresArg: true,
+      describe: `At most N sessions, 0 for all (on a terminal the default is ${TERMINAL_LIMIT})`,
+    })
     .option('orphans', { type: 'boolean', describe: 'Only sessions whose parent no longer exists' });
 }
 
@@ -47,14 +54,17 @@ export async function handler(argv: Argv<Args>) {
     agentName: argv.agent,
     phase: argv.phase,
     parent: argv.parent === undefined ? undefined : resolveSessionRef(sessions, argv.parent),
-    limit: checkCount(argv.limit, '--limit'),
+    limit: checkLimit(argv.limit, '--limit'),
   };
+  // A person at a terminal gets the newest ones and a count of the rest; scripts and --json get everything.
+  const cut = argv.limit === undefined && ctx.io.isTTY === true && !argv.json;
   const result = argv.orphans ? await listOrphans(sessions, filter) : await sessions.list(filter);
   for (const problem of result.problems) ctx.warn(`skipped ${problem.id} (${problem.code}): ${problem.message}`);
   if (argv.json) return ctx.json(result);
   if (result.sessions.length === 0) return ctx.out('No sessions.');
   const now = sessions.now();
-  const rows = result.sessions.map((s) => [
+  const shown = cut ? result.sessions.slice(0, TERMINAL_LIMIT) : result.sessions;
+  const rows = shown.map((s) => [
     s.agent_id,
     s.agent_name,
     s.phase,
@@ -62,5 +72,16 @@ export async function handler(argv: Argv<Args>) {
     relativeTime(s.last_updated, now),
     s.purpose ?? '',
   ]);
-  return ctx.outLines(table(['ID', 'AGENT', 'PHASE', 'STATUS', 'UPDATED', 'PURPOSE'], rows));
+  const header = ['ID', 'AGENT', 'PHASE', 'STATUS', 'UPDATED', 'PURPOSE'];
+  const more = result.sessions.length - shown.length;
+  const { palette, width } = ctx.style;
+  if (!palette.enabled && !Number.isFinite(width) && more === 0) return ctx.outLines(table(header, rows));
+  const paint = (row: number, col: number, text: string) => {
+    if (col === 2) return palette.phase(shown[row]!.phase, text);
+    if (col === 3 && shown[row]!.status.startsWith('paused')) return palette.phase(shown[row]!.phase, text);
+    return col === 4 ? palette.dim(text) : text;
+  };
+  const lines = styledTable(header, rows, { palette, width, paint });
+  if (more > 0) lines.push(palette.dim(`\u2026 ${more} more (--limit 0 for all)`));
+  return ctx.outStyled(lines);
 }

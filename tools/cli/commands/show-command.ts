@@ -3,6 +3,9 @@ import { claudeFields, lastMessage, nextStep, sessionStatus } from '../../policy
 import { decideResume, type ResumeDecision } from '../../policy/resume.js';
 import type { SessionRecord } from '../../record.js';
 import type { Argv } from '../command-context.js';
+import type { Palette } from '../colour.js';
+import { escapeControls } from '../../errors.js';
+import { isPhase } from '../../phases.js';
 import { openExisting } from '../store-origin.js';
 import { relativeTime } from '../format.js';
 import { historyLine } from '../history-line.js';
@@ -22,7 +25,28 @@ export async function handler(argv: Argv<{ id: string }>) {
   if (argv.json) return ctx.json(record);
   const now = sessions.now();
   // The same rule the hooks apply, so what show says is what a delegation would do now.
-  for (const line of describeSession(record, now, decideResume(record, now, sessions.rules))) ctx.out(line);
+  const lines = describeSession(record, now, decideResume(record, now, sessions.rules));
+  const { palette } = ctx.style;
+  if (!palette.enabled) for (const line of lines) ctx.out(line);
+  else await ctx.outStyled(paint(lines.map(escapeControls), record, palette));
+}
+
+/**
+ * Colours the escaped lines of `describeSession` where they name a phase or an outcome; only the known words are
+ * coloured, so the text in between (purposes, messages) stays escaped as it is.
+ */
+function paint(lines: string[], r: SessionRecord, palette: Palette): string[] {
+  const history = lines.findIndex((line) => line.startsWith('  history:'));
+  return lines.map((line, i) => {
+    if (i === 0) return palette.bold(line);
+    if (line.startsWith(`  phase:        ${r.phase}`)) return line.replace(r.phase, palette.phase(r.phase, r.phase));
+    if (line.startsWith('  finalized:') && r.outcome)
+      return line.replace(` as ${r.outcome},`, ` as ${palette.outcome(r.outcome, r.outcome)},`);
+    const change = i > history ? /^( {4})(\S+) -> (\S+)/.exec(line) : null;
+    if (!change || !isPhase(change[3])) return line;
+    const from = isPhase(change[2]) ? palette.phase(change[2], change[2]) : change[2]!;
+    return `${change[1]}${from} -> ${palette.phase(change[3], change[3])}${line.slice(change[0].length)}`;
+  });
 }
 
 function describeSession(r: SessionRecord, now: number, decision: ResumeDecision): string[] {
