@@ -345,7 +345,7 @@ test('a token is refused once the subtree changed, for another subtree, or with 
   assert.deepEqual(liveIds(dir), ['kid-2', 'nobodys', 'root', 'theirs']);
 });
 
-test('a running subtree blocks the delete; force needs a reason, which the audit entry records (as any reason)', async (t) => {
+test('a running subtree blocks the delete; force needs a reason, which the audit entry records', async (t) => {
   const dir = path.join(tempDir(t), 'store');
   await make(dir, [
     { id: 'boss', conversation: CONV, phase: 'planning', hoursAgo: 3 },
