@@ -66,11 +66,13 @@ test('on a terminal: coloured, fitted to the width, list cut to the newest 50; N
       `NO_COLOR=1 ${run} list`,
       'echo "::"',
       `${run} list --limit 0`,
+      'echo "::"',
+      `${run} stats --by outcome`,
     ].join('; '),
     env,
   );
   assert.equal(code, 0, out);
-  const [list, tree, show, audit, noColour, all] = out.split('::\n').map((part) => part.trimEnd().split('\n'));
+  const [list, tree, show, audit, noColour, all, stats] = out.split('::\n').map((part) => part.trimEnd().split('\n'));
   const fits = (lines, name) => {
     for (const line of lines)
       assert.ok(colour.displayWidth(line) <= 100, `${name}: ${JSON.stringify(line)} is too wide`);
@@ -103,6 +105,14 @@ test('on a terminal: coloured, fitted to the width, list cut to the newest 50; N
 
   assert.equal(all.length, 1 + COUNT, '--limit 0: every session, no count line');
   assert.doesNotMatch(all.at(-1), /more/);
+
+  // stats: bold titles, the outcome keys and the state columns' figures coloured, the columns still aligned.
+  assert.match(stats[0], /^\u001b\[1mSessions started from /);
+  const failedRow = stats.find((line) => line.replace(SGR_ALL, '').startsWith('failed '));
+  assert.match(failedRow, /^\u001b\[[0-9;]*mfailed\u001b\[0m +1 /);
+  const header = stats[2].replace(SGR_ALL, '');
+  const total = stats.find((line) => line.startsWith('TOTAL')).replace(SGR_ALL, '');
+  assert.equal(total.indexOf(' 55 ') + 1, header.indexOf('STARTED'), 'aligned under its header');
 });
 
 test('piped: no colour, every session, purposes whole, as before', async () => {

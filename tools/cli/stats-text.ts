@@ -1,27 +1,51 @@
-// `stats` as text: one aligned table per kind of figure, a row per group and one for the total. Plain text;
-// colour is for the caller to add.
+// `stats` as text: one aligned table per kind of figure, a row per group and one for the total. On a
+// terminal (a palette that is enabled) the titles are bold and the outcomes coloured as everywhere else.
 import { formatDuration } from 'date-fns/formatDuration';
 import { intervalToDuration } from 'date-fns/intervalToDuration';
 import type { Phase } from '../phases.js';
 import type { Group, Spread } from '../stats/groups.js';
 import type { StatsReport } from '../stats/stats.js';
-import { bytesText, table } from './format.js';
+import type { Palette } from './colour.js';
+import { bytesText, styledTable, table } from './format.js';
 
 const KEY_HEADER = { agent: 'AGENT', day: 'DAY', outcome: 'OUTCOME' } as const;
 /** The phases a session waits or works in, in the order the durations table shows them. */
 const SHOWN_PHASES: Phase[] = ['initializing', 'investigating', 'planning', 'approval', 'executing', 'validating'];
 
-export function statsText(report: StatsReport): string[] {
+/** The sessions table's columns that name a state, and the phase or outcome whose colour they take. */
+const STATE_COLUMNS: Record<number, string> = {
+  2: 'executing',
+  3: 'approval',
+  4: 'completed',
+  5: 'failed',
+  6: 'abandoned',
+};
+
+export function statsText(report: StatsReport, palette?: Palette): string[] {
+  const bold = (text: string) => palette?.bold(text) ?? text;
+  const byOutcome = report.by === 'outcome';
+  // A group's key, coloured when it is an outcome; the figures of the state columns in that state's colour.
+  const paintKey = (key: string) => (palette && byOutcome && key !== 'TOTAL' ? palette.phase(key, key) : key);
+  const grid = (header: string[], cells: string[][], paint?: (col: number, text: string) => string) =>
+    palette?.enabled
+      ? styledTable(header, cells, {
+          palette,
+          width: Infinity,
+          paint: (_row, col, text) => (col === 0 ? paintKey(text) : (paint?.(col, text) ?? text)),
+        })
+      : table(header, cells);
   const since = report.period.since ?? 'the first session';
-  const head = `Sessions started from ${since} to ${report.period.until}, by ${report.by}`;
+  const head = bold(`Sessions started from ${since} to ${report.period.until}, by ${report.by}`);
   if (report.totals.sessions.started === 0) return [head, '', 'No sessions started in this period.', ...footer(report)];
   const rows: [string, Group][] = [...report.groups.map((g): [string, Group] => [g.key, g]), ['TOTAL', report.totals]];
   const key = KEY_HEADER[report.by];
   const phases = SHOWN_PHASES.filter((p) => report.totals.durations_ms.phases[p]);
+  const stateColour = (col: number, text: string) =>
+    STATE_COLUMNS[col] && text !== '0' && palette ? palette.phase(STATE_COLUMNS[col], text) : text;
   return [
     head,
     '',
-    ...table(
+    ...grid(
       [key, 'STARTED', 'RUNNING', 'PAUSED', 'COMPLETED', 'FAILED', 'ABANDONED', 'SUCCESS', 'FAILURE', 'ERRORS'],
       rows.map(([k, g]) => [
         k,
@@ -31,10 +55,11 @@ export function statsText(report: StatsReport): string[] {
         percent(g.rates.failure),
         n(g.errors),
       ]),
+      stateColour,
     ),
     '',
-    'Resumes of paused sessions (same agent: SendMessage; new agent: the brief; cli: without an agent)',
-    ...table(
+    bold('Resumes of paused sessions (same agent: SendMessage; new agent: the brief; cli: without an agent)'),
+    ...grid(
       [key, 'PAUSED', 'RESUMED', 'RATE', 'SAME AGENT', 'NEW AGENT', 'CLI', 'EXPIRED'],
       rows.map(([k, { resumes: r }]) => [
         k,
@@ -48,8 +73,8 @@ export function statsText(report: StatsReport): string[] {
       ]),
     ),
     '',
-    'Durations, median / 90th percentile (time in a phase: the phases a session left)',
-    ...table(
+    bold('Durations, median / 90th percentile (time in a phase: the phases a session left)'),
+    ...grid(
       [key, 'TO FINISH', ...phases.map((p) => p.toUpperCase())],
       rows.map(([k, g]) => [
         k,
@@ -58,8 +83,8 @@ export function statsText(report: StatsReport): string[] {
       ]),
     ),
     '',
-    "Tokens (from the agents' transcripts; with children: the sessions and all their descendants)",
-    ...table(
+    bold("Tokens (from the agents' transcripts; with children: the sessions and all their descendants)"),
+    ...grid(
       [key, 'INPUT', 'OUTPUT', 'CACHE READ', 'CACHE WRITE', 'ALL', 'ALL WITH CHILDREN'],
       rows.map(([k, { tokens: t, tokens_with_children: w }]) => [
         k,

@@ -42,7 +42,8 @@ export async function handler(argv: Argv<Args>) {
   const report = await computeStats(sessions, { since, until, by, now: new Date(now) });
   for (const p of report.problems) ctx.warn(`skipped ${p.id} (${p.code}): ${p.message}`);
   if (argv.json) return ctx.json(report);
-  return ctx.outLines(statsText(report));
+  const { palette } = ctx.style;
+  return palette.enabled ? ctx.outStyled(statsText(report, palette)) : ctx.outLines(statsText(report));
 }
 
 function grouping(text: string | undefined): StatsGrouping {
