@@ -55,9 +55,16 @@ export function request(port, pathname, { method = 'GET', headers = {}, body } =
   });
 }
 
-/** The first `change` events of the server's event stream, until `done(events)` says enough. */
-export function collectEvents(port, token, done) {
+/**
+ * The events of the server's event stream until `done(events)` says enough; rejects after `timeoutMs`
+ * (a missing event fails the test instead of stalling it).
+ */
+export function collectEvents(port, token, done, timeoutMs = 10_000) {
   return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new Error(`no such event within ${timeoutMs} ms`));
+    }, timeoutMs);
     const req = http.get({ host: '127.0.0.1', port, path: `/api/events?token=${token}` }, (res) => {
       const events = [];
       let buffer = '';
@@ -72,11 +79,20 @@ export function collectEvents(port, token, done) {
           events.push(fields);
         }
         if (done(events, res.headers)) {
+          clearTimeout(timer);
           req.destroy();
           resolve({ events, headers: res.headers });
         }
       });
+      // The server ended the stream (it stops): what came so far.
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ events, headers: res.headers, ended: true });
+      });
     });
-    req.on('error', reject);
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
   });
 }

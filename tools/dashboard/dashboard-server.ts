@@ -157,8 +157,10 @@ export async function startDashboard(base: Sessions, options: DashboardOptions =
     close: async () => {
       stop.abort();
       hub.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Idle keep-alive connections of the page would hold the close back.
       server.closeAllConnections();
+      await closed;
       await following;
     },
   };
