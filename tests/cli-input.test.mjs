@@ -31,6 +31,7 @@ const COMMANDS = [
   'doctor',
   'install',
   'uninstall',
+  'dashboard',
   'demo',
 ];
 

@@ -30,3 +30,8 @@ export interface StatsReport {
 export async function loadStats(_context: SessionContext, _since: Date): Promise<StatsReport | null> {
   return null;
 }
+
+/** One session's tokens, or null while this build has no transcript reader (the detail then leaves them out). */
+export async function loadSessionTokens(_context: SessionContext, _id: string): Promise<StatsGroup['tokens'] | null> {
+  return null;
+}

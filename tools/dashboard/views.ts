@@ -10,7 +10,7 @@ import { deleteSession } from '../trees/delete.js';
 import { listTrash, restoreSession } from '../trees/restore.js';
 import type { SessionIndex } from './session-index.js';
 import { statsCards } from './stats-cards.js';
-import { loadStats } from './stats-source.js';
+import { loadSessionTokens, loadStats } from './stats-source.js';
 
 /** The most rows one request returns: the page asks for what it shows. */
 export const PAGE_LIMIT = 200;
@@ -81,8 +81,7 @@ export class Views {
       timeline: record.history.map((h) => ({ timestamp: h.timestamp, text: historyLine(h) })),
       children: this.index.children(id, 0, PAGE_LIMIT),
       audit: { total: audit.entries.length, entries: audit.entries.slice(-AUDIT_LIMIT).reverse() },
-      // Per-session tokens come with the stats reader; none in a build without it.
-      tokens: null,
+      tokens: await loadSessionTokens(this.sessions, id),
     };
   }
 
