@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import test from 'node:test';
 import { collectEvents, request, startDashboard } from './helpers/dashboard.mjs';
 import { cli, cliJson, DIST, tempDir } from './helpers/run.mjs';
+import { until } from './helpers/poll.mjs';
 import { build } from './helpers/trees.mjs';
 
 async function store(t) {
@@ -171,6 +172,15 @@ test('the event stream names the sessions a CLI change touched; SIGTERM ends it 
   });
   assert.equal(rows.json.rows[0].phase, 'executing');
   assert.deepEqual(rows.json.gone, ['agent-20990101-000000-dddddddd']);
+
+  // A restore records itself before its sessions are back: the server reads them again once they are.
+  const auth = { Host: `127.0.0.1:${d.port}`, 'X-Agent-Session-Token': d.token };
+  const rowOf = async (id) => (await request(d.port, `/api/rows?ids=${id}`, { headers: auth })).json.rows[0];
+  await cliJson(dir, ['delete', ROOT, '--force']);
+  await until(async () => (await rowOf(ROOT)) === undefined, 'the deleted root to leave the rows');
+  await cliJson(dir, ['restore', ROOT]);
+  const back = await until(() => rowOf(ROOT), 'the restored root to come back');
+  assert.equal(back.children, 1);
 
   // An open stream does not keep the server from stopping.
   let open;
