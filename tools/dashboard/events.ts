@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 /** How long a browser waits before it reconnects a dropped stream (the SSE `retry:` field). */
 const RETRY_MS = 1000;
 /** When the sessions a restore names are read again: it records itself before they are back. */
-const LATE_READS_MS = [250, 1000, 5000];
+const LATE_READS_MS = [250, 1000, 5000, 30_000];
 
 export interface ChangeEvent {
   action: string;
