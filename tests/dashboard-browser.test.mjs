@@ -99,6 +99,8 @@ test('the page shows the tree live, previews and confirms a delete, and restores
   await cliJson(dir, ['update', CHILD, '--phase', 'validating']);
   await cliJson(dir, ['finalize', CHILD, 'completed']);
   await page.waitForFunction((sel) => document.querySelector(sel)?.textContent === 'completed', {}, badge(CHILD));
+  // The detail shows the child's change too (rendered again: the old delete button is gone).
+  await page.waitForSelector('#detail .phase[data-phase="completed"]');
 
   await page.click('#delete-btn');
   await page.waitForSelector('#delete-confirm');
