@@ -3,7 +3,7 @@
 // Usage: node scripts/build.mjs [--out DIR] [--fast]   (--fast skips tsc's type check and .d.ts files)
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -94,6 +94,10 @@ for (const { entry, dir, name, plugins, bundleOnly } of executables) {
   // The package is "type": "module"; this marks the launchers as CommonJS without renaming them.
   writeFileSync(path.join(out, dir, 'package.json'), '{ "type": "commonjs" }\n');
 }
+
+// The dashboard's page, read by the server at start (tools/dashboard/page-file.ts): no build step of its own.
+mkdirSync(path.join(out, 'dashboard'), { recursive: true });
+copyFileSync(path.join(root, 'tools', 'dashboard', 'page.html'), path.join(out, 'dashboard', 'page.html'));
 
 if (types && (await types) !== 0) process.exit(1);
 

@@ -109,6 +109,7 @@ const DISK_OWNERS = {
   'tools/claude/run/sweep-process.ts': [
     'the sweep bundle it starts (dist/hooks/bundles/sweep.cjs), only checked to exist',
   ],
+  'tools/dashboard/page-file.ts': ["the dashboard's page (dist/dashboard/page.html), read only"],
 };
 
 test('each kind of file has one owning module: only the owners import the file system or the lock library', () => {
@@ -143,7 +144,7 @@ const LAYERS = [
   ['operations', /^tools\/(trees|transfer|audit|doctor|git|stats)\//],
   ['sessions', /^tools\/sessions\.ts$/],
   ['integrations', /^tools\/(claude|install|status)\//],
-  ['entry points', /^(hooks\/|tools\/(cli|mcp|watch)\/|tools\/(index|walkthrough)\.ts$)/],
+  ['entry points', /^(hooks\/|tools\/(cli|mcp|watch|dashboard)\/|tools\/(index|walkthrough)\.ts$)/],
 ];
 
 function layerOf(file) {

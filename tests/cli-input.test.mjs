@@ -33,6 +33,7 @@ const COMMANDS = [
   'doctor',
   'install',
   'uninstall',
+  'dashboard',
   'demo',
 ];
 

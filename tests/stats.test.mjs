@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { fixture, flow, life, pre } from './helpers/hooks.mjs';
 import { cleanEnv, DIST, FIXTURES, loadLibrary, runNode, CLI, tempDir } from './helpers/run.mjs';
 
-const { Sessions, computeStats, deleteSession, listTrash } = await loadLibrary();
+const { Sessions, computeStats, deleteSession, listTrash, sessionTokenSums } = await loadLibrary();
 const lib = (file) => import(pathToFileURL(path.join(DIST, 'tools', file)).href);
 const { newRecord, applyUpdate, applyFinalize } = await lib('policy/lifecycle.js');
 const { claudeForDelegation, recordStart, recordStop, recordDecision, attachSpawn } =
@@ -187,6 +187,12 @@ describe('stats on a store of known answers', { concurrency: 1 }, () => {
     assert.deepEqual(group(report, 'reviewer').resumes.expired, 1);
     assert.deepEqual(planner.rates, { success: 2 / 4, failure: 1 / 4, abandonment: 1 / 4 });
     assert.deepEqual(group(report, 'reviewer').rates, { success: null, failure: null, abandonment: null });
+
+    // One session's own tokens (the dashboard's detail) through the same cache, which keeps every other entry.
+    assert.deepEqual(await sessionTokenSums(sessions, 's1-planner'), REAL_SUMS);
+    assert.equal(await sessionTokenSums(sessions, 's8-planner'), null, 'no transcript');
+    assert.equal(await sessionTokenSums(sessions, 'no-such-session'), null);
+    assert.equal((await computeStats(sessions)).transcripts.bytes_read, 0, 'the cache still holds every transcript');
   });
 
   it('the real transcript counts each message once', async (t) => {

@@ -31,7 +31,7 @@ export type { AuditReadResult, ReadAuditOptions } from './audit/read.js';
 export { followAudit } from './audit/follow.js';
 export type { FollowAuditOptions } from './audit/follow.js';
 export type { AuditEntry, AuditProblem } from './audit/entry.js';
-export { computeStats, STATS_VERSION } from './stats/stats.js';
+export { computeStats, sessionTokenSums, STATS_VERSION } from './stats/stats.js';
 export type { StatsGrouping, StatsOptions, StatsReport } from './stats/stats.js';
 export type { Group as StatsGroup, Spread as StatsSpread } from './stats/groups.js';
 export { exportSessions } from './transfer/export.js';

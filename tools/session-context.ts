@@ -36,7 +36,7 @@ export const AUDIT_ACTIONS = [
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** Who makes the changes, for the audit trail. */
-export type Actor = 'cli' | 'hook' | 'api' | 'mcp';
+export type Actor = 'cli' | 'hook' | 'api' | 'mcp' | 'dashboard';
 
 /**
  * What the operations on trees, transfers, the audit trail and the doctor run in: one store, its

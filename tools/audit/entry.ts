@@ -13,7 +13,7 @@ const MAX_LINE_BYTES = 4096;
 /** Details larger than this (as JSON) are replaced by a short description of what was there. */
 const MAX_DETAILS_BYTES = 2048;
 
-type AuditActor = 'cli' | 'hook' | 'api' | 'mcp';
+type AuditActor = 'cli' | 'hook' | 'api' | 'mcp' | 'dashboard';
 
 export interface AuditEntry {
   v: number;

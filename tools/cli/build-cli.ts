@@ -8,6 +8,7 @@ import * as restore from './commands/restore-command.js';
 import * as trash from './commands/trash-command.js';
 import * as tree from './commands/tree-command.js';
 import * as create from './commands/create-command.js';
+import * as dashboard from './commands/dashboard-command.js';
 import * as demo from './commands/demo-command.js';
 import * as doctorCommand from './commands/doctor-command.js';
 import * as exportCommand from './commands/export-command.js';
@@ -51,6 +52,7 @@ const COMMANDS = [
   install,
   uninstall,
   mcp,
+  dashboard,
   demo,
 ];
 

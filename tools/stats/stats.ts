@@ -3,6 +3,7 @@
 import { SessionError } from '../errors.js';
 import type { SessionContext } from '../session-context.js';
 import type { StoreProblem } from '../store/store.js';
+import type { TokenSums } from '../store/transcript-cache.js';
 import { formatTimestamp } from '../time.js';
 import { listTrash } from '../trees/restore.js';
 import { GroupTally, type Group } from './groups.js';
@@ -103,6 +104,19 @@ export async function computeStats(context: SessionContext, options: StatsOption
     transcripts: tokens.transcripts,
     problems,
   };
+}
+
+/**
+ * One session's own tokens, from its agents' transcripts through the token cache (as `stats` counts them),
+ * or null when it has no transcript with usage in it, or no longer exists.
+ */
+export async function sessionTokenSums(context: SessionContext, id: string): Promise<TokenSums | null> {
+  const record = await context.store.read(id);
+  if (record === undefined) return null;
+  const facts = sessionFacts(record, context.now(), context.rules);
+  if (facts.transcripts.length === 0) return null;
+  const { bySession } = await sessionTokens(context.store.dir, new Map([[id, facts.transcripts]]));
+  return bySession.get(id) ?? null;
 }
 
 /** The groups of the session and of its ancestors that are in the period (a parent cycle ends the walk). */

@@ -28,12 +28,13 @@ export interface SessionTokens {
 /**
  * Reads the transcripts of `wanted` sessions (each a list of agents, each a list of candidate paths) and
  * updates the cache: entries of transcripts no session names any more (`known`: every candidate path of the
- * store) are dropped. The cache is written only when something changed, and never creates the store.
+ * store) are dropped; without `known` (a read of a few sessions) every other entry is kept. The cache is
+ * written only when something changed, and never creates the store.
  */
 export async function sessionTokens(
   storeDir: string,
   wanted: Map<string, string[][]>,
-  known: Set<string>,
+  known?: Set<string>,
 ): Promise<SessionTokens> {
   const cache = readTranscriptCache(storeDir);
   const next: TranscriptCacheData = new Map();
@@ -62,7 +63,7 @@ export async function sessionTokens(
   }
   for (const [path, entry] of cache) {
     if (next.has(path)) continue;
-    if (known.has(path)) next.set(path, entry);
+    if (!known || known.has(path)) next.set(path, entry);
     else changed = true;
   }
   if (changed && storeExists(storeDir)) {

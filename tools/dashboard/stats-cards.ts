@@ -1,0 +1,67 @@
+import type { StatsReport } from './stats-source.js';
+
+/** One card of the page: a figure and the line under it, as text (the page escapes and lays them out). */
+export interface StatsCard {
+  title: string;
+  value: string;
+  detail: string;
+}
+
+/** The cards of one period, from the stats contract's totals; null (no stats) gives none. */
+export function statsCards(report: StatsReport | null): StatsCard[] | null {
+  if (!report) return null;
+  const t = report.totals;
+  const s = t.sessions;
+  const finish = t.durations_ms?.to_finish ?? null;
+  const tokens = t.tokens.input + t.tokens.output + t.tokens.cache_read + t.tokens.cache_write;
+  return [
+    {
+      title: 'sessions',
+      value: String(s.started),
+      detail:
+        `${s.running} running, ${s.paused} paused, ${s.completed} completed, ` +
+        `${s.failed} failed, ${s.abandoned} abandoned`,
+    },
+    {
+      title: 'success',
+      value: percent(t.rates.success),
+      detail: `failure ${percent(t.rates.failure)}, abandonment ${percent(t.rates.abandonment)}`,
+    },
+    {
+      title: 'resumes',
+      value: percent(t.resumes.rate),
+      detail:
+        `${t.resumes.same_agent} same agent, ${t.resumes.new_agent} new agent, ` +
+        `${t.resumes.expired} expired of ${t.resumes.paused} paused`,
+    },
+    {
+      title: 'time to finish',
+      value: duration(finish?.median ?? null),
+      detail: `median; p90 ${duration(finish?.p90 ?? null)}`,
+    },
+    {
+      title: 'errors',
+      value: String(t.errors),
+      detail: `trash: ${report.trash.entries} entries, ${report.trash.bytes} bytes`,
+    },
+    {
+      title: 'tokens',
+      value: String(tokens),
+      detail:
+        `in ${t.tokens.input}, out ${t.tokens.output}, ` +
+        `cache read ${t.tokens.cache_read}, cache write ${t.tokens.cache_write}`,
+    },
+  ];
+}
+
+function percent(rate: number | null): string {
+  return rate === null ? '-' : `${Math.round(rate * 100)}%`;
+}
+
+function duration(ms: number | null): string {
+  if (ms === null) return '-';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
+}
