@@ -140,7 +140,7 @@ const LAYERS = [
   ['context', /^tools\/session-context\.ts$/],
   ['operations', /^tools\/(trees|transfer|audit|doctor|git)\//],
   ['sessions', /^tools\/sessions\.ts$/],
-  ['integrations', /^tools\/(claude|install|status)\//],
+  ['integrations', /^tools\/(claude|install|status|statusline)\//],
   ['entry points', /^(hooks\/|tools\/(cli|mcp)\/|tools\/(index|walkthrough)\.ts$)/],
 ];
 

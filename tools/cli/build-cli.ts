@@ -20,6 +20,7 @@ import * as mcp from './commands/mcp-command.js';
 import * as shouldResume from './commands/should-resume-command.js';
 import * as show from './commands/show-command.js';
 import * as statusCommand from './commands/status-command.js';
+import * as statusline from './commands/statusline-command.js';
 import * as uninstall from './commands/uninstall-command.js';
 import * as update from './commands/update-command.js';
 import type { Context } from './command-context.js';
@@ -44,6 +45,7 @@ const COMMANDS = [
   importCommand,
   doctorCommand,
   statusCommand,
+  statusline,
   install,
   uninstall,
   mcp,
