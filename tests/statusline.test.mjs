@@ -74,13 +74,19 @@ test("statusline counts the conversation's sessions waiting, paused and running,
   assert.equal(b, '\u23f8 1 waiting for approval \u00b7 2 paused in other conversations\n');
   assert.equal(z, '3 paused in other conversations\n');
 
+  // A listed session finished since the sweep: no longer counted (its record is read again).
+  const waiting = JSON.parse(sweep.stdout).paused.sessions.find((s) => s.conversation === 'conv-b');
+  const done = await runCli(['finalize', waiting.id, 'completed'], { cwd: proj.dir, env: cleanEnv() });
+  assert.equal(done.code, 0, done.stderr);
+  assert.equal(await line('conv-z'), '2 paused in other conversations\n');
+
   // The CLI's statusline prints the same line.
   const cli = await runCli(['statusline'], {
     cwd: proj.dir,
     env: cleanEnv({ CLAUDE_PROJECT_DIR: proj.dir }),
-    input: payload(proj.dir, 'conv-b'),
+    input: payload(proj.dir, 'conv-a'),
   });
-  assert.deepEqual([cli.code, cli.stdout, cli.stderr], [0, b, '']);
+  assert.deepEqual([cli.code, cli.stdout, cli.stderr], [0, `${mine}\n`, '']);
 });
 
 test('statusline prints nothing and exits 0 on input it cannot use, or a store it cannot read', async (t) => {

@@ -13,10 +13,11 @@ import { Sessions } from '../sessions.js';
 import { ClaudeIndex } from '../store/claude-index.js';
 import { locateStore, storeExists } from '../store/project.js';
 import { readSweepReport } from '../store/sweep-stamp.js';
+import { parseTimestamp } from '../time.js';
 
 /** A conversation's index names a few sessions; past this many, the newest spawns are read. */
 export const MAX_CONVERSATION_RECORDS = 200;
-/** The sweep lists at most 50 paused sessions; each is read again to drop those resumed or finished since. */
+/** The sweep lists at most 50 paused sessions; each is looked at again (a stat) to drop those resumed since. */
 const MAX_ELSEWHERE_RECORDS = 50;
 const STDIN_MAX_CHARS = 1024 * 1024;
 
@@ -98,20 +99,42 @@ export async function statusCounts(sessions: Sessions, conversation: string): Pr
     if (!isResumablePhase(record.phase)) counts.running += 1;
     else if (decideResume(record, now, rules).resume) counts[record.phase === 'approval' ? 'approval' : 'paused'] += 1;
   }
-  const report = readSweepReport(sessions.store.dir);
-  const listed = isPlainObject(report) && isPlainObject(report.paused) ? report.paused : undefined;
-  if (listed && Array.isArray(listed.ids)) {
-    const others = listed.ids.filter((id): id is string => isValidId(id) && !ids.has(id));
-    for (const id of others.slice(0, MAX_ELSEWHERE_RECORDS)) {
-      const record = await readOrNothing(sessions, id);
-      if (record && record.claude?.session_id !== conversation && decideResume(record, now, rules).resume)
-        counts.elsewhere += 1;
-    }
-    // Those the sweep counted but did not list are taken as they were.
-    const total = typeof listed.total === 'number' && Number.isInteger(listed.total) ? listed.total : 0;
-    counts.elsewhere += Math.max(0, total - listed.ids.length);
-  }
+  counts.elsewhere = await pausedElsewhere(sessions, conversation, ids, now);
   return counts;
+}
+
+/**
+ * The paused sessions of other conversations that the last sweep listed: one stat each, and a read of
+ * those whose record changed since the sweep's scan (resumed, finished); the others count until
+ * their resume window ends. Those counted but not listed are taken as the sweep counted them.
+ */
+async function pausedElsewhere(
+  sessions: Sessions,
+  conversation: string,
+  own: Set<string>,
+  now: number,
+): Promise<number> {
+  const report = readSweepReport(sessions.store.dir);
+  const paused = isPlainObject(report) && isPlainObject(report.paused) ? report.paused : undefined;
+  const asOf = typeof paused?.as_of === 'string' ? parseTimestamp(paused.as_of) : undefined;
+  if (!paused || asOf === undefined || !Array.isArray(paused.sessions)) return 0;
+  let count = 0;
+  for (const entry of paused.sessions.slice(0, MAX_ELSEWHERE_RECORDS)) {
+    if (!isPlainObject(entry) || !isValidId(entry.id) || own.has(entry.id) || entry.conversation === conversation)
+      continue;
+    const modified = sessions.store.modifiedAt(entry.id);
+    if (modified === undefined) continue;
+    if (modified <= asOf) {
+      const expires = typeof entry.expires_at === 'string' ? parseTimestamp(entry.expires_at) : undefined;
+      if (expires !== undefined && now <= expires) count += 1;
+      continue;
+    }
+    const record = await readOrNothing(sessions, entry.id);
+    if (record && record.claude?.session_id !== conversation && decideResume(record, now, sessions.rules).resume)
+      count += 1;
+  }
+  const total = typeof paused.total === 'number' && Number.isInteger(paused.total) ? paused.total : 0;
+  return count + Math.max(0, total - paused.sessions.length);
 }
 
 /** `⏸ 2 waiting for approval · ▶ 1 running`; '' when every count is zero. */

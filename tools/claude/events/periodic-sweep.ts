@@ -6,9 +6,10 @@ import { SessionError } from '../../errors.js';
 import { isFinalPhase, isResumablePhase } from '../../phases.js';
 import { isAbandoned } from '../../policy/abandonment.js';
 import { applyFinalize } from '../../policy/lifecycle.js';
-import { decideResume } from '../../policy/resume.js';
+import { decideResume, resumeWindowMs } from '../../policy/resume.js';
 import type { SessionRecord } from '../../record.js';
 import { writeSweepReport } from '../../store/sweep-stamp.js';
+import { formatTimestamp, parseTimestamp } from '../../time.js';
 import { cleanup, type CleanupReport } from '../../trees/cleanup.js';
 import type { HookContext } from './hook-context.js';
 
@@ -17,8 +18,15 @@ interface SweepReport {
   cleanup: CleanupReport;
   pruned_indexes: string[];
   pruned_agents: string[];
-  /** The sessions that could resume, newest first (at most PAUSED_LISTED): `statusline` counts them. */
-  paused: { total: number; ids: string[] };
+  /**
+   * The sessions that could resume (newest first, at most PAUSED_LISTED of them): `statusline` counts
+   * them without reading them again unless their record changed after `as_of`, when the scan began.
+   */
+  paused: {
+    as_of: string;
+    total: number;
+    sessions: { id: string; conversation: string | null; expires_at: string }[];
+  };
 }
 
 /** Enough for a status line's count; the rest is `total`. */
@@ -30,6 +38,7 @@ export async function runSweep({ sessions, index }: HookContext): Promise<SweepR
   const staleMs = sessions.settings.abandonAfterHours * 3_600_000;
   const abandoned: string[] = [];
   const paused: SessionRecord[] = [];
+  const asOf = formatTimestamp(sessions.now());
   for (const record of sessions.store.scan().records) {
     if (
       isResumablePhase(record.phase) &&
@@ -63,13 +72,17 @@ export async function runSweep({ sessions, index }: HookContext): Promise<SweepR
   const listed = paused
     .sort((a, b) => (a.last_updated < b.last_updated ? 1 : a.last_updated > b.last_updated ? -1 : 0))
     .slice(0, PAUSED_LISTED)
-    .map((r) => r.agent_id);
+    .map((r) => ({
+      id: r.agent_id,
+      conversation: typeof r.claude?.session_id === 'string' ? r.claude.session_id : null,
+      expires_at: formatTimestamp((parseTimestamp(r.last_updated) ?? now) + resumeWindowMs(sessions.rules, r.phase)),
+    }));
   const report = {
     abandoned,
     cleanup: cleanupReport,
     pruned_indexes: pruned,
     pruned_agents: prunedAgents,
-    paused: { total: paused.length, ids: listed },
+    paused: { as_of: asOf, total: paused.length, sessions: listed },
   };
   await writeSweepReport(sessions.store.dir, { finished_at: new Date(sessions.now()).toISOString(), ...report });
   return report;
