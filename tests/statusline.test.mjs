@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 import { flow, life, pre, project } from './helpers/hooks.mjs';
 import { bareProject } from './helpers/installs.mjs';
@@ -181,4 +182,25 @@ test('install --statusline sets the status line but never replaces another; unin
   const kept = await run(['uninstall', '--statusline']);
   assert.equal(kept.code, 0);
   assert.equal(readFileSync(local, 'utf8'), before, 'uninstall leaves a status line that is not ours');
+});
+
+test("which status lines are ours: the forms install writes, never a command that also runs another's", async () => {
+  const tools = (file) => import(pathToFileURL(path.join(DIST, 'tools', 'install', file)).href);
+  const { isOurStatusLine } = await tools('status-line-setting.js');
+  const { dependencyCommand, guardedCommand } = await tools('registrations.js');
+  const ours = (command) => isOurStatusLine({ type: 'command', command });
+  for (const command of [
+    dependencyCommand('statusline'),
+    guardedCommand("/opt/it's here/dist/hooks/statusline.js"),
+    'node /opt/agent-session/dist/hooks/statusline.js',
+    'npx agent-session statusline',
+  ])
+    assert.equal(ours(command), true, command);
+  for (const command of [
+    'sh .claude/statusline.sh',
+    'node /opt/agent-session/dist/hooks/statusline.js; ccusage statusline',
+    'test ! -f /a/dist/hooks/statusline.js || node /b/dist/hooks/statusline.js',
+    'ccusage statusline',
+  ])
+    assert.equal(ours(command), false, command);
 });

@@ -7,27 +7,33 @@ import type { HookEntry, SettingsPlan } from './plan.js';
 /** The built command's name: `<dist>/hooks/statusline.js`. */
 export const STATUS_LINE_SCRIPT = 'statusline';
 
-const SCRIPT = String.raw`(?:"[^"]*|'[^']*|[^\s'"]*)[\\/]dist[\\/]hooks[\\/]statusline\.js["']?`;
+/** One shell word: single-quoted (a quote in it written `'\''`), double-quoted, or bare. */
+const WORD = String.raw`(?:'(?:[^']|'\\'')*'|"[^"]*"|[^\s'"]+)`;
 /**
- * The forms install writes (`test ! -f <file> || node <file>`, the file absolute or under
- * `$CLAUDE_PROJECT_DIR`), `node <file>`, and the CLI's `agent-session statusline` (also through npx).
- * Only a whole command of one of these forms is ours: a wrapper that runs ours besides another
- * command is the user's, and stays.
+ * What install writes, `test ! -f <file> || node <file>` (the file absolute or under `$CLAUDE_PROJECT_DIR`), and
+ * `node <file>`.
  */
-const OURS = [
-  new RegExp(String.raw`^test ! -f (${SCRIPT}) \|\| node \1$`),
-  new RegExp(String.raw`^node (${SCRIPT})$`),
-  /^(?:npx (?:-y |--yes |--no )?)?agent-session statusline$/,
+const RUNS_FILE = [
+  new RegExp(String.raw`^test ! -f (${WORD}) \|\| node \1$`),
+  new RegExp(String.raw`^node (${WORD})$`),
 ];
+/** The word names the built status line: `<package>/dist/hooks/statusline.js`, quoted or not. */
+const BUILT = /[\\/]dist[\\/]hooks[\\/]statusline\.js['"]?$/;
+/** The CLI's own command, also through npx. */
+const CLI = /^(?:npx (?:-y |--yes |--no )?)?agent-session statusline$/;
 
-/** Whether a `statusLine` value runs our command. */
+/**
+ * Whether a `statusLine` value runs our command: one of the forms above as the whole command. A wrapper
+ * that runs ours besides another command is the user's, and stays.
+ */
 export function isOurStatusLine(value: unknown): boolean {
   if (!isPlainObject(value) || value.type !== 'command' || typeof value.command !== 'string') return false;
   const command = value.command.trim();
-  return OURS.some((form) => form.test(command));
+  if (CLI.test(command)) return true;
+  return RUNS_FILE.some((form) => BUILT.test(form.exec(command)?.[1] ?? ''));
 }
 
-/** The command of a `statusLine` value, for messages ('' when it has none). */
+/** The command of a `statusLine` value, for messages (the value as JSON when it has none). */
 export function statusLineCommand(value: unknown): string {
   return isPlainObject(value) && typeof value.command === 'string' ? value.command : JSON.stringify(value);
 }

@@ -9,8 +9,6 @@ async function main(): Promise<void> {
   const stdin = await readStdin();
   const line = stdin.ok ? await statusLineText(stdin.text, { env: process.env, cwd: process.cwd() }) : '';
   if (line !== '') writeAllSync(1, `${line}\n`);
-  // The launcher keeps the code cache of a run that did the real work (see scripts/launcher.cjs).
-  if (line !== '') (globalThis as Record<symbol, unknown>)[Symbol.for('agent-session.run-worth-caching')] = true;
 }
 
 // Nothing but the line: no stack trace may reach Claude Code's screen.

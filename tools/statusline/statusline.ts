@@ -76,7 +76,11 @@ export async function statusLineText(
     const locate = { cwd: input.cwd ?? where.cwd, env };
     if (!storeExists(locateStore(locate).dir)) return '';
     const sessions = Sessions.open({ ...locate, actor: 'cli' });
-    return formatStatusLine(await statusCounts(sessions, input.conversation));
+    const counts = await statusCounts(sessions, input.conversation);
+    // The launcher keeps V8's code cache of a run that read the store, with or without a line to show
+    // (scripts/launcher.cjs): most runs find nothing to say, and they too should start from the cache.
+    (globalThis as Record<symbol, unknown>)[Symbol.for('agent-session.run-worth-caching')] = true;
+    return formatStatusLine(counts);
   } catch {
     return '';
   }
