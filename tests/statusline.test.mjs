@@ -130,6 +130,8 @@ test('install --statusline sets the status line but never replaces another; unin
   assert.equal(statusLine.type, 'command');
   assert.equal(statusLine.command, `test ! -f ${STATUSLINE} || node ${STATUSLINE}`);
   assert.equal(settings().hooks, undefined, 'the hooks are not installed with it');
+  const reported = await run(['status']);
+  assert.match(reported.stdout, /^Status line \(local\): agent-session's, test ! -f /m);
   const again = await run(['install', '--statusline']);
   assert.equal(again.code, 0);
   assert.match(again.stdout, /status line already installed; nothing changed/);
@@ -179,6 +181,8 @@ test('install --statusline sets the status line but never replaces another; unin
   const json = await run(['install', '--statusline', '--json']);
   assert.equal(json.code, 3);
   assert.equal(JSON.parse(json.stdout).refused.command, 'printf mine');
+  const other = JSON.parse((await run(['status', '--json'])).stdout).status_line;
+  assert.deepEqual(other, { place: 'local', file: local, command: 'printf mine', ours: false });
   const kept = await run(['uninstall', '--statusline']);
   assert.equal(kept.code, 0);
   assert.equal(readFileSync(local, 'utf8'), before, 'uninstall leaves a status line that is not ours');
