@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { rssMethod } from './lib/measure.mjs';
 
-const MODULES = ['store', 'list', 'hooks', 'cleanup', 'scale', 'stats', 'dashboard'];
+const MODULES = ['store', 'list', 'hooks', 'cleanup', 'scale', 'stats', 'dashboard', 'statusline'];
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const { values: opts } = parseArgs({
   options: {

@@ -52,6 +52,13 @@ const executables = [
   // The MCP server (`agent-session mcp`): a bundle of its own, so that no other command loads the SDK.
   { entry: 'tools/mcp/bin.ts', dir: 'bin', name: 'agent-session-mcp', plugins },
   ...hooks.map((name) => ({ entry: `hooks/${name}.ts`, dir: 'hooks', name, plugins: [...plugins, syncFsPromises] })),
+  // Claude Code's statusLine command: started like a hook (launcher, code cache, fail-open), not through the CLI.
+  {
+    entry: 'tools/statusline/statusline-main.ts',
+    dir: 'hooks',
+    name: 'statusline',
+    plugins: [...plugins, syncFsPromises],
+  },
   // subagent_stop's periodic sweep (detached, or `--sweep`): a bundle without a launcher of its own.
   { entry: 'tools/claude/run/sweep-main.ts', dir: 'hooks', name: 'sweep', plugins, bundleOnly: true },
 ];

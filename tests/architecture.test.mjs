@@ -143,7 +143,7 @@ const LAYERS = [
   ['context', /^tools\/session-context\.ts$/],
   ['operations', /^tools\/(trees|transfer|audit|doctor|git|stats)\//],
   ['sessions', /^tools\/sessions\.ts$/],
-  ['integrations', /^tools\/(claude|install|status)\//],
+  ['integrations', /^tools\/(claude|install|status|statusline)\//],
   ['entry points', /^(hooks\/|tools\/(cli|mcp|watch|dashboard)\/|tools\/(index|walkthrough)\.ts$)/],
 ];
 

@@ -22,6 +22,7 @@ import * as shouldResume from './commands/should-resume-command.js';
 import * as show from './commands/show-command.js';
 import * as stats from './commands/stats-command.js';
 import * as statusCommand from './commands/status-command.js';
+import * as statusline from './commands/statusline-command.js';
 import * as uninstall from './commands/uninstall-command.js';
 import * as update from './commands/update-command.js';
 import * as watch from './commands/watch-command.js';
@@ -49,6 +50,7 @@ const COMMANDS = [
   importCommand,
   doctorCommand,
   statusCommand,
+  statusline,
   install,
   uninstall,
   mcp,

@@ -16,6 +16,12 @@ import {
   userSettingsPath,
 } from './settings-file.js';
 import { ourEntries, planInstall, planUninstall, type HookEntry } from './plan.js';
+import {
+  combinedStatusLineScript,
+  planStatusLineInstall,
+  planStatusLineUninstall,
+  STATUS_LINE_SCRIPT,
+} from './status-line-setting.js';
 import { planFile, writeAll, type SettingsChange, type SettingsScope } from './settings-changes.js';
 import {
   dependencyCommand,
@@ -129,6 +135,101 @@ async function projectForm(
     `${projectSettingsPath(dir)} now names ${hooks.pre_delegate} and its sibling, paths of this machine: ` +
     'a teammate who gets this file has no hooks unless the package is at the same path there';
   return { scope: 'project', command, warnings: [warning] };
+}
+
+/** The status line's install: `refused` when the file has a status line of its own, left as it was. */
+export interface StatusLineInstallReport extends InstallReport {
+  refused: { file: string; command: string; ours: string; combined: string } | null;
+}
+
+/**
+ * Sets the `statusLine` of the same settings file, with the same command form, as `installHooks` would
+ * choose for the hooks. A status line that is not ours is never replaced: the report says so
+ * (`refused`), with a script that shows both.
+ */
+export async function installStatusLine(options: InstallOptions): Promise<StatusLineInstallReport> {
+  if (options.user && options.shared)
+    throw new SessionError(
+      'EINVALID',
+      "--user and --shared name different files (~/.claude/settings.json, the project's .claude/settings.json): " +
+        'give one of them',
+    );
+  const script = locateBuiltHooks([STATUS_LINE_SCRIPT], options.hooksFrom)[STATUS_LINE_SCRIPT];
+  const located = await targetProject(options);
+  const project = located?.location ?? null;
+  const { scope, command, warnings } = options.user
+    ? { scope: 'user' as const, command: guardedCommand(script), warnings: [] as string[] }
+    : await statusLineForm(located!.location.dir, located!.pkg, script, options.shared === true);
+  const file = scope === 'user' ? userSettingsPath(options.env) : projectSettingsPath(project!.dir, scope === 'local');
+  let foreign: string | null = null;
+  const change = await planFile(
+    file,
+    scope,
+    (old) => {
+      const plan = planStatusLineInstall(old, command);
+      foreign = plan.foreign;
+      return plan;
+    },
+    false,
+  );
+  const refused =
+    foreign === null
+      ? null
+      : { file, command: foreign, ours: command, combined: combinedStatusLineScript(foreign, command) };
+  if (!options.dryRun && !refused) await writeAll([change], options.now);
+  const exclude = scope === 'local' && !refused ? await keepOutOfGit(file, options, warnings) : null;
+  return { ...report('install', scope, project, options, [change.report], warnings, exclude), refused };
+}
+
+/** As `projectForm`, for the status line's one script. */
+async function statusLineForm(
+  dir: string,
+  pkg: ProjectPackage,
+  script: string,
+  shared: boolean,
+): Promise<{ scope: SettingsScope; command: string; warnings: string[] }> {
+  if (await isDependency(dir, pkg, script)) {
+    const built = join(dependencyDir(dir), 'dist', 'hooks', `${STATUS_LINE_SCRIPT}.js`);
+    const warnings =
+      (await missingFiles([built])).length > 0
+        ? [`${built} not found: the status line is empty until the project's dependencies are installed (npm install)`]
+        : [];
+    return { scope: 'project', command: dependencyCommand(STATUS_LINE_SCRIPT), warnings };
+  }
+  const command = guardedCommand(script);
+  if (!shared) return { scope: 'local', command, warnings: [] };
+  const warning =
+    `${projectSettingsPath(dir)} now names ${script}, a path of this machine: ` +
+    'a teammate who gets this file has no status line unless the package is at the same path there';
+  return { scope: 'project', command, warnings: [warning] };
+}
+
+/** Removes our status line from the project's settings.json and settings.local.json (or the user's file). */
+export async function uninstallStatusLine(options: InstallOptions): Promise<InstallReport> {
+  const located = await targetProject(options);
+  const project = located?.location ?? null;
+  const files: [string, SettingsScope][] = options.user
+    ? [[userSettingsPath(options.env), 'user']]
+    : [
+        [projectSettingsPath(project!.dir), 'project'],
+        [projectSettingsPath(project!.dir, true), 'local'],
+      ];
+  const changes = [];
+  for (const [file, scope] of files)
+    changes.push(await planFile(file, scope, planStatusLineUninstall, scope !== 'user'));
+  if (!options.dryRun) await writeAll(changes, options.now);
+  const local = changes.find((c) => c.report.scope === 'local' && c.report.removed_file);
+  const warnings: string[] = [];
+  const exclude = local ? await keepOutOfGit(local.report.file, options, warnings, true) : null;
+  return report(
+    'uninstall',
+    options.user ? 'user' : 'project',
+    project,
+    options,
+    changes.map((c) => c.report),
+    warnings,
+    exclude,
+  );
 }
 
 /** Removes exactly our entries from the project's settings.json and settings.local.json (or the user's file). */

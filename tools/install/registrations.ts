@@ -216,8 +216,11 @@ export function guardedCommand(file: string): string {
   return `test ! -f ${word} || node ${word}`;
 }
 
-/** The command of a project that depends on the package: its own node_modules, found on every clone. */
-export function dependencyCommand(hook: HookName): string {
+/**
+ * The command of a project that depends on the package: its own node_modules, found on every clone
+ * (`statusline`: the status line's command, dist/hooks/statusline.js).
+ */
+export function dependencyCommand(hook: HookName | 'statusline'): string {
   const file = `"$CLAUDE_PROJECT_DIR/node_modules/agent-session/dist/hooks/${hook}.js"`;
   return `test ! -f ${file} || node ${file}`;
 }

@@ -24,6 +24,7 @@ import {
   sameDirectory,
   userSettingsPath,
 } from '../install/settings-file.js';
+import { isOurStatusLine, statusLineCommand } from '../install/status-line-setting.js';
 import { directoryExists, readPluginHooks, readPluginInstalls, scriptExists } from './claude-files.js';
 import { hookFindings, type StatusFinding } from './hook-findings.js';
 import { findRegistrations, type HookPlace, type HookTable, type Registration } from './hook-registrations.js';
@@ -50,6 +51,8 @@ export interface StatusReport {
   /** Installs of the agent-session plugin that apply to this project and are enabled. */
   plugins: { plugin: string; scope: string; install_path: string; root: string }[];
   hooks: Registration[];
+  /** The status line Claude Code draws here (`install --statusline`), null when no settings file has one. */
+  status_line: { place: Exclude<HookPlace, 'plugin'>; file: string; command: string; ours: boolean } | null;
   last_runs: HookRunRecord[];
   hook_failures: { since: string; count: number; recent: HookLogEntry[] };
   sessions: { total: number; by_phase: Partial<Record<Phase, number>>; unreadable: number; approval: Waiting[] };
@@ -93,6 +96,7 @@ export async function status({ dir, cwd, env, now }: StatusOptions): Promise<Sta
     settings: settings.map(({ place, file, exists: found, error }) => ({ place, file, exists: found, error })),
     plugins: plugins.installs,
     hooks,
+    status_line: statusLineOf(settings),
     ...activity,
     findings,
   };
@@ -188,6 +192,18 @@ async function readSettings(projectDir: string, env: Env, findings: StatusFindin
     }
   }
   return { settings, tables };
+}
+
+/** The `statusLine` that applies: the local settings' over the project's over the user's. */
+function statusLineOf(settings: SettingsRead[]): StatusReport['status_line'] {
+  const order = ['local', 'project', 'user'] as const;
+  for (const place of order) {
+    const read = settings.find((s) => s.place === place && s.settings?.statusLine !== undefined);
+    if (!read) continue;
+    const value = read.settings!.statusLine;
+    return { place, file: read.file, command: statusLineCommand(value), ours: isOurStatusLine(value) };
+  }
+  return null;
 }
 
 /** Why Claude Code cannot use a settings file (install's reader words it for a rewrite it refuses). */

@@ -63,6 +63,15 @@ export class SessionStore {
     return text === undefined ? undefined : parseRecord(text, id);
   }
 
+  /** When the record was last written (one stat), or undefined when there is none. */
+  modifiedAt(id: string): number | undefined {
+    try {
+      return statSync(this.statePath(id)).mtimeMs;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Whether a session directory of this id exists (one stat; its record is not read). */
   has(id: string): boolean {
     return existsSync(this.sessionDir(id));

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { CLAUDE_DIR } from './claude-index.js';
 import { withLock } from './lock.js';
-import { ensureAreaSync } from './regular-file.js';
+import { decodeUtf8, ensureAreaSync, readRegularFileSync } from './regular-file.js';
 import { ensureStoreSync } from './store-root.js';
 
 /** `<store>/.claude-code/last-sweep`: its modification time is when the last sweep was claimed. */
@@ -47,4 +47,17 @@ export async function writeSweepReport(storeDir: string, report: unknown): Promi
   ensureStoreSync(resolve(storeDir));
   ensureAreaSync(dirname(sweepReportPath(storeDir)));
   await writeFileAtomic(sweepReportPath(storeDir), `${JSON.stringify(report, null, 2)}\n`);
+}
+
+/** A report is a few KiB; a larger file is not one. */
+const REPORT_MAX_BYTES = 1024 * 1024;
+
+/** The last sweep's report as written (undefined: none yet, or not JSON); never throws. */
+export function readSweepReport(storeDir: string): unknown {
+  try {
+    const data = readRegularFileSync(sweepReportPath(storeDir), { maxBytes: REPORT_MAX_BYTES });
+    return data === undefined ? undefined : JSON.parse(decodeUtf8(data, sweepReportPath(storeDir)));
+  } catch {
+    return undefined;
+  }
 }

@@ -2,10 +2,13 @@ import type { Argv as Yargs } from 'yargs';
 import {
   installHooks,
   installMcp,
+  installStatusLine,
   type InstallOptions,
   type InstallReport,
   type McpInstallReport,
+  type StatusLineInstallReport,
 } from '../../install/install.js';
+import { EXIT } from '../exit-codes.js';
 import type { Argv, Context } from '../command-context.js';
 import { whyProject } from '../store-origin.js';
 
@@ -15,6 +18,7 @@ export interface InstallArgs {
   allowSelf?: boolean;
   dryRun?: boolean;
   mcp?: boolean;
+  statusline?: boolean;
 }
 
 export const command = 'install';
@@ -40,11 +44,18 @@ export function builder(yargs: Yargs) {
       type: 'boolean',
       describe: "Add the MCP server to the project's .mcp.json instead (the hooks stay as they are)",
     })
+    .option('statusline', {
+      type: 'boolean',
+      describe: "Set Claude Code's status line to agent-session statusline instead (never replaces another one)",
+    })
+    .conflicts('mcp', 'statusline')
     .option('dry-run', { type: 'boolean', describe: 'Print the resulting settings file; change nothing' });
 }
 
 export async function handler(argv: Argv<InstallArgs>) {
   if (argv.mcp) return printMcpReport(argv.ctx, await installMcp(installOptions(argv)), argv.json === true);
+  if (argv.statusline)
+    return printStatusLineReport(argv.ctx, await installStatusLine(installOptions(argv)), argv.json === true);
   printReport(argv.ctx, await installHooks(installOptions(argv)), argv.json === true);
 }
 
@@ -72,6 +83,23 @@ export function printMcpReport(ctx: Context, report: McpInstallReport, json: boo
   for (const warning of report.warnings) ctx.out(`Warning: ${warning}.`);
 }
 
+/**
+ * install --statusline: as the hooks' report, or, when the file has a status line of its own, what is
+ * there and a script that shows both (exit 3, nothing written).
+ */
+function printStatusLineReport(ctx: Context, report: StatusLineInstallReport, json: boolean): void {
+  const { refused } = report;
+  if (refused) ctx.exitCode = EXIT.refused;
+  if (json || !refused) return printReport(ctx, report, json, 'status line');
+  if (report.project) ctx.out(`Project ${report.project.dir} (${whyProject(report.project, ctx.io.cwd)}).`);
+  ctx.out(`${refused.file} already has a status line that is not agent-session's; left as it is:`);
+  ctx.out(`  ${refused.command}`);
+  ctx.out('To show both, save this script (for example as .claude/statusline.sh, executable) and make it the');
+  ctx.out('"statusLine" command instead; it prints the other line, then ours after " | ":');
+  ctx.out('');
+  for (const line of refused.combined.split('\n')) ctx.out(`  ${line}`);
+}
+
 /** Shared by install and uninstall: the flags and the command's working directory, environment and clock. */
 export function installOptions(argv: Argv<InstallArgs>): InstallOptions {
   const { io } = argv.ctx;
@@ -80,7 +108,7 @@ export function installOptions(argv: Argv<InstallArgs>): InstallOptions {
 }
 
 /** Shared by install and uninstall: the JSON report, the file for a dry run, else one line per fact. */
-export function printReport(ctx: Context, report: InstallReport, json: boolean): void {
+export function printReport(ctx: Context, report: InstallReport, json: boolean, what = 'hooks'): void {
   const { content, files, ...rest } = report;
   if (json) {
     const shown = report.dry_run ? files : files.map(({ content: _, ...file }) => file);
@@ -93,12 +121,14 @@ export function printReport(ctx: Context, report: InstallReport, json: boolean):
   for (const file of files) {
     // An unchanged file's content is its text: empty only when there is no such file (an empty one is not JSON).
     if (!file.changed && report.action === 'uninstall')
-      ctx.out(`${file.file}: ${file.content === '' ? 'no such file' : 'no agent-session hooks'}.`);
-    else if (!file.changed) ctx.out(`${file.file}: hooks already installed; nothing changed.`);
-    else if (file.removed_file) ctx.out(`Removed the agent-session hooks and ${file.file}, which held nothing else.`);
+      ctx.out(`${file.file}: ${file.content === '' ? 'no such file' : `no agent-session ${what}`}.`);
+    else if (!file.changed) ctx.out(`${file.file}: ${what} already installed; nothing changed.`);
+    else if (file.removed_file) ctx.out(`Removed the agent-session ${what} and ${file.file}, which held nothing else.`);
     else {
       const verb =
-        report.action === 'install' ? 'Installed the agent-session hooks in' : 'Removed the agent-session hooks from';
+        report.action === 'install'
+          ? `Installed the agent-session ${what} in`
+          : `Removed the agent-session ${what} from`;
       ctx.out(`${verb} ${file.file}${file.backup ? ` (previous version: ${file.backup})` : ''}.`);
     }
     for (const entry of file.added)
@@ -108,7 +138,8 @@ export function printReport(ctx: Context, report: InstallReport, json: boolean):
   }
   if (report.action === 'install' && report.scope === 'local' && report.changed)
     ctx.out(
-      "agent-session is not a dependency of this project, so the hooks run this machine's copy: written to " +
+      `agent-session is not a dependency of this project, so the ${what} run${what === 'hooks' ? '' : 's'} ` +
+        "this machine's copy: written to " +
         'settings.local.json, which Claude Code reads and git should not share (--shared writes settings.json).',
     );
   const exclude = report.git_exclude;

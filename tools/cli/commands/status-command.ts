@@ -38,6 +38,9 @@ function describeReport(r: StatusReport, now: number, cwd: string): string[] {
     ]);
     lines.push(...table(['EVENT', 'WHERE', 'STATE', 'SCRIPT'], rows).map((l) => `  ${l}`));
   }
+  const line = r.status_line;
+  if (line)
+    lines.push(`Status line (${line.place}): ${line.ours ? "agent-session's" : 'another command'}, ${line.command}`);
   if (r.store.exists) {
     lines.push('');
     if (r.last_runs.length === 0) lines.push('Last hook runs: none recorded.');
