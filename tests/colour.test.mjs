@@ -165,3 +165,21 @@ test('cut to width counts columns: wide CJK and emoji as two, combining marks as
   assert.equal(displayWidth('\u001b[1;31mred\u001b[0m'), 3);
   assert.equal(displayWidth('→ ✓ … ·'), 7);
 });
+
+test('a table wider than the terminal is cut where the terminal ends, coloured cells included', async () => {
+  const { styledTable } = await import(pathToFileURL(path.join(DIST, 'tools', 'cli', 'format.js')).href);
+  const palette = colour.colourFor({ isTTY: true }, {});
+  const rows = [['agent-20261126-041749-5c1f1ae2', 'general-purpose', 'executing', 'a purpose to cut']];
+  const paint = (_row, col, text) => (col === 2 ? palette.phase('executing', text) : text);
+  for (const width of [80, 60, 40, 12]) {
+    const lines = styledTable(['ID', 'AGENT', 'PHASE', 'PURPOSE'], rows, { palette, width, paint });
+    for (const line of lines) assert.ok(colour.displayWidth(line) <= width, `${width}: ${JSON.stringify(line)}`);
+    assert.ok(lines[1].replace(SGR_ALL, '').startsWith(width < 30 ? 'agent-20' : 'agent-20261126-041749-5c1f1ae2'));
+  }
+  // Wide enough: nothing is cut, the columns line up.
+  const whole = styledTable(['ID', 'PURPOSE'], [['a', 'b']], { palette, width: 80 });
+  assert.deepEqual(
+    whole.map((l) => l.replace(SGR_ALL, '')),
+    ['ID  PURPOSE', 'a   b'],
+  );
+});

@@ -38,7 +38,9 @@ const MIN_LAST_COLUMN = 12;
 
 /**
  * `table` for a terminal: widths by display width (colour codes and wide characters counted right), the header
- * in bold, each cell coloured by `paint`, the last column cut to the width with an ellipsis. Escapes like `table`.
+ * in bold, each cell coloured by `paint`, the last column cut to the width with an ellipsis, and a line that is
+ * still wider than the terminal (columns wider than it leaves room for) cut where the terminal ends. Escapes like
+ * `table`.
  */
 export function styledTable(header: string[], rows: string[][], style: TableStyle): string[] {
   const all = [header, ...rows.map((row) => row.map(escapeControls))];
@@ -47,16 +49,25 @@ export function styledTable(header: string[], rows: string[][], style: TableStyl
   for (const row of all)
     for (let col = 0; col < last; col++) widths[col] = Math.max(widths[col]!, displayWidth(row[col] ?? ''));
   const room = Math.max(style.width - widths.slice(0, last).reduce((sum, w) => sum + w + 2, 0), MIN_LAST_COLUMN);
-  return all.map((row, i) =>
-    row
-      .map((cell, col) => {
-        const text = col === last ? cutToWidth(cell, room) : cell;
-        const painted = i === 0 ? style.palette.bold(text) : (style.paint?.(i - 1, col, text) ?? text);
-        return col === last ? painted : painted + ' '.repeat(Math.max(widths[col]! - displayWidth(text), 0));
-      })
-      .join('  ')
-      .trimEnd(),
-  );
+  return all.map((row, i) => {
+    const cells: string[] = [];
+    let used = 0;
+    for (const [col, cell] of row.entries()) {
+      const left = style.width - used - (col > 0 ? 2 : 0);
+      if (left <= 0) break;
+      let text = col === last ? cutToWidth(cell, room) : cell;
+      const cut = displayWidth(text) > left;
+      if (cut) text = cutToWidth(text, left);
+      const painted = i === 0 ? style.palette.bold(text) : (style.paint?.(i - 1, col, text) ?? text);
+      const padded =
+        col === last || cut ? painted : painted + ' '.repeat(Math.max(widths[col]! - displayWidth(text), 0));
+      cells.push(padded);
+      used +=
+        (col > 0 ? 2 : 0) + (col === last || cut ? displayWidth(text) : Math.max(widths[col]!, displayWidth(text)));
+      if (cut) break;
+    }
+    return cells.join('  ').trimEnd();
+  });
 }
 
 /** A byte count for people: `79582 bytes (78 KiB)`, exact first so that scripts reading text still can. */
