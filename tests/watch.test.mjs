@@ -237,3 +237,24 @@ test('the layout fits any width and height, keeps finished sessions in view and 
     'reviewer-with-a-very-long-a…  approval         1m  Purpose 3 Pur… · waits 5s fo…',
   ]);
 });
+
+test('the tree: ├ before a child with a later sibling, └ before the last', () => {
+  const now = Date.parse('2026-11-26T12:00:00Z');
+  const row = (id, depth) => ({
+    id,
+    agent: id,
+    purpose: null,
+    phase: 'executing',
+    depth,
+    startedMs: now,
+    paused: null,
+  });
+  const open = [row('root', 0), row('kid-a', 1), row('grandkid', 2), row('kid-b', 1), row('other', 0)];
+  const snapshot = { open, finished: [], counts: { running: 5, approval: 0, paused: 0, finishedToday: 0 } };
+  const palette = colourFor({ isTTY: false }, {});
+  const lines = layoutWatch({ snapshot, now, width: 80, height: 24, palette, approvalOnly: false, store: '/s' });
+  assert.deepEqual(
+    lines.slice(4, 9).map((l) => l.replace(/ +executing.*$/, '')),
+    ['root', '├ kid-a', '  └ grandkid', '└ kid-b', 'other'],
+  );
+});

@@ -29,7 +29,12 @@ export function layoutWatch(view: WatchView): string[] {
   const { snapshot, palette, approvalOnly } = view;
   const width = Math.max(view.width, 20);
   const height = Math.max(view.height, 6);
-  const open = approvalOnly ? snapshot.open.filter((r) => r.phase === 'approval') : snapshot.open;
+  // Only what waits for approval: a flat list (their parents are not shown, so no tree lines).
+  const open = approvalOnly
+    ? snapshot.open.filter((r) => r.phase === 'approval').map((r) => ({ ...r, depth: 0 }))
+    : snapshot.open;
+  const glyph = branchGlyphs(open);
+  const nameText = (r: OpenRow) => `${'  '.repeat(Math.max(r.depth - 1, 0))}${glyph.get(r) ?? ''}${esc(r.agent)}`;
   const finished = approvalOnly ? [] : snapshot.finished;
   const nameWidth = Math.min(
     // Measured on the rows that can be on screen: a store can have thousands open.
@@ -48,7 +53,9 @@ export function layoutWatch(view: WatchView): string[] {
   const openRoom = Math.max(height - lines.length - finishedRoom, 1);
   if (open.length === 0)
     lines.push(palette.dim(approvalOnly ? '  nothing waits for approval' : '  nothing running or paused'));
-  lines.push(...bounded(open, openRoom, (r) => openLine(r, view, nameWidth, width), palette));
+  lines.push(
+    ...bounded(open, openRoom, (r) => openLine(r, view, cutToWidth(nameText(r), nameWidth), nameWidth, width), palette),
+  );
   const left = height - lines.length - 2;
   if (finished.length > 0 && left > 0) {
     lines.push('', palette.bold('Finished'));
@@ -96,13 +103,24 @@ function summary(view: WatchView, width: number): string {
   return parts.map(([text, paint]) => paint(text)).join(SEP);
 }
 
-function nameText(r: OpenRow): string {
-  return `${'  '.repeat(Math.max(r.depth - 1, 0))}${r.depth > 0 ? '\u2514 ' : ''}${esc(r.agent)}`;
+/**
+ * The tree line before each child (rows in tree order, children after their parent): `├ ` when a later sibling
+ * follows, `└ ` for the last one. One pass from the end, remembering at each depth whether a sibling is below.
+ */
+function branchGlyphs(rows: OpenRow[]): Map<OpenRow, string> {
+  const glyphs = new Map<OpenRow, string>();
+  const siblingBelow: boolean[] = [];
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const row = rows[i]!;
+    if (row.depth > 0) glyphs.set(row, siblingBelow[row.depth] ? '\u251c ' : '\u2514 ');
+    siblingBelow[row.depth] = true;
+    siblingBelow.length = row.depth + 1;
+  }
+  return glyphs;
 }
 
-function openLine(r: OpenRow, view: WatchView, nameWidth: number, width: number): string {
+function openLine(r: OpenRow, view: WatchView, name: string, nameWidth: number, width: number): string {
   const { palette, now } = view;
-  const name = cutToWidth(nameText(r), nameWidth);
   const head = `${padToWidth(name, nameWidth)}  ${padToWidth(r.phase, PHASE_WIDTH)}  ${age(now - r.startedMs)}  `;
   const room = Math.max(width - displayWidth(head), 0);
   const purpose = esc(r.purpose ?? '');
