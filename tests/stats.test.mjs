@@ -4,7 +4,17 @@
 // token cache read incrementally, period filters, groupings, and bad input through the built CLI.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
@@ -408,6 +418,33 @@ describe('the token cache', { concurrency: 1 }, () => {
     const report = await computeStats(sessions, { by: 'agent' });
     assert.deepEqual(group(report, 'tester').tokens, tokens(0, 0, 0, 0));
     assert.equal(report.transcripts.missing, 3);
+  });
+  it('a transcript over 256 MiB is not read; a line that never ends is read past once; sums stay safe', async (t) => {
+    const { sessions, store, transcript } = knownStore(t);
+    const withTranscript = (id, agent) => {
+      const r = newRecord({ id, agentName: 'tester', purpose: null }, T);
+      r.claude = { agent_ids: [agent], agent_transcript_path: transcript(agent), session_id: CONV };
+      writeRecord(store, r);
+      return transcript(agent);
+    };
+    // A sparse file of 257 MiB: not read at all (its size says it is no transcript).
+    const huge = withTranscript('s9-huge', 'hhh1');
+    writeFileSync(huge, assistantLine('h1', [5, 5, 5, 5]));
+    truncateSync(huge, 257 * 1024 * 1024);
+    // 33 MiB with no line end, then an assistant line appended: the long line is passed over once, for good.
+    const endless = withTranscript('s9-endless', 'eee1');
+    writeFileSync(endless, 'x'.repeat(33 * 1024 * 1024));
+    // Figures past 2^53 are held at the largest safe integer, and the cache still serves the file.
+    const big = withTranscript('s9-big', 'bbb9');
+    writeFileSync(big, assistantLine('b1', [2 ** 53 - 10, 0, 0, 0]) + assistantLine('b2', [2 ** 53 - 10, 0, 0, 0]));
+
+    const first = await computeStats(sessions);
+    assert.deepEqual(group(first, 'tester').tokens, tokens(Number.MAX_SAFE_INTEGER, 0, 0, 0));
+    appendFileSync(endless, `\n${assistantLine('e1', [1, 2, 3, 4])}`);
+    const second = await computeStats(sessions);
+    assert.ok(second.transcripts.bytes_read < 1024, `read again: ${second.transcripts.bytes_read} bytes`);
+    assert.deepEqual(group(second, 'tester').tokens, tokens(Number.MAX_SAFE_INTEGER, 2, 3, 4));
+    assert.equal(second.transcripts.missing, first.transcripts.missing, 'the huge one counts as not found');
   });
 });
 

@@ -42,10 +42,12 @@ export function zeroTokens(): TokenSums {
 }
 
 export function addTokens(into: TokenSums, add: TokenSums): void {
-  into.input += add.input;
-  into.output += add.output;
-  into.cache_read += add.cache_read;
-  into.cache_write += add.cache_write;
+  // Safe integers however large the figures a transcript claims.
+  const sum = (a: number, b: number) => Math.min(a + b, Number.MAX_SAFE_INTEGER);
+  into.input = sum(into.input, add.input);
+  into.output = sum(into.output, add.output);
+  into.cache_read = sum(into.cache_read, add.cache_read);
+  into.cache_write = sum(into.cache_write, add.cache_write);
 }
 
 /** Collects sessions, then gives the group's figures. */

@@ -10,6 +10,11 @@ const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
 const CHUNK = 1024 * 1024;
 /** No assistant line is this long (its usage is what is read): a longer line is passed over, never held whole. */
 const MAX_LINE = 32 * 1024 * 1024;
+/**
+ * Claude Code's transcripts of one agent stay far below this; a path naming a larger file (a disk image, a log
+ * that happens to be there) is not read at all, so that no store can make `stats` or the dashboard read gigabytes.
+ */
+export const MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024;
 const CHECK_BYTES = 32;
 /** Lines of one message are written together; the ids of the last few messages are enough to skip repeats. */
 const IDS_KEPT = 32;
@@ -36,7 +41,7 @@ export function readUsage(candidates: string[], cache: ReadonlyMap<string, Trans
     }
     try {
       const info = fstatSync(fd);
-      if (!info.isFile()) continue;
+      if (!info.isFile() || info.size > MAX_TRANSCRIPT_BYTES) continue;
       const cached = cache.get(path);
       if (cached && cached.size === info.size && cached.mtime_ms === info.mtimeMs)
         return { entry: cached, path, bytesRead: 0 };
@@ -82,7 +87,10 @@ function readFrom(
     at += from;
     pending = Buffer.from(data.subarray(from));
     if (pending.length > MAX_LINE) {
+      // Passed over for good: the next read starts after it, not at its start again (a file that never
+      // ends that line would otherwise be read whole on every run).
       at += pending.length;
+      offset = at;
       pending = Buffer.alloc(0);
       skipping = true;
     }
@@ -109,10 +117,15 @@ function countLine(line: string, sums: TokenSums, ids: string[]): void {
     if (ids.length > IDS_KEPT * 2) ids.splice(0, ids.length - IDS_KEPT);
   }
   const usage = message.usage as Record<string, unknown>;
-  sums.input += count(usage.input_tokens);
-  sums.output += count(usage.output_tokens);
-  sums.cache_read += count(usage.cache_read_input_tokens);
-  sums.cache_write += count(usage.cache_creation_input_tokens);
+  sums.input = sum(sums.input, usage.input_tokens);
+  sums.output = sum(sums.output, usage.output_tokens);
+  sums.cache_read = sum(sums.cache_read, usage.cache_read_input_tokens);
+  sums.cache_write = sum(sums.cache_write, usage.cache_creation_input_tokens);
+}
+
+/** A running sum that stays a safe integer (figures past 2^53 would lose precision and fail the cache's check). */
+function sum(total: number, value: unknown): number {
+  return Math.min(total + count(value), Number.MAX_SAFE_INTEGER);
 }
 
 function count(value: unknown): number {
