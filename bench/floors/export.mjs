@@ -1,6 +1,8 @@
 // The least `export --all --dir <store> -o <out-file>` can do on disk, with plain node:fs and node:crypto:
 // - list the store, read each session's state.json once (parse it, write it as one line of the bundle);
-// - read audit.jsonl (if any) and copy the lines naming an exported session;
+// - read the audit trail (audit.<n>.jsonl … audit.1.jsonl, audit.jsonl: the entries of the exported
+//   sessions are in the rotated files too), check each line's hash (a tampered line would make the
+//   bundle fail its import), and copy the entries naming an exported session;
 // - stream the lines into a temp file beside <out-file> in 1 MiB writes, hashing them (sha256);
 // - fsync the temp file, rename it over <out-file>, fsync its directory.
 // Usage: node bench/floors/export.mjs <store> <out-file>
@@ -47,11 +49,24 @@ for (const id of ids) {
   line(`{"session":${JSON.stringify(record)}}`);
 }
 let audit = 0;
-const auditFile = path.join(store, 'audit.jsonl');
-if (existsSync(auditFile)) {
+const rotated = readdirSync(store)
+  .map((name) => /^audit\.(\d+)\.jsonl$/.exec(name))
+  .filter(Boolean)
+  .sort((a, b) => Number(b[1]) - Number(a[1]))
+  .map((m) => m[0]);
+for (const name of [...rotated, 'audit.jsonl']) {
+  const auditFile = path.join(store, name);
+  if (!existsSync(auditFile)) continue;
   for (const text of readFileSync(auditFile, 'utf8').split('\n')) {
     if (text === '') continue;
     const entry = JSON.parse(text);
+    // The hash covers the line without its `,"hash":"<64 hex digits>"` tail (75 characters).
+    if (
+      createHash('sha256')
+        .update(`${text.slice(0, text.length - 75)}}`)
+        .digest('hex') !== entry.hash
+    )
+      continue;
     if (!entry.ids.some((id) => parents.has(id))) continue;
     audit++;
     line(`{"audit":${JSON.stringify(entry)}}`);

@@ -47,8 +47,6 @@ export interface AuditProblem {
   text: string;
 }
 
-const HASH_TAIL = /,"hash":"([0-9a-f]{64})"\}$/;
-
 /** The lines (each ending in "\n") recording one change; several only when its ids do not fit in one. */
 export function formatEntry(input: AuditInput): string[] {
   const details = fitDetails(input.details);
@@ -102,8 +100,23 @@ export function sha256(text: string): string {
  * Parses and verifies one line (without its "\n"). The hash covers the exact bytes of the line
  * with `,"hash":"…"` removed, so any edit, even of white space, is detected.
  */
+/**
+ * The line's hash, when it ends with `,"hash":"<64 hex digits>"}`: looked at where it must be (the last
+ * TAIL_LENGTH characters) rather than searched for along the whole line.
+ */
+function hashTail(text: string): { index: number; 1: string } | null {
+  const index = text.length - TAIL_LENGTH;
+  if (index < 0 || !text.startsWith(TAIL_START, index) || !text.endsWith('"}')) return null;
+  const hex = text.slice(index + TAIL_START.length, -2);
+  return HEX_64.test(hex) ? { index, 1: hex } : null;
+}
+const TAIL_START = ',"hash":"';
+/** `,"hash":"` + 64 hex digits + `"}`. */
+const TAIL_LENGTH = TAIL_START.length + 64 + 2;
+const HEX_64 = /^[0-9a-f]{64}$/;
+
 export function parseLine(text: string): { entry: AuditEntry } | { reason: AuditProblem['reason'] } {
-  const match = HASH_TAIL.exec(text);
+  const match = hashTail(text);
   let raw: unknown;
   try {
     raw = parseJson(text);

@@ -23,6 +23,8 @@ let native: ((text: string) => string) | undefined;
 
 interface CryptoModule {
   createHash(name: string): { update(text: string): { digest(encoding: 'hex'): string } };
+  /** One call, no Hash object (Node 20.12 and later): a third faster over the lines of a whole trail. */
+  hash?: (algorithm: string, text: string) => string;
 }
 
 function nativeSha256(text: string): string {
@@ -30,7 +32,12 @@ function nativeSha256(text: string): string {
     // At run time, not an import: the hooks' bundles must not load node:crypto at start-up.
     const crypto = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule?.('node:crypto') as
       CryptoModule | undefined;
-    native = crypto ? (t) => crypto.createHash('sha256').update(t).digest('hex') : sha256Js;
+    const oneShot = crypto?.hash;
+    native = !crypto
+      ? sha256Js
+      : oneShot
+        ? (t) => oneShot('sha256', t)
+        : (t) => crypto.createHash('sha256').update(t).digest('hex');
   }
   return native(text);
 }

@@ -39,7 +39,24 @@ export async function writePieces(all: Iterable<string>, sink: Sink): Promise<vo
 /** Containers down to this depth are written piece by piece; below it, each value in one stringify. */
 const STREAM_DEPTH = 2;
 
+/** Elements stringified together when each is written whole: one call per slice, not per element. */
+const SLICE = 128;
+
 function* pieces(value: unknown, indent: string, depth: number): Generator<string> {
+  if (depth + 1 === STREAM_DEPTH && Array.isArray(value) && value.length > 0) {
+    // The elements are written whole: a slice's `JSON.stringify(slice, null, 2)` is "[\n  <e>,\n  <e>\n]",
+    // each element already indented by two (and null for what it cannot represent, as inside the whole
+    // array): the brackets dropped and every line moved right by `indent`, the same bytes as element by
+    // element, at about half the cost.
+    yield '[\n';
+    for (let at = 0; at < value.length; at += SLICE) {
+      const text = JSON.stringify(value.slice(at, at + SLICE), null, 2).slice(2, -2);
+      yield indent === '' ? text : `${indent}${text.replaceAll('\n', `\n${indent}`)}`;
+      yield at + SLICE < value.length ? ',\n' : '\n';
+    }
+    yield `${indent}]`;
+    return;
+  }
   if (depth < STREAM_DEPTH && Array.isArray(value) && value.length > 0) {
     const inner = `${indent}  `;
     yield '[\n';
