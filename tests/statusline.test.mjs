@@ -3,7 +3,7 @@
 // install --statusline / uninstall --statusline in settings files with and without a status line.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
@@ -186,6 +186,52 @@ test('install --statusline sets the status line but never replaces another; unin
   const kept = await run(['uninstall', '--statusline']);
   assert.equal(kept.code, 0);
   assert.equal(readFileSync(local, 'utf8'), before, 'uninstall leaves a status line that is not ours');
+});
+
+test('install --statusline refuses when another settings file has a status line that is not ours', async (t) => {
+  const proj = bareProject(t);
+  const env = cleanEnv({ HOME: proj.home });
+  const run = (args) => runCli(args, { cwd: proj.dir, env });
+  const claude = (dir, name) => path.join(dir, '.claude', name);
+  const user = claude(proj.home, 'settings.json');
+  const local = claude(proj.dir, 'settings.local.json');
+  const shared = claude(proj.dir, 'settings.json');
+  const write = (file, command) =>
+    writeFileSync(file, `${JSON.stringify({ statusLine: { type: 'command', command } })}\n`);
+
+  mkdirSync(path.dirname(user));
+  // The user's: ours in the project would replace it there.
+  write(user, 'npx ccusage statusline');
+  const under = await run(['install', '--statusline']);
+  assert.equal(under.code, 3, under.stderr);
+  assert.match(under.stdout, /settings\.json has a status line that is not agent-session's \(one in .*settings\.local/);
+  assert.match(under.stdout, /^ {2}npx ccusage statusline$/m);
+  assert.match(under.stdout, /save this script \(for example as ~\/\.claude\/statusline\.sh/);
+  assert.match(under.stdout, /^ {2}#!\/bin\/sh$/m);
+  assert.equal(existsSync(local), false, 'nothing written');
+  // The same for --user when the user's file has it (its script belongs beside that file).
+  const userScope = await run(['install', '--statusline', '--user']);
+  assert.equal(userScope.code, 3);
+  assert.match(userScope.stdout, /already has a status line .*\n.*\n.*for example as ~\/\.claude\/statusline\.sh/);
+
+  // The local settings' (drawn before the shared file's): ours in settings.json would never show.
+  rmSync(user);
+  write(local, 'printf mine');
+  const over = await run(['install', '--statusline', '--shared', '--json']);
+  assert.equal(over.code, 3, over.stderr);
+  const { refused } = JSON.parse(over.stdout);
+  assert.deepEqual([refused.file, refused.place, refused.command], [local, 'local', 'printf mine']);
+  assert.equal(existsSync(shared), false, 'nothing written');
+  const text = await run(['install', '--statusline', '--shared']);
+  assert.match(text.stdout, /\(Claude Code draws it instead of one in .*settings\.json\); nothing written/);
+  assert.match(text.stdout, /for example as \.claude\/statusline\.sh/);
+
+  // Once that one is ours, the install goes ahead.
+  rmSync(local);
+  assert.equal((await run(['install', '--statusline'])).code, 0);
+  const installed = await run(['install', '--statusline', '--shared']);
+  assert.equal(installed.code, 0, installed.stdout);
+  assert.equal(JSON.parse(readFileSync(shared, 'utf8')).statusLine.type, 'command');
 });
 
 test("which status lines are ours: the forms install writes, never a command that also runs another's", async () => {
