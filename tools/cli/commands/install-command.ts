@@ -97,10 +97,11 @@ function printStatusLineReport(ctx: Context, report: StatusLineInstallReport, js
   else {
     // Claude Code draws the status line of the first file that has one: local, then project, then user.
     const rank = (place: string) => ['local', 'project', 'user'].indexOf(place);
+    const shared = report.scope === 'project' ? ' and for all who get that file' : '';
     const effect =
       rank(refused.place) < rank(report.scope)
         ? `Claude Code draws it instead of one in ${report.file}`
-        : `one in ${report.file} would replace it here${report.scope === 'project' ? ' and for all who get that file' : ''}`;
+        : `one in ${report.file} would replace it here${shared}`;
     ctx.out(`${refused.file} has a status line that is not agent-session's (${effect}); nothing written:`);
   }
   ctx.out(`  ${refused.command}`);
