@@ -135,6 +135,11 @@ test('install --statusline sets the status line but never replaces another; unin
   const again = await run(['install', '--statusline']);
   assert.equal(again.code, 0);
   assert.match(again.stdout, /status line already installed; nothing changed/);
+  // Uninstalling the hooks leaves the status line, and says so.
+  const hooksOnly = await run(['uninstall']);
+  assert.equal(hooksOnly.code, 0, hooksOnly.stderr);
+  assert.match(hooksOnly.stdout, /keeps the agent-session status line.*: agent-session uninstall --statusline removes/);
+  assert.deepEqual(settings().statusLine, statusLine);
 
   // The command written runs our status line (as Claude Code runs it: sh -c, the payload on stdin).
   await delegate({ dir: proj.dir, store: proj.store }, 'conv-a', 1, 'approval');

@@ -282,7 +282,14 @@ export async function uninstallHooks(options: InstallOptions): Promise<InstallRe
   for (const [file, scope] of files) changes.push(await planFile(file, scope, planUninstall, scope !== 'user'));
   if (!options.dryRun) await writeAll(changes, options.now);
   const local = changes.find((c) => c.report.scope === 'local' && c.report.removed_file);
-  const warnings: string[] = [];
+  // The status line is installed and removed on its own (--statusline): say that it stays, and how it goes.
+  const warnings = changes
+    .filter((c) => isOurStatusLine(c.before.settings?.statusLine))
+    .map(
+      (c) =>
+        `${c.report.file} keeps the agent-session status line, which uninstall leaves: ` +
+        `agent-session uninstall --statusline${options.user ? ' --user' : ''} removes it`,
+    );
   const exclude = local ? await keepOutOfGit(local.report.file, options, warnings, true) : null;
   return report(
     'uninstall',
