@@ -88,6 +88,33 @@ test("statusline counts the conversation's sessions waiting, paused and running,
     input: payload(proj.dir, 'conv-a'),
   });
   assert.deepEqual([cli.code, cli.stdout, cli.stderr], [0, `${mine}\n`, '']);
+
+  // By hand: --dir names the store; --json and unknown options are usage errors; help offers no --json.
+  const elsewhere = project(t);
+  const byHand = (args) =>
+    runCli(args, {
+      cwd: elsewhere.dir,
+      env: cleanEnv({ CLAUDE_PROJECT_DIR: elsewhere.dir }),
+      input: payload(elsewhere.dir, 'conv-a'),
+    });
+  const [dir, noDir, json, bogus, help, watchHelp] = await Promise.all([
+    byHand(['statusline', '--dir', proj.store]),
+    byHand(['statusline']),
+    byHand(['statusline', '--json']),
+    byHand(['statusline', '--bogus']),
+    byHand(['statusline', '--help']),
+    byHand(['watch', '--help']),
+  ]);
+  assert.deepEqual([dir.code, dir.stdout, dir.stderr], [0, `${mine}\n`, '']);
+  assert.deepEqual([noDir.code, noDir.stdout], [0, '']);
+  assert.equal(json.code, 2);
+  assert.match(json.stderr, /statusline has no --json/);
+  assert.equal(json.stdout, '');
+  assert.equal(bogus.code, 2);
+  assert.match(bogus.stderr, /bogus/);
+  assert.match(help.stdout, /--dir/);
+  assert.doesNotMatch(help.stdout, /--json/);
+  assert.doesNotMatch(watchHelp.stdout, /--json/);
 });
 
 test('statusline prints nothing and exits 0 on input it cannot use, or a store it cannot read', async (t) => {
