@@ -3,7 +3,7 @@
 // install --statusline / uninstall --statusline in settings files with and without a status line.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
@@ -88,6 +88,33 @@ test("statusline counts the conversation's sessions waiting, paused and running,
     input: payload(proj.dir, 'conv-a'),
   });
   assert.deepEqual([cli.code, cli.stdout, cli.stderr], [0, `${mine}\n`, '']);
+
+  // By hand: --dir names the store; --json and unknown options are usage errors; help offers no --json.
+  const elsewhere = project(t);
+  const byHand = (args) =>
+    runCli(args, {
+      cwd: elsewhere.dir,
+      env: cleanEnv({ CLAUDE_PROJECT_DIR: elsewhere.dir }),
+      input: payload(elsewhere.dir, 'conv-a'),
+    });
+  const [dir, noDir, json, bogus, help, watchHelp] = await Promise.all([
+    byHand(['statusline', '--dir', proj.store]),
+    byHand(['statusline']),
+    byHand(['statusline', '--json']),
+    byHand(['statusline', '--bogus']),
+    byHand(['statusline', '--help']),
+    byHand(['watch', '--help']),
+  ]);
+  assert.deepEqual([dir.code, dir.stdout, dir.stderr], [0, `${mine}\n`, '']);
+  assert.deepEqual([noDir.code, noDir.stdout], [0, '']);
+  assert.equal(json.code, 2);
+  assert.match(json.stderr, /statusline has no --json/);
+  assert.equal(json.stdout, '');
+  assert.equal(bogus.code, 2);
+  assert.match(bogus.stderr, /bogus/);
+  assert.match(help.stdout, /--dir/);
+  assert.doesNotMatch(help.stdout, /--json/);
+  assert.doesNotMatch(watchHelp.stdout, /--json/);
 });
 
 test('statusline prints nothing and exits 0 on input it cannot use, or a store it cannot read', async (t) => {
@@ -135,6 +162,11 @@ test('install --statusline sets the status line but never replaces another; unin
   const again = await run(['install', '--statusline']);
   assert.equal(again.code, 0);
   assert.match(again.stdout, /status line already installed; nothing changed/);
+  // Uninstalling the hooks leaves the status line, and says so.
+  const hooksOnly = await run(['uninstall']);
+  assert.equal(hooksOnly.code, 0, hooksOnly.stderr);
+  assert.match(hooksOnly.stdout, /keeps the agent-session status line.*: agent-session uninstall --statusline removes/);
+  assert.deepEqual(settings().statusLine, statusLine);
 
   // The command written runs our status line (as Claude Code runs it: sh -c, the payload on stdin).
   await delegate({ dir: proj.dir, store: proj.store }, 'conv-a', 1, 'approval');
@@ -186,6 +218,52 @@ test('install --statusline sets the status line but never replaces another; unin
   const kept = await run(['uninstall', '--statusline']);
   assert.equal(kept.code, 0);
   assert.equal(readFileSync(local, 'utf8'), before, 'uninstall leaves a status line that is not ours');
+});
+
+test('install --statusline refuses when another settings file has a status line that is not ours', async (t) => {
+  const proj = bareProject(t);
+  const env = cleanEnv({ HOME: proj.home });
+  const run = (args) => runCli(args, { cwd: proj.dir, env });
+  const claude = (dir, name) => path.join(dir, '.claude', name);
+  const user = claude(proj.home, 'settings.json');
+  const local = claude(proj.dir, 'settings.local.json');
+  const shared = claude(proj.dir, 'settings.json');
+  const write = (file, command) =>
+    writeFileSync(file, `${JSON.stringify({ statusLine: { type: 'command', command } })}\n`);
+
+  mkdirSync(path.dirname(user));
+  // The user's: ours in the project would replace it there.
+  write(user, 'npx ccusage statusline');
+  const under = await run(['install', '--statusline']);
+  assert.equal(under.code, 3, under.stderr);
+  assert.match(under.stdout, /settings\.json has a status line that is not agent-session's \(one in .*settings\.local/);
+  assert.match(under.stdout, /^ {2}npx ccusage statusline$/m);
+  assert.match(under.stdout, /save this script \(for example as ~\/\.claude\/statusline\.sh/);
+  assert.match(under.stdout, /^ {2}#!\/bin\/sh$/m);
+  assert.equal(existsSync(local), false, 'nothing written');
+  // The same for --user when the user's file has it (its script belongs beside that file).
+  const userScope = await run(['install', '--statusline', '--user']);
+  assert.equal(userScope.code, 3);
+  assert.match(userScope.stdout, /already has a status line .*\n.*\n.*for example as ~\/\.claude\/statusline\.sh/);
+
+  // The local settings' (drawn before the shared file's): ours in settings.json would never show.
+  rmSync(user);
+  write(local, 'printf mine');
+  const over = await run(['install', '--statusline', '--shared', '--json']);
+  assert.equal(over.code, 3, over.stderr);
+  const { refused } = JSON.parse(over.stdout);
+  assert.deepEqual([refused.file, refused.place, refused.command], [local, 'local', 'printf mine']);
+  assert.equal(existsSync(shared), false, 'nothing written');
+  const text = await run(['install', '--statusline', '--shared']);
+  assert.match(text.stdout, /\(Claude Code draws it instead of one in .*settings\.json\); nothing written/);
+  assert.match(text.stdout, /for example as \.claude\/statusline\.sh/);
+
+  // Once that one is ours, the install goes ahead.
+  rmSync(local);
+  assert.equal((await run(['install', '--statusline'])).code, 0);
+  const installed = await run(['install', '--statusline', '--shared']);
+  assert.equal(installed.code, 0, installed.stdout);
+  assert.equal(JSON.parse(readFileSync(shared, 'utf8')).statusLine.type, 'command');
 });
 
 test("which status lines are ours: the forms install writes, never a command that also runs another's", async () => {

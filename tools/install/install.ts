@@ -1,4 +1,4 @@
-import { isAbsolute, join, relative } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { SessionError } from '../errors.js';
 import type { ProjectLocation } from '../store/project.js';
 import { dependencyDir, isDependency, PACKAGE_NAME, projectPackage, type ProjectPackage } from './dependency.js';
@@ -17,10 +17,14 @@ import {
 } from './settings-file.js';
 import { ourEntries, planInstall, planUninstall, type HookEntry } from './plan.js';
 import {
+  applyingStatusLine,
   combinedStatusLineScript,
+  isOurStatusLine,
   planStatusLineInstall,
   planStatusLineUninstall,
   STATUS_LINE_SCRIPT,
+  statusLineCommand,
+  type StatusLinePlace,
 } from './status-line-setting.js';
 import { planFile, writeAll, type SettingsChange, type SettingsScope } from './settings-changes.js';
 import {
@@ -137,15 +141,20 @@ async function projectForm(
   return { scope: 'project', command, warnings: [warning] };
 }
 
-/** The status line's install: `refused` when the file has a status line of its own, left as it was. */
+/**
+ * The status line's install: `refused` when a status line that is not ours applies here, in the target file
+ * or another settings file Claude Code reads (`place`), left as it was.
+ */
 export interface StatusLineInstallReport extends InstallReport {
-  refused: { file: string; command: string; ours: string; combined: string } | null;
+  refused: { file: string; place: StatusLinePlace; command: string; ours: string; combined: string } | null;
 }
 
 /**
  * Sets the `statusLine` of the same settings file, with the same command form, as `installHooks` would
- * choose for the hooks. A status line that is not ours is never replaced: the report says so
- * (`refused`), with a script that shows both.
+ * choose for the hooks. A status line that is not ours is never replaced nor hidden: not in that file,
+ * and not in another file Claude Code reads here, whose line would either be drawn instead of ours or be
+ * overridden by it (for everyone who gets a shared file). The report says so (`refused`), with a script
+ * that shows both.
  */
 export async function installStatusLine(options: InstallOptions): Promise<StatusLineInstallReport> {
   if (options.user && options.shared)
@@ -172,13 +181,39 @@ export async function installStatusLine(options: InstallOptions): Promise<Status
     },
     false,
   );
-  const refused =
-    foreign === null
-      ? null
-      : { file, command: foreign, ours: command, combined: combinedStatusLineScript(foreign, command) };
+  const elsewhere = foreign === null ? await foreignStatusLine(file, project, options.env) : null;
+  const theirs = foreign === null ? elsewhere : { file, place: scope, command: foreign as string };
+  const refused = theirs && { ...theirs, ours: command, combined: combinedStatusLineScript(theirs.command, command) };
   if (!options.dryRun && !refused) await writeAll([change], options.now);
   const exclude = scope === 'local' && !refused ? await keepOutOfGit(file, options, warnings) : null;
   return { ...report('install', scope, project, options, [change.report], warnings, exclude), refused };
+}
+
+/**
+ * A status line that is not ours in another settings file Claude Code reads here (the user's, the
+ * project's two), the one that applies first. A file that cannot be read or parsed is Claude Code's
+ * problem to report (status does), not a status line.
+ */
+async function foreignStatusLine(
+  file: string,
+  project: ProjectLocation | null,
+  env: InstallOptions['env'],
+): Promise<{ file: string; place: StatusLinePlace; command: string } | null> {
+  const places: [StatusLinePlace, string][] = [['user', userSettingsPath(env)]];
+  if (project)
+    places.push(['project', projectSettingsPath(project.dir)], ['local', projectSettingsPath(project.dir, true)]);
+  const reads = [];
+  for (const [place, other] of places) {
+    if (resolve(other) === resolve(file)) continue;
+    const settings = await readSettingsFile(other).then(
+      (s) => s.settings,
+      () => undefined,
+    );
+    if (settings?.statusLine !== undefined && !isOurStatusLine(settings.statusLine))
+      reads.push({ place, file: other, settings });
+  }
+  const found = applyingStatusLine(reads);
+  return found ? { file: found.file, place: found.place, command: statusLineCommand(found.settings.statusLine) } : null;
 }
 
 /** As `projectForm`, for the status line's one script. */
@@ -247,7 +282,14 @@ export async function uninstallHooks(options: InstallOptions): Promise<InstallRe
   for (const [file, scope] of files) changes.push(await planFile(file, scope, planUninstall, scope !== 'user'));
   if (!options.dryRun) await writeAll(changes, options.now);
   const local = changes.find((c) => c.report.scope === 'local' && c.report.removed_file);
-  const warnings: string[] = [];
+  // The status line is installed and removed on its own (--statusline): say that it stays, and how it goes.
+  const warnings = changes
+    .filter((c) => isOurStatusLine(c.before.settings?.statusLine))
+    .map(
+      (c) =>
+        `${c.report.file} keeps the agent-session status line, which uninstall leaves: ` +
+        `agent-session uninstall --statusline${options.user ? ' --user' : ''} removes it`,
+    );
   const exclude = local ? await keepOutOfGit(local.report.file, options, warnings, true) : null;
   return report(
     'uninstall',

@@ -66,6 +66,21 @@ export function planStatusLineInstall(
   };
 }
 
+/** The settings files that can hold a status line, in Claude Code's precedence: the first that has one is drawn. */
+export const STATUS_LINE_PRECEDENCE = ['local', 'project', 'user'] as const;
+export type StatusLinePlace = (typeof STATUS_LINE_PRECEDENCE)[number];
+
+/** Of settings files read, the one whose `statusLine` Claude Code draws (undefined: none has one). */
+export function applyingStatusLine<T extends { place: string; settings?: Record<string, unknown> | undefined }>(
+  reads: T[],
+): T | undefined {
+  for (const place of STATUS_LINE_PRECEDENCE) {
+    const read = reads.find((r) => r.place === place && r.settings?.statusLine !== undefined);
+    if (read) return read;
+  }
+  return undefined;
+}
+
 /** Removes our status line only; someone else's stays. */
 export function planStatusLineUninstall(old: Record<string, unknown> | undefined): SettingsPlan {
   const settings = old ?? {};

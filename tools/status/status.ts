@@ -24,7 +24,7 @@ import {
   sameDirectory,
   userSettingsPath,
 } from '../install/settings-file.js';
-import { isOurStatusLine, statusLineCommand } from '../install/status-line-setting.js';
+import { applyingStatusLine, isOurStatusLine, statusLineCommand } from '../install/status-line-setting.js';
 import { directoryExists, readPluginHooks, readPluginInstalls, scriptExists } from './claude-files.js';
 import { hookFindings, type StatusFinding } from './hook-findings.js';
 import { findRegistrations, type HookPlace, type HookTable, type Registration } from './hook-registrations.js';
@@ -196,14 +196,10 @@ async function readSettings(projectDir: string, env: Env, findings: StatusFindin
 
 /** The `statusLine` that applies: the local settings' over the project's over the user's. */
 function statusLineOf(settings: SettingsRead[]): StatusReport['status_line'] {
-  const order = ['local', 'project', 'user'] as const;
-  for (const place of order) {
-    const read = settings.find((s) => s.place === place && s.settings?.statusLine !== undefined);
-    if (!read) continue;
-    const value = read.settings!.statusLine;
-    return { place, file: read.file, command: statusLineCommand(value), ours: isOurStatusLine(value) };
-  }
-  return null;
+  const read = applyingStatusLine(settings);
+  if (!read) return null;
+  const value = read.settings!.statusLine;
+  return { place: read.place, file: read.file, command: statusLineCommand(value), ours: isOurStatusLine(value) };
 }
 
 /** Why Claude Code cannot use a settings file (install's reader words it for a rewrite it refuses). */

@@ -62,7 +62,7 @@ export function parseStatusLineInput(text: string): StatusLineInput | null {
  */
 export async function statusLineText(
   stdin: string,
-  where: { env: Record<string, string | undefined>; cwd: string },
+  where: { env: Record<string, string | undefined>; cwd: string; dir?: string },
 ): Promise<string> {
   try {
     if (where.env.AGENT_SESSION_DISABLE === '1') return '';
@@ -73,7 +73,8 @@ export async function statusLineText(
       where.env.CLAUDE_PROJECT_DIR || !input.projectDir
         ? where.env
         : { ...where.env, CLAUDE_PROJECT_DIR: input.projectDir };
-    const locate = { cwd: input.cwd ?? where.cwd, env };
+    // `dir`: the CLI's --dir, a store named by hand.
+    const locate = { dir: where.dir, cwd: input.cwd ?? where.cwd, env };
     if (!storeExists(locateStore(locate).dir)) return '';
     const sessions = Sessions.open({ ...locate, actor: 'cli' });
     const counts = await statusCounts(sessions, input.conversation);

@@ -84,20 +84,36 @@ export function printMcpReport(ctx: Context, report: McpInstallReport, json: boo
 }
 
 /**
- * install --statusline: as the hooks' report, or, when the file has a status line of its own, what is
- * there and a script that shows both (exit 3, nothing written).
+ * install --statusline: as the hooks' report, or, when a status line that is not ours applies here (in
+ * the file or in another settings file), what is there and a script that shows both (exit 3, nothing written).
  */
 function printStatusLineReport(ctx: Context, report: StatusLineInstallReport, json: boolean): void {
   const { refused } = report;
   if (refused) ctx.exitCode = EXIT.refused;
   if (json || !refused) return printReport(ctx, report, json, 'status line');
   if (report.project) ctx.out(`Project ${report.project.dir} (${whyProject(report.project, ctx.io.cwd)}).`);
-  ctx.out(`${refused.file} already has a status line that is not agent-session's; left as it is:`);
+  if (refused.file === report.file)
+    ctx.out(`${refused.file} already has a status line that is not agent-session's; left as it is:`);
+  else {
+    // Claude Code draws the status line of the first file that has one: local, then project, then user.
+    const rank = (place: string) => ['local', 'project', 'user'].indexOf(place);
+    const shared = report.scope === 'project' ? ' and for all who get that file' : '';
+    const effect =
+      rank(refused.place) < rank(report.scope)
+        ? `Claude Code draws it instead of one in ${report.file}`
+        : `one in ${report.file} would replace it here${shared}`;
+    ctx.out(`${refused.file} has a status line that is not agent-session's (${effect}); nothing written:`);
+  }
   ctx.out(`  ${refused.command}`);
-  ctx.out('To show both, save this script (for example as .claude/statusline.sh, executable) and make it the');
-  ctx.out('"statusLine" command instead; it prints the other line, then ours after " | ":');
+  const saveAs = refused.place === 'user' ? '~/.claude/statusline.sh' : '.claude/statusline.sh';
+  ctx.out(`To show both, save this script (for example as ${saveAs}, executable) and make it the "statusLine"`);
+  ctx.out(`command in ${refused.file} instead; it prints the other line, then ours after " | ":`);
   ctx.out('');
   for (const line of refused.combined.split('\n')) ctx.out(`  ${line}`);
+  if (refused.file !== report.file) {
+    ctx.out('');
+    ctx.out(`Or remove the "statusLine" from ${refused.file} and run this install again.`);
+  }
 }
 
 /** Shared by install and uninstall: the flags and the command's working directory, environment and clock. */

@@ -1,5 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
 import { readStdin } from '../../claude/run/hook-io.js';
+import { SessionError } from '../../errors.js';
 import { statusLineText } from '../../statusline/statusline.js';
 import type { Argv } from '../command-context.js';
 
@@ -9,16 +10,25 @@ export const describe =
   'install --statusline); nothing when there is nothing to say';
 
 export function builder(yargs: Yargs) {
-  return yargs;
+  // The line is for Claude Code's screen: there is no JSON form of it.
+  return yargs.hide('json');
 }
 
 /**
  * The same line as dist/hooks/statusline.js, the command `install --statusline` writes (which does not
- * load the CLI). Never fails: bad input, no store or any error prints nothing, exit 0.
+ * load the CLI), for trying it by hand: `--dir` names the store. A usage error is reported as by every
+ * command (exit 2); past that it never fails: bad input, no store or any error prints nothing, exit 0.
  */
 export async function handler(argv: Argv<object>) {
   const { io } = argv.ctx;
+  if (argv.json)
+    throw new SessionError(
+      'EINVALID',
+      'statusline has no --json: it prints the one line Claude Code shows (for figures use stats --json)',
+      { details: { usage: true } },
+    );
   const stdin = await readStdin().catch(() => undefined);
-  const line = stdin?.ok ? await statusLineText(stdin.text, { env: io.env, cwd: io.cwd }) : '';
+  const where = { env: io.env, cwd: io.cwd, dir: argv.dir };
+  const line = stdin?.ok ? await statusLineText(stdin.text, where) : '';
   if (line !== '') io.stdout(`${line}\n`);
 }

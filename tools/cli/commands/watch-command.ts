@@ -7,7 +7,8 @@ export const command = 'watch';
 export const describe = 'A live view of the running and paused sessions, in the terminal (q quits, a: approval only)';
 
 export function builder(yargs: Yargs) {
-  return yargs;
+  // A screen, not a document: --json is refused (below), so help does not offer it.
+  return yargs.hide('json');
 }
 
 export async function handler(argv: Argv<object>) {
@@ -17,8 +18,8 @@ export async function handler(argv: Argv<object>) {
   if (!ctx.io.isTTY || !terminal || argv.json)
     throw new SessionError(
       'EREFUSED',
-      'watch draws on a terminal and stdout is not one; for scripts use `agent-session stats --json` ' +
-        '(figures) or `agent-session audit --follow` (changes as they happen)',
+      `watch draws on a terminal${argv.json ? ' and has no --json' : ' and stdout is not one'}; for scripts use ` +
+        '`agent-session stats --json` (figures) or `agent-session audit --follow` (changes as they happen)',
     );
   // Like audit --follow, it may start before the first delegation creates the store: it waits for it.
   const sessions = ctx.open(argv);
