@@ -8,7 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSyn
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
-import { fixture, flow, life, pre } from './helpers/hooks.mjs';
+import { fixture, flow, life, pre, readSession, sessionIds } from './helpers/hooks.mjs';
 import { cleanEnv, DIST, FIXTURES, loadLibrary, runNode, CLI, tempDir } from './helpers/run.mjs';
 
 const { Sessions, computeStats, deleteSession, listTrash, sessionTokenSums } = await loadLibrary();
@@ -326,7 +326,27 @@ describe('stats of sessions the built hooks recorded', () => {
         await run(life, f.stop(message, { agent_transcript_path: transcriptOf('sess-2', agentId) }), env);
       }
     };
-    await Promise.all([sendMessagePath(), briefPath()]);
+    // A tester delegated in one conversation (a5) and resumed through the brief from another (a6): the record
+    // names only the second conversation, a5's transcript is found beside it in the project's directory.
+    const otherConversation = async () => {
+      let prompt = 'Test it';
+      for (const [conversation, agentId, message, usage] of [
+        ['c0ffee01', 'a5', 'Which one?\nsession-phase: approval', [4000, 400, 40, 4]],
+        ['beef0002', 'a6', 'Done.', [5000, 500, 50, 5]],
+      ]) {
+        const transcript = transcriptOf(conversation, agentId);
+        writeFileSync(transcript, assistantLine(`m-${agentId}`, usage));
+        const f = flow({ session: conversation, toolUseId: `toolu_${agentId}`, agentId, type: 'tester', prompt });
+        await run(pre, { ...f.pre, transcript_path: path.join(root, 'projects', `${conversation}.jsonl`) });
+        await run(life, f.post);
+        await run(life, f.start);
+        await run(life, f.stop(message, { agent_transcript_path: transcript }));
+        // From another conversation, a delegation resumes the session its prompt names.
+        const id = sessionIds(proj.store).find((s) => readSession(proj.store, s).agent_name === 'tester');
+        prompt = `Continue ${id}`;
+      }
+    };
+    await Promise.all([sendMessagePath(), briefPath(), otherConversation()]);
 
     const report = await computeStats(Sessions.open({ dir: proj.store }));
     const resumes = (key) => {
@@ -336,16 +356,24 @@ describe('stats of sessions the built hooks recorded', () => {
     assert.deepEqual(resumes('reviewer'), { paused: 1, resumed: 1, same_agent: 1, new_agent: 0, other: 0 });
     assert.deepEqual(resumes('planner'), { paused: 1, resumed: 1, same_agent: 0, new_agent: 1, other: 0 });
     assert.deepEqual(report.totals.sessions, {
-      started: 2,
+      started: 3,
       running: 0,
       paused: 0,
-      completed: 2,
+      completed: 3,
       failed: 0,
       abandoned: 0,
     });
     assert.deepEqual(group(report, 'reviewer').tokens, REAL_SUMS);
     assert.deepEqual(group(report, 'planner').tokens, tokens(3000, 300, 30, 3));
-    assert.equal(report.transcripts.missing, 0);
+    assert.deepEqual(resumes('tester'), { paused: 1, resumed: 1, same_agent: 0, new_agent: 1, other: 0 });
+    assert.deepEqual(group(report, 'tester').tokens, tokens(9000, 900, 90, 9));
+    assert.deepEqual(report.transcripts, { read: 5, missing: 0, bytes_read: report.transcripts.bytes_read });
+    // The path found is remembered: the next run reads nothing and searches no more.
+    const cache = JSON.parse(readFileSync(path.join(proj.store, '.cache', 'transcripts.json'), 'utf8'));
+    assert.deepEqual(cache.found, { a5: transcriptOf('c0ffee01', 'a5') });
+    const again = await computeStats(Sessions.open({ dir: proj.store }));
+    assert.deepEqual(group(again, 'tester').tokens, tokens(9000, 900, 90, 9));
+    assert.deepEqual(again.transcripts, { read: 5, missing: 0, bytes_read: 0 });
   });
 });
 
