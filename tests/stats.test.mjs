@@ -442,6 +442,13 @@ describe('the token cache', { concurrency: 1 }, () => {
 describe('stats through the CLI', { concurrency: 1 }, () => {
   it('text and JSON of one store; bad input is a usage error (2), a missing store 1', async (t) => {
     const { store, root } = knownStore(t);
+    // A day before the others: a session through every phase, each taking nearly a day (the widest figures).
+    const day = Date.parse('2026-11-17T00:00:00.000Z');
+    let wide = newRecord({ id: 's10-wide', agentName: 'general-purpose', purpose: 'p' }, day);
+    const phases = ['investigating', 'planning', 'approval', 'executing', 'validating'];
+    phases.forEach((phase, i) => (wide = applyUpdate(wide, { phase }, day + (i + 1) * (1439 * M + 59_000))));
+    wide = applyFinalize(wide, 'completed', null, day + 6 * (1439 * M + 59_000)).record;
+    writeRecord(store, wide);
     const run = (args) => runNode(CLI, [...args, '--dir', store], { cwd: root, env: cleanEnv() });
     const period = ['--since', '2026-11-19', '--until', '2026-11-19T23:59:59Z'];
     const json = await run(['stats', ...period, '--json']);
@@ -455,12 +462,23 @@ describe('stats through the CLI', { concurrency: 1 }, () => {
     assert.equal(text.code, 0, text.stderr);
     const lines = text.stdout.split('\n');
     assert.match(lines[0], /^Sessions started from 2026-11-19T00:00:00.000Z to 2026-11-19T23:59:59.000Z, by outcome$/);
-    assert.match(text.stdout, /^OUTCOME +STARTED +RUNNING +PAUSED +COMPLETED +FAILED +ABANDONED +SUCCESS/m);
-    assert.match(text.stdout, /^completed +2 +0 +0 +2 +0 +0 +100%/m);
-    assert.match(text.stdout, /^TOTAL +5 +1 +0 +2 +1 +1 +50% +25% +2$/m);
+    const header = /^OUTCOME +STARTED +RUNNING +PAUSED +COMPLETED +FAILED +ABANDONED +SUCCESS +FAILURE +ABANDONMENT/m;
+    assert.match(text.stdout, header);
+    assert.match(text.stdout, /^completed +2 +0 +0 +2 +0 +0 +100% +0% +0% +0$/m);
+    assert.match(text.stdout, /^TOTAL +5 +1 +0 +2 +1 +1 +50% +25% +25% +2$/m);
     assert.match(text.stdout, /^TOTAL +6,116 +653 +1,463 +265 +8,497 +8,497$/m);
-    assert.match(text.stdout, /^TOTAL +29 minutes \/ 3 hours 10 minutes/m);
+    assert.match(text.stdout, /^OUTCOME +TO FINISH +APPROVAL$/m);
+    assert.match(text.stdout, /^TOTAL +29m \/ 3h 10m +30m \/ 3h$/m);
+    assert.match(text.stdout, /^OUTCOME +INITIALIZING +PLANNING +EXECUTING$/m);
+    assert.match(text.stdout, /^TOTAL +1m \/ 10m +20m \/ 20m +12m \/ 20m$/m);
     assert.match(text.stdout, /^Trash: 0 entries, 0 bytes$/m);
+    // Every phase, the widest durations, by day: fits a terminal of 120 columns.
+    const byDay = await run(['stats', '--by', 'day']);
+    assert.equal(byDay.code, 0, byDay.stderr);
+    assert.match(byDay.stdout, /^2026-11-17 +5d 23h \/ 5d 23h +23h 59m \/ 23h 59m$/m);
+    assert.match(byDay.stdout, /^DAY +INITIALIZING +INVESTIGATING +PLANNING +EXECUTING +VALIDATING$/m);
+    const widest = Math.max(...byDay.stdout.split('\n').map((line) => line.length));
+    assert.ok(widest <= 120, `a line of ${widest} columns:\n${byDay.stdout}`);
 
     const usage = [
       ['stats', '--since', 'yesterday'],
