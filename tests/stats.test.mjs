@@ -486,6 +486,9 @@ describe('stats through the CLI', { concurrency: 1 }, () => {
       ['stats', '--by', 'week'],
       ['stats', '--sinse', '7d'],
       ['stats', '--since'],
+      ['stats', '--since', '1000000w'],
+      ['stats', '--since', '99999999999999999999w'],
+      ['stats', '--until', '2026-11-01T10:00'],
     ];
     const missing = path.join(root, 'no-store');
     const [none, ...bad] = await Promise.all([
@@ -497,6 +500,9 @@ describe('stats through the CLI', { concurrency: 1 }, () => {
       assert.match(result.stderr, /^agent-session: /);
       assert.equal(result.stdout, '');
     });
+    assert.match(bad.at(-3).stderr, /--since "1000000w" reaches back before the year 0/);
+    assert.match(bad.at(-2).stderr, /reaches back before the year 0/);
+    assert.match(bad.at(-1).stderr, /--until "2026-11-01T10:00" has no zone: add Z \(UTC\) or an offset/);
     assert.equal(none.code, 1, none.stderr);
     assert.equal(existsSync(missing), false, 'stats creates no store');
     const empty = await runNode(CLI, ['stats', '--dir', ''], { cwd: root, env: cleanEnv() });
