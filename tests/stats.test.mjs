@@ -18,7 +18,7 @@ import {
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
-import { fixture, flow, life, pre } from './helpers/hooks.mjs';
+import { fixture, flow, life, pre, readSession, sessionIds } from './helpers/hooks.mjs';
 import { cleanEnv, DIST, FIXTURES, loadLibrary, runNode, CLI, tempDir } from './helpers/run.mjs';
 
 const { Sessions, computeStats, deleteSession, listTrash, sessionTokenSums } = await loadLibrary();
@@ -336,7 +336,27 @@ describe('stats of sessions the built hooks recorded', () => {
         await run(life, f.stop(message, { agent_transcript_path: transcriptOf('sess-2', agentId) }), env);
       }
     };
-    await Promise.all([sendMessagePath(), briefPath()]);
+    // A tester delegated in one conversation (a5) and resumed through the brief from another (a6): the record
+    // names only the second conversation, a5's transcript is found beside it in the project's directory.
+    const otherConversation = async () => {
+      let prompt = 'Test it';
+      for (const [conversation, agentId, message, usage] of [
+        ['c0ffee01', 'a5', 'Which one?\nsession-phase: approval', [4000, 400, 40, 4]],
+        ['beef0002', 'a6', 'Done.', [5000, 500, 50, 5]],
+      ]) {
+        const transcript = transcriptOf(conversation, agentId);
+        writeFileSync(transcript, assistantLine(`m-${agentId}`, usage));
+        const f = flow({ session: conversation, toolUseId: `toolu_${agentId}`, agentId, type: 'tester', prompt });
+        await run(pre, { ...f.pre, transcript_path: path.join(root, 'projects', `${conversation}.jsonl`) });
+        await run(life, f.post);
+        await run(life, f.start);
+        await run(life, f.stop(message, { agent_transcript_path: transcript }));
+        // From another conversation, a delegation resumes the session its prompt names.
+        const id = sessionIds(proj.store).find((s) => readSession(proj.store, s).agent_name === 'tester');
+        prompt = `Continue ${id}`;
+      }
+    };
+    await Promise.all([sendMessagePath(), briefPath(), otherConversation()]);
 
     const report = await computeStats(Sessions.open({ dir: proj.store }));
     const resumes = (key) => {
@@ -346,16 +366,24 @@ describe('stats of sessions the built hooks recorded', () => {
     assert.deepEqual(resumes('reviewer'), { paused: 1, resumed: 1, same_agent: 1, new_agent: 0, other: 0 });
     assert.deepEqual(resumes('planner'), { paused: 1, resumed: 1, same_agent: 0, new_agent: 1, other: 0 });
     assert.deepEqual(report.totals.sessions, {
-      started: 2,
+      started: 3,
       running: 0,
       paused: 0,
-      completed: 2,
+      completed: 3,
       failed: 0,
       abandoned: 0,
     });
     assert.deepEqual(group(report, 'reviewer').tokens, REAL_SUMS);
     assert.deepEqual(group(report, 'planner').tokens, tokens(3000, 300, 30, 3));
-    assert.equal(report.transcripts.missing, 0);
+    assert.deepEqual(resumes('tester'), { paused: 1, resumed: 1, same_agent: 0, new_agent: 1, other: 0 });
+    assert.deepEqual(group(report, 'tester').tokens, tokens(9000, 900, 90, 9));
+    assert.deepEqual(report.transcripts, { read: 5, missing: 0, bytes_read: report.transcripts.bytes_read });
+    // The path found is remembered: the next run reads nothing and searches no more.
+    const cache = JSON.parse(readFileSync(path.join(proj.store, '.cache', 'transcripts.json'), 'utf8'));
+    assert.deepEqual(cache.found, { a5: transcriptOf('c0ffee01', 'a5') });
+    const again = await computeStats(Sessions.open({ dir: proj.store }));
+    assert.deepEqual(group(again, 'tester').tokens, tokens(9000, 900, 90, 9));
+    assert.deepEqual(again.transcripts, { read: 5, missing: 0, bytes_read: 0 });
   });
 });
 
@@ -451,6 +479,13 @@ describe('the token cache', { concurrency: 1 }, () => {
 describe('stats through the CLI', { concurrency: 1 }, () => {
   it('text and JSON of one store; bad input is a usage error (2), a missing store 1', async (t) => {
     const { store, root } = knownStore(t);
+    // A day before the others: a session through every phase, each taking nearly a day (the widest figures).
+    const day = Date.parse('2026-11-17T00:00:00.000Z');
+    let wide = newRecord({ id: 's10-wide', agentName: 'general-purpose', purpose: 'p' }, day);
+    const phases = ['investigating', 'planning', 'approval', 'executing', 'validating'];
+    phases.forEach((phase, i) => (wide = applyUpdate(wide, { phase }, day + (i + 1) * (1439 * M + 59_000))));
+    wide = applyFinalize(wide, 'completed', null, day + 6 * (1439 * M + 59_000)).record;
+    writeRecord(store, wide);
     const run = (args) => runNode(CLI, [...args, '--dir', store], { cwd: root, env: cleanEnv() });
     const period = ['--since', '2026-11-19', '--until', '2026-11-19T23:59:59Z'];
     const json = await run(['stats', ...period, '--json']);
@@ -464,12 +499,23 @@ describe('stats through the CLI', { concurrency: 1 }, () => {
     assert.equal(text.code, 0, text.stderr);
     const lines = text.stdout.split('\n');
     assert.match(lines[0], /^Sessions started from 2026-11-19T00:00:00.000Z to 2026-11-19T23:59:59.000Z, by outcome$/);
-    assert.match(text.stdout, /^OUTCOME +STARTED +RUNNING +PAUSED +COMPLETED +FAILED +ABANDONED +SUCCESS/m);
-    assert.match(text.stdout, /^completed +2 +0 +0 +2 +0 +0 +100%/m);
-    assert.match(text.stdout, /^TOTAL +5 +1 +0 +2 +1 +1 +50% +25% +2$/m);
+    const header = /^OUTCOME +STARTED +RUNNING +PAUSED +COMPLETED +FAILED +ABANDONED +SUCCESS +FAILURE +ABANDONMENT/m;
+    assert.match(text.stdout, header);
+    assert.match(text.stdout, /^completed +2 +0 +0 +2 +0 +0 +100% +0% +0% +0$/m);
+    assert.match(text.stdout, /^TOTAL +5 +1 +0 +2 +1 +1 +50% +25% +25% +2$/m);
     assert.match(text.stdout, /^TOTAL +6,116 +653 +1,463 +265 +8,497 +8,497$/m);
-    assert.match(text.stdout, /^TOTAL +29 minutes \/ 3 hours 10 minutes/m);
+    assert.match(text.stdout, /^OUTCOME +TO FINISH +APPROVAL$/m);
+    assert.match(text.stdout, /^TOTAL +29m \/ 3h 10m +30m \/ 3h$/m);
+    assert.match(text.stdout, /^OUTCOME +INITIALIZING +PLANNING +EXECUTING$/m);
+    assert.match(text.stdout, /^TOTAL +1m \/ 10m +20m \/ 20m +12m \/ 20m$/m);
     assert.match(text.stdout, /^Trash: 0 entries, 0 bytes$/m);
+    // Every phase, the widest durations, by day: fits a terminal of 120 columns.
+    const byDay = await run(['stats', '--by', 'day']);
+    assert.equal(byDay.code, 0, byDay.stderr);
+    assert.match(byDay.stdout, /^2026-11-17 +5d 23h \/ 5d 23h +23h 59m \/ 23h 59m$/m);
+    assert.match(byDay.stdout, /^DAY +INITIALIZING +INVESTIGATING +PLANNING +EXECUTING +VALIDATING$/m);
+    const widest = Math.max(...byDay.stdout.split('\n').map((line) => line.length));
+    assert.ok(widest <= 120, `a line of ${widest} columns:\n${byDay.stdout}`);
 
     const usage = [
       ['stats', '--since', 'yesterday'],
@@ -477,6 +523,9 @@ describe('stats through the CLI', { concurrency: 1 }, () => {
       ['stats', '--by', 'week'],
       ['stats', '--sinse', '7d'],
       ['stats', '--since'],
+      ['stats', '--since', '1000000w'],
+      ['stats', '--since', '99999999999999999999w'],
+      ['stats', '--until', '2026-11-01T10:00'],
     ];
     const missing = path.join(root, 'no-store');
     const [none, ...bad] = await Promise.all([
@@ -488,6 +537,9 @@ describe('stats through the CLI', { concurrency: 1 }, () => {
       assert.match(result.stderr, /^agent-session: /);
       assert.equal(result.stdout, '');
     });
+    assert.match(bad.at(-3).stderr, /--since "1000000w" reaches back before the year 0/);
+    assert.match(bad.at(-2).stderr, /reaches back before the year 0/);
+    assert.match(bad.at(-1).stderr, /--until "2026-11-01T10:00" has no zone: add Z \(UTC\) or an offset/);
     assert.equal(none.code, 1, none.stderr);
     assert.equal(existsSync(missing), false, 'stats creates no store');
     const empty = await runNode(CLI, ['stats', '--dir', ''], { cwd: root, env: cleanEnv() });

@@ -2,6 +2,7 @@
 // terminal (a palette that is enabled) the titles are bold and the outcomes coloured as everywhere else.
 import { formatDuration } from 'date-fns/formatDuration';
 import { intervalToDuration } from 'date-fns/intervalToDuration';
+import type { FormatDistanceToken } from 'date-fns/locale';
 import type { Phase } from '../phases.js';
 import type { Group, Spread } from '../stats/groups.js';
 import type { StatsReport } from '../stats/stats.js';
@@ -9,8 +10,13 @@ import type { Palette } from './colour.js';
 import { bytesText, styledTable, table } from './format.js';
 
 const KEY_HEADER = { agent: 'AGENT', day: 'DAY', outcome: 'OUTCOME' } as const;
-/** The phases a session waits or works in, in the order the durations table shows them. */
-const SHOWN_PHASES: Phase[] = ['initializing', 'investigating', 'planning', 'approval', 'executing', 'validating'];
+/** Of the finished sessions: completed, failed, abandoned. */
+const RATES = ['SUCCESS', 'FAILURE', 'ABANDONMENT'];
+/**
+ * The phases a session waits or works in, in the order the second durations table shows them; the wait for
+ * approval, the one people ask about, has its column next to the time to finish in the first.
+ */
+const OTHER_PHASES: Phase[] = ['initializing', 'investigating', 'planning', 'executing', 'validating'];
 
 /** The sessions table's columns that name a state, and the phase or outcome whose colour they take. */
 const STATE_COLUMNS: Record<number, string> = {
@@ -39,20 +45,22 @@ export function statsText(report: StatsReport, palette?: Palette): string[] {
   if (report.totals.sessions.started === 0) return [head, '', 'No sessions started in this period.', ...footer(report)];
   const rows: [string, Group][] = [...report.groups.map((g): [string, Group] => [g.key, g]), ['TOTAL', report.totals]];
   const key = KEY_HEADER[report.by];
-  const phases = SHOWN_PHASES.filter((p) => report.totals.durations_ms.phases[p]);
+  const approval = report.totals.durations_ms.phases.approval ? (['approval'] as Phase[]) : [];
+  const phases = OTHER_PHASES.filter((p) => report.totals.durations_ms.phases[p]);
   const stateColour = (col: number, text: string) =>
     STATE_COLUMNS[col] && text !== '0' && palette ? palette.phase(STATE_COLUMNS[col], text) : text;
   return [
     head,
     '',
     ...grid(
-      [key, 'STARTED', 'RUNNING', 'PAUSED', 'COMPLETED', 'FAILED', 'ABANDONED', 'SUCCESS', 'FAILURE', 'ERRORS'],
+      [key, 'STARTED', 'RUNNING', 'PAUSED', 'COMPLETED', 'FAILED', 'ABANDONED', ...RATES, 'ERRORS'],
       rows.map(([k, g]) => [
         k,
         ...[g.sessions.started, g.sessions.running, g.sessions.paused, g.sessions.completed, g.sessions.failed].map(n),
         n(g.sessions.abandoned),
         percent(g.rates.success),
         percent(g.rates.failure),
+        percent(g.rates.abandonment),
         n(g.errors),
       ]),
       stateColour,
@@ -73,16 +81,26 @@ export function statsText(report: StatsReport, palette?: Palette): string[] {
       ]),
     ),
     '',
-    bold('Durations, median / 90th percentile (time in a phase: the phases a session left)'),
+    bold('Durations, median / 90th percentile: to finish, and waiting for approval'),
     ...grid(
-      [key, 'TO FINISH', ...phases.map((p) => p.toUpperCase())],
+      [key, 'TO FINISH', ...approval.map((p) => p.toUpperCase())],
       rows.map(([k, g]) => [
         k,
         spreadText(g.durations_ms.to_finish),
-        ...phases.map((p) => spreadText(g.durations_ms.phases[p])),
+        ...approval.map((p) => spreadText(g.durations_ms.phases[p])),
       ]),
     ),
     '',
+    ...(phases.length === 0
+      ? []
+      : [
+          bold('Time in the other phases, median / 90th percentile (the phases a session left)'),
+          ...grid(
+            [key, ...phases.map((p) => p.toUpperCase())],
+            rows.map(([k, g]) => [k, ...phases.map((p) => spreadText(g.durations_ms.phases[p]))]),
+          ),
+          '',
+        ]),
     bold("Tokens (from the agents' transcripts; with children: the sessions and all their descendants)"),
     ...grid(
       [key, 'INPUT', 'OUTPUT', 'CACHE READ', 'CACHE WRITE', 'ALL', 'ALL WITH CHILDREN'],
@@ -123,10 +141,22 @@ function spreadText(spread: Spread | undefined): string {
   return `${durationText(spread.median)} / ${durationText(spread.p90)}`;
 }
 
-/** The two largest units, in date-fns's words: "2 hours 5 minutes", "40 seconds". */
+/** Each unit of a duration as a number and a letter or two, through date-fns's locale interface. */
+const UNIT: Partial<Record<FormatDistanceToken, string>> = {
+  xYears: 'y',
+  xMonths: 'mo',
+  xWeeks: 'w',
+  xDays: 'd',
+  xHours: 'h',
+  xMinutes: 'm',
+  xSeconds: 's',
+};
+const COMPACT = { formatDistance: (token: FormatDistanceToken, count: number) => `${count}${UNIT[token] ?? ''}` };
+
+/** The two largest units, printed by date-fns compactly: "2h 5m", "6m 47s", "3d 4h", "40s". */
 export function durationText(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 1000) return `${Math.round(ms)}ms`;
   const duration = intervalToDuration({ start: 0, end: ms });
   const units = (['years', 'months', 'days', 'hours', 'minutes', 'seconds'] as const).filter((u) => duration[u]);
-  return formatDuration(duration, { format: units.slice(0, 2) });
+  return formatDuration(duration, { format: units.slice(0, 2), locale: COMPACT });
 }

@@ -26,8 +26,17 @@ export interface SessionFacts {
   otherResumes: number;
   expired: boolean;
   errors: number;
-  /** For each agent of the session, the paths its transcript may have (the first that exists is read). */
-  transcripts: string[][];
+  /** Where the transcript of each agent of the session may be. */
+  transcripts: AgentTranscript[];
+}
+
+export interface AgentTranscript {
+  /** Null for a transcript path the record keeps without an agent id that names it. */
+  agent: string | null;
+  /** The paths its transcript may have: the first that exists is read. */
+  paths: string[];
+  /** Project directories (`<projects>/<project>`) whose other conversations are searched when no path exists. */
+  projects: string[];
 }
 
 /** Agent ids are opaque names (`a` + hex): anything with a separator is not used to build a path. */
@@ -100,26 +109,37 @@ function walkHistory(record: SessionRecord, created: number, rules: ResumeRules,
 /**
  * The record keeps the transcript path of its latest agent only (`claude.agent_transcript_path`) and the
  * ids of all its agents (`claude.agent_ids`). Claude Code writes a subagent's transcript as
- * `<conversation>/subagents/agent-<id>.jsonl`, so each earlier agent's is looked for beside the latest one
- * and under each conversation the record names (the current one and those of its resume decisions).
+ * `<project>/<conversation>/subagents/agent-<id>.jsonl`, so each earlier agent's is looked for beside the
+ * latest one and under each conversation the record names (the current one and those of its resume
+ * decisions). An agent of a conversation it no longer names (the session moved to another conversation by
+ * a brief, which keeps no trace of the earlier one) is searched for in the project's directory.
  */
-function transcriptCandidates(record: SessionRecord): string[][] {
+function transcriptCandidates(record: SessionRecord): AgentTranscript[] {
   const claude = record.claude;
   if (!claude) return [];
   const latest = typeof claude.agent_transcript_path === 'string' ? claude.agent_transcript_path : null;
   const main = typeof claude.transcript_path === 'string' ? claude.transcript_path : null;
-  const projects = main ? dirname(main) : latest ? dirname(dirname(dirname(latest))) : null;
+  const projects = new Set<string>();
+  if (main) projects.add(dirname(main));
+  if (latest) projects.add(dirname(dirname(dirname(latest))));
   const conversations = new Set<string>();
   if (typeof claude.session_id === 'string') conversations.add(claude.session_id);
   for (const entry of record.history)
     if (typeof entry.claude_session_id === 'string') conversations.add(entry.claude_session_id);
   const dirs = new Set<string>();
   if (latest) dirs.add(dirname(latest));
-  if (projects) for (const c of conversations) if (AGENT_ID.test(c)) dirs.add(join(projects, c, 'subagents'));
+  for (const project of projects)
+    for (const c of conversations) if (AGENT_ID.test(c)) dirs.add(join(project, c, 'subagents'));
   const ids = Array.isArray(claude.agent_ids) ? claude.agent_ids : [];
   const agents = ids.filter((id): id is string => typeof id === 'string' && AGENT_ID.test(id));
-  const candidates = agents.map((id) => [...dirs].map((dir) => join(dir, `agent-${id}.jsonl`)));
+  const searched = [...projects];
+  const candidates: AgentTranscript[] = agents.map((agent) => ({
+    agent,
+    paths: [...dirs].map((dir) => join(dir, `agent-${agent}.jsonl`)),
+    projects: searched,
+  }));
   // A record from before agent_ids was kept, or a transcript named otherwise: its latest path still counts.
-  if (latest && !candidates.some((paths) => paths.includes(latest))) candidates.push([latest]);
+  if (latest && !candidates.some(({ paths }) => paths.includes(latest)))
+    candidates.push({ agent: null, paths: [latest], projects: [] });
   return candidates;
 }

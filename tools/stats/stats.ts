@@ -7,7 +7,7 @@ import type { TokenSums } from '../store/transcript-cache.js';
 import { formatTimestamp } from '../time.js';
 import { listTrash } from '../trees/restore.js';
 import { GroupTally, type Group } from './groups.js';
-import { sessionFacts, type SessionFacts } from './session-facts.js';
+import { sessionFacts, type AgentTranscript, type SessionFacts } from './session-facts.js';
 import { sessionTokens, type TranscriptCounts } from './tokens.js';
 
 export const STATS_VERSION = 1;
@@ -51,7 +51,7 @@ export async function computeStats(context: SessionContext, options: StatsOption
   const rules = context.rules;
   const inPeriod: SessionFacts[] = [];
   const parents = new Map<string, string | null>();
-  const transcripts = new Map<string, string[][]>();
+  const transcripts = new Map<string, AgentTranscript[]>();
   const problems = context.store.scanEach((record) => {
     const facts = sessionFacts(record, now, rules);
     parents.set(facts.id, facts.parent);
@@ -72,7 +72,12 @@ export async function computeStats(context: SessionContext, options: StatsOption
     if (keys.size > 0) counted.set(id, keys);
   }
   const wanted = new Map([...counted.keys()].map((id) => [id, transcripts.get(id)!]));
-  const known = new Set([...transcripts.values()].flat(2));
+  const known = { paths: new Set<string>(), agents: new Set<string>() };
+  for (const agents of transcripts.values())
+    for (const { agent, paths } of agents) {
+      for (const path of paths) known.paths.add(path);
+      if (agent !== null) known.agents.add(agent);
+    }
   const tokens = await sessionTokens(context.store.dir, wanted, known);
 
   const totals = new GroupTally();

@@ -2,7 +2,8 @@
 // read from where the cache left off. Each assistant message's `message.usage` counts once: Claude Code
 // writes one line per content block, every line with the message's id and the same usage. Not in
 // claude/transcript.ts: that module is on the hooks' path, which stays as small as it is.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { join } from 'node:path';
 import type { TokenSums, TranscriptEntry } from '../store/transcript-cache.js';
 
 // O_NONBLOCK: a transcript path that names a FIFO must not block stats until a writer comes.
@@ -138,4 +139,30 @@ function checkAt(fd: number, offset: number): string {
   const bytes = Buffer.alloc(length);
   const n = length === 0 ? 0 : readSync(fd, bytes, 0, length, offset - length);
   return bytes.subarray(0, n).toString('base64');
+}
+
+/**
+ * The agent transcripts under a project directory (`<conversation>/subagents/agent-<id>.jsonl`), by agent
+ * id: one listing of the project and one of each conversation's subagents.
+ */
+export function listAgentTranscripts(project: string): Map<string, string> {
+  const agents = new Map<string, string>();
+  for (const conversation of listDir(project)) {
+    if (!conversation.isDirectory()) continue;
+    const dir = join(project, conversation.name, 'subagents');
+    for (const file of listDir(dir)) {
+      const agent = /^agent-(.+)\.jsonl$/.exec(file.name)?.[1];
+      if (agent !== undefined && !agents.has(agent)) agents.set(agent, join(dir, file.name));
+    }
+  }
+  return agents;
+}
+
+function listDir(dir: string) {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    // Not there (Claude Code removed it) or not readable: nothing to find in it.
+    return [];
+  }
 }

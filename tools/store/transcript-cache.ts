@@ -1,9 +1,10 @@
 /**
  * The token cache of `stats`: `<store>/.cache/transcripts.json`, what was read of each agent transcript
  * (its size, mtime, how far it was read, a check of the bytes before that point, the running sums), so a
- * second `stats` reads only what Claude Code appended since. It holds nothing the transcripts do not: a
- * cache that is missing, corrupt, of another version or not a regular file is ignored (and rebuilt by the
- * next write), never an error.
+ * second `stats` reads only what Claude Code appended since, and (`found`) where the transcripts of agents
+ * that their records do not locate were found, so they are searched for once. It holds nothing the
+ * transcripts do not: a cache that is missing, corrupt, of another version or not a regular file is ignored
+ * (and rebuilt by the next write), never an error.
  */
 import { readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,18 +41,26 @@ export interface TranscriptEntry {
   ids: string[];
 }
 
-export type TranscriptCacheData = Map<string, TranscriptEntry>;
+export interface TranscriptCacheData {
+  /** What was read of each transcript, by path. */
+  transcripts: Map<string, TranscriptEntry>;
+  /** Agent id to the transcript path a search found for it (a conversation its record does not name). */
+  found: Map<string, string>;
+}
 
 /** The cache, or an empty one when there is none or it cannot be used. */
 export function readTranscriptCache(storeDir: string): TranscriptCacheData {
-  const cache: TranscriptCacheData = new Map();
+  const cache: TranscriptCacheData = { transcripts: new Map(), found: new Map() };
   try {
     const file = join(storeDir, TRANSCRIPT_CACHE);
     const data = readRegularFileSync(file, { maxBytes: MAX_CACHE_BYTES });
     if (data === undefined) return cache;
     const raw = parseJson(decodeUtf8(data, file));
     if (!isPlainObject(raw) || raw.version !== CACHE_VERSION || !isPlainObject(raw.transcripts)) return cache;
-    for (const [path, entry] of Object.entries(raw.transcripts)) if (isEntry(entry)) cache.set(path, entry);
+    for (const [path, entry] of Object.entries(raw.transcripts)) if (isEntry(entry)) cache.transcripts.set(path, entry);
+    // Absent from a cache an earlier version wrote: its agents are searched for again.
+    if (isPlainObject(raw.found))
+      for (const [agent, path] of Object.entries(raw.found)) if (typeof path === 'string') cache.found.set(agent, path);
   } catch {
     // A corrupt or unreadable cache costs one full read of the transcripts, nothing else.
   }
@@ -67,7 +76,11 @@ export async function writeTranscriptCache(storeDir: string, cache: TranscriptCa
   const dir = join(storeDir, CACHE_DIR);
   ensureAreaSync(dir);
   removeDeadTemps(dir);
-  const text = JSON.stringify({ version: CACHE_VERSION, transcripts: Object.fromEntries(cache) });
+  const text = JSON.stringify({
+    version: CACHE_VERSION,
+    transcripts: Object.fromEntries(cache.transcripts),
+    found: Object.fromEntries(cache.found),
+  });
   await writeFileAtomic(join(storeDir, TRANSCRIPT_CACHE), `${text}\n`, { sync: false });
 }
 

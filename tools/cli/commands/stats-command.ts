@@ -53,6 +53,10 @@ function grouping(text: string | undefined): StatsGrouping {
 }
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** A date and a time of day without `Z` or an offset: which zone it means cannot be guessed. */
+const NO_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?$/;
+/** The first instant of the year 0: a duration reaching back beyond it is no period anyone means. */
+const YEAR_0 = Date.parse('0000-01-01T00:00:00Z');
 
 /**
  * A duration back from now (`7d`), a day (`2026-11-01`, UTC: its start for --since, its end for --until) or
@@ -67,12 +71,25 @@ function pointInTime(text: string, flag: string, now: number, side: 'start' | 'e
   }
   const at = parseTimestamp(text.trim());
   if (at !== undefined) return new Date(at);
+  if (NO_ZONE.test(text.trim()))
+    throw new SessionError(
+      'EINVALID',
+      `${flag} ${JSON.stringify(text)} has no zone: add Z (UTC) or an offset, as in 2026-11-01T10:00:00Z ` +
+        'or 2026-11-01T10:00:00+01:00',
+    );
+  let back: number;
   try {
-    return new Date(now - parseDuration(text));
+    back = parseDuration(text);
   } catch {
     throw new SessionError(
       'EINVALID',
       `${flag} takes a duration (24h, 7d, 2w), a date (2026-11-01) or an ISO timestamp, not ${JSON.stringify(text)}`,
     );
   }
+  if (!(now - back >= YEAR_0))
+    throw new SessionError(
+      'EINVALID',
+      `${flag} ${JSON.stringify(text)} reaches back before the year 0: use a shorter duration or a date`,
+    );
+  return new Date(now - back);
 }
