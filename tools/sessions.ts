@@ -1,5 +1,5 @@
 import { formatEntry } from './audit/entry.js';
-import { phaseWindowsMs, resolveSettings, type Settings } from './config.js';
+import { resolveSettings, type Settings } from './config.js';
 import type { Actor, ListResult, SessionContext } from './session-context.js';
 import { SessionError, toSessionError } from './errors.js';
 import { assertValidId, generateId } from './ids.js';
@@ -13,7 +13,7 @@ import {
   validateUpdate,
   type UpdateRequest,
 } from './policy/lifecycle.js';
-import { decideResume, type ResumeDecision, type ResumeRules } from './policy/resume.js';
+import { decideResume, resumeRules, type ResumeDecision, type ResumeRules } from './policy/resume.js';
 import { checkFilter, sessionSelection, type ListFilter } from './policy/selection.js';
 import type { SessionRecord } from './record.js';
 import { AuditLog } from './store/audit-log.js';
@@ -140,13 +140,7 @@ export class Sessions implements SessionContext {
   }
 
   get rules(): ResumeRules {
-    const phaseWindows = phaseWindowsMs(this.settings);
-    return {
-      resumeWindowMs: this.settings.resumeWindowMinutes * 60_000,
-      ...(phaseWindows ? { phaseWindowsMs: phaseWindows } : {}),
-      errorBudget: this.settings.errorBudget,
-      clockSkewMs: this.settings.clockSkewSeconds * 1000,
-    };
+    return resumeRules(this.settings);
   }
 
   async create(input: CreateInput): Promise<SessionRecord> {

@@ -1,3 +1,4 @@
+import { phaseWindowsMs, type Settings } from '../config.js';
 import { isFinalPhase, isResumablePhase, type Phase } from '../phases.js';
 import type { SessionRecord } from '../record.js';
 import { parseTimestamp } from '../time.js';
@@ -21,6 +22,17 @@ export interface ResumeRules {
   errorBudget: number;
   /** A `last_updated` this far in the future is still taken as now; further is expired. */
   clockSkewMs: number;
+}
+
+/** The resume rules the settings give. */
+export function resumeRules(settings: Settings): ResumeRules {
+  const phaseWindows = phaseWindowsMs(settings);
+  return {
+    resumeWindowMs: settings.resumeWindowMinutes * 60_000,
+    ...(phaseWindows ? { phaseWindowsMs: phaseWindows } : {}),
+    errorBudget: settings.errorBudget,
+    clockSkewMs: settings.clockSkewSeconds * 1000,
+  };
 }
 
 export interface ResumeDecision {

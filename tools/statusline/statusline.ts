@@ -7,11 +7,12 @@ import { isValidId } from '../ids.js';
 import { parseJson } from '../json.js';
 import { isPlainObject } from '../merge-patch.js';
 import { isFinalPhase, isResumablePhase } from '../phases.js';
-import { decideResume } from '../policy/resume.js';
+import { resolveSettings, type Settings } from '../config.js';
+import { decideResume, resumeRules, type ResumeRules } from '../policy/resume.js';
 import type { SessionRecord } from '../record.js';
-import { Sessions } from '../sessions.js';
 import { ClaudeIndex } from '../store/claude-index.js';
-import { locateStore, storeExists } from '../store/project.js';
+import { loadConfigFile, locateStore, resolveStoreDir, storeExists } from '../store/project.js';
+import { SessionStore } from '../store/store.js';
 import { readSweepReport } from '../store/sweep-stamp.js';
 import { parseTimestamp } from '../time.js';
 
@@ -76,8 +77,7 @@ export async function statusLineText(
     // `dir`: the CLI's --dir, a store named by hand.
     const locate = { dir: where.dir, cwd: input.cwd ?? where.cwd, env };
     if (!storeExists(locateStore(locate).dir)) return '';
-    const sessions = Sessions.open({ ...locate, actor: 'cli' });
-    const counts = await statusCounts(sessions, input.conversation);
+    const counts = await statusCounts(openStore(locate), input.conversation);
     // The launcher keeps V8's code cache of a run that read the store, with or without a line to show
     // (scripts/launcher.cjs): most runs find nothing to say, and they too should start from the cache.
     (globalThis as Record<symbol, unknown>)[Symbol.for('agent-session.run-worth-caching')] = true;
@@ -87,8 +87,27 @@ export async function statusLineText(
   }
 }
 
+/**
+ * What the status line reads through: the store and the settings, as `Sessions` has them (which it
+ * satisfies), opened without the rest of `Sessions`, so the bundle Claude Code runs at every redraw
+ * stays small.
+ */
+export interface StatusLineContext {
+  readonly store: SessionStore;
+  readonly settings: Settings;
+  readonly rules: ResumeRules;
+  now(): number;
+}
+
+function openStore(locate: Parameters<typeof locateStore>[0]): StatusLineContext {
+  const config = loadConfigFile(locate);
+  const settings = resolveSettings({ env: locate.env, file: config.value, fileName: config.file });
+  const store = new SessionStore(resolveStoreDir(locate), { lockTimeoutMs: settings.lockTimeoutMs });
+  return { store, settings, rules: resumeRules(settings), now: () => Date.now() };
+}
+
 /** The counts for one conversation of `sessions`' store. */
-export async function statusCounts(sessions: Sessions, conversation: string): Promise<StatusCounts> {
+export async function statusCounts(sessions: StatusLineContext, conversation: string): Promise<StatusCounts> {
   const index = new ClaudeIndex(sessions.store.dir, { lockTimeoutMs: sessions.settings.lockTimeoutMs });
   const data = await index.read(conversation);
   const spawns = Object.values(data.spawns).sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
@@ -114,7 +133,7 @@ export async function statusCounts(sessions: Sessions, conversation: string): Pr
  * their resume window ends. Those counted but not listed are taken as the sweep counted them.
  */
 async function pausedElsewhere(
-  sessions: Sessions,
+  sessions: StatusLineContext,
   conversation: string,
   own: Set<string>,
   now: number,
@@ -152,7 +171,7 @@ export function formatStatusLine(counts: StatusCounts): string {
   return parts.join(' \u00b7 ');
 }
 
-async function readOrNothing(sessions: Sessions, id: string): Promise<SessionRecord | undefined> {
+async function readOrNothing(sessions: StatusLineContext, id: string): Promise<SessionRecord | undefined> {
   try {
     return await sessions.store.read(id);
   } catch {
