@@ -218,9 +218,9 @@ test('the stats cards show the figures of the stats contract', async () => {
   const group = {
     sessions: { started: 12, running: 2, paused: 3, completed: 5, failed: 1, abandoned: 1 },
     rates: { success: 0.7142857, failure: 0.1428571, abandonment: 0.1428571 },
-    resumes: { paused: 4, same_agent: 2, new_agent: 1, expired: 1, rate: 0.75 },
+    resumes: { paused: 6, same_agent: 2, new_agent: 1, other: 1, expired: 1, rate: 0.6666667 },
     durations_ms: { to_finish: { median: 90_000, p90: 5_400_000 }, phases: {} },
-    tokens: { input: 1000, output: 200, cache_read: 30, cache_write: 4 },
+    tokens: { input: 11_000, output: 200, cache_read: 30, cache_write: 4 },
     errors: 6,
   };
   const report = {
@@ -236,10 +236,10 @@ test('the stats cards show the figures of the stats contract', async () => {
     [
       ['sessions', '12', '2 running, 3 paused, 5 completed, 1 failed, 1 abandoned'],
       ['success', '71%', 'failure 14%, abandonment 14%'],
-      ['resumes', '75%', '2 same agent, 1 new agent, 1 expired of 4 paused'],
+      ['resumes', '67%', '2 same agent, 1 new agent, 1 cli, 1 expired of 6 paused'],
       ['time to finish', '2 min', 'median; p90 1.5 h'],
-      ['errors', '6', 'trash: 2 entries, 4096 bytes'],
-      ['tokens', '1234', 'in 1000, out 200, cache read 30, cache write 4'],
+      ['errors', '6', 'trash: 2 entries, 4,096 bytes'],
+      ['tokens', '11,234', 'in 11,000, out 200, cache read 30, cache write 4'],
     ],
   );
   const empty = { ...group, rates: { success: null, failure: null, abandonment: null }, durations_ms: null };
@@ -247,6 +247,6 @@ test('the stats cards show the figures of the stats contract', async () => {
     statsCards({ ...report, totals: empty })
       .map((c) => c.value)
       .slice(1, 4),
-    ['-', '75%', '-'],
+    ['-', '67%', '-'],
   );
 });
