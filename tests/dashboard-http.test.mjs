@@ -1,6 +1,7 @@
 // The dashboard server over HTTP, run as the built CLI: the token, the Host check, the methods, the
 // same-origin check of changes, a read-only server, the event stream and the cache headers.
 import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import test from 'node:test';
@@ -210,6 +211,34 @@ test('a read-only server refuses every change and its page has no actions', asyn
   const page = await request(d.port, `/?token=${d.token}`, { headers });
   assert.match(page.body, /"readOnly":true/);
   assert.equal((await cliJson(dir, ['list'])).sessions.length, 3);
+});
+
+test('a bad --port is quoted, a missing store refused as by list, a failing browser opener warned', async (t) => {
+  const base = tempDir(t, 'dashboard-cli-');
+  const missing = path.join(base, 'no-store');
+  const [port, none, list] = await Promise.all([
+    cli(missing, ['dashboard', '--port', 'abc'], { timeoutMs: 10_000 }),
+    cli(missing, ['dashboard'], { timeoutMs: 10_000 }),
+    cli(missing, ['list']),
+  ]);
+  assert.equal(port.code, 2);
+  assert.match(port.stderr, /--port needs a port number from 0 to 65535, not "abc"/);
+  assert.equal(none.code, list.code);
+  assert.equal(none.code, 1);
+  assert.equal(none.stderr, list.stderr);
+  assert.match(none.stderr, /no sessions have been recorded here yet/);
+
+  // An xdg-open that finds no browser exits 3: the URL is printed, and the command says to open it.
+  const bin = path.join(base, 'bin');
+  mkdirSync(bin);
+  writeFileSync(path.join(bin, 'xdg-open'), '#!/bin/sh\nexit 3\n');
+  chmodSync(path.join(bin, 'xdg-open'), 0o755);
+  const dir = path.join(base, 'store');
+  await build(dir, [{ id: ROOT }]);
+  const d = await startDashboard(t, dir, ['--open'], { PATH: `${bin}${path.delimiter}${process.env.PATH}` });
+  await until(() => d.stderr().includes('\n'), 'the warning');
+  assert.equal(d.stderr(), 'agent-session: cannot open a browser: xdg-open exited with 3; open the URL yourself\n');
+  assert.deepEqual(await d.stop(), { code: 0, signal: null, stderr: d.stderr() });
 });
 
 test('the stats cards show the figures of the stats contract', async () => {
