@@ -1,12 +1,12 @@
 // The dashboard server over HTTP, run as the built CLI: the token, the Host check, the methods, the
 // same-origin check of changes, a read-only server, the event stream and the cache headers.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import test from 'node:test';
 import { collectEvents, request, startDashboard } from './helpers/dashboard.mjs';
-import { cli, cliJson, DIST, tempDir } from './helpers/run.mjs';
+import { cli, cliJson, DIST, ROOT as REPO, tempDir } from './helpers/run.mjs';
 import { until } from './helpers/poll.mjs';
 import { build } from './helpers/trees.mjs';
 
@@ -278,4 +278,18 @@ test('the stats cards show the figures of the stats contract', async () => {
       .slice(1, 4),
     ['-', '67%', '-'],
   );
+});
+
+test("SESSION_README's images are files the package ships", () => {
+  const { files } = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8'));
+  const guide = readFileSync(path.join(REPO, 'SESSION_README.md'), 'utf8');
+  const images = [...guide.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((p) => !/^\w+:/.test(p));
+  assert.ok(images.includes('docs/dashboard.png'), images.join(', '));
+  for (const image of images) {
+    assert.ok(existsSync(path.join(REPO, image)), `${image} is missing`);
+    assert.ok(
+      files.some((f) => f === image || (f.endsWith('/') && image.startsWith(f))),
+      `${image} is not in package.json "files": the installed guide's link would be broken`,
+    );
+  }
 });
