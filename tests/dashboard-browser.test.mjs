@@ -51,7 +51,7 @@ test('the page shows the tree live, previews and confirms a delete, and restores
   await page.waitForSelector(badge(ROOT), { timeout: 10_000 });
   await page.waitForFunction(() => document.getElementById('live').textContent === 'live', { timeout: 10_000 });
   assert.equal(await page.$eval(badge(ROOT), (el) => el.textContent), 'planning');
-  assert.match(await page.$eval(`${row(ROOT)} > .line`, (el) => el.textContent), /1 children/);
+  assert.match(await page.$eval(`${row(ROOT)} > .line`, (el) => el.textContent), /1 child(?!ren)/);
   assert.equal(await page.$(row(CHILD)), null, 'children come on expand');
   await page.click(`${row(ROOT)} > .line .toggle`);
   await page.waitForSelector(badge(CHILD));
@@ -63,6 +63,7 @@ test('the page shows the tree live, previews and confirms a delete, and restores
   const cards = await page.$eval('#stats', (el) => el.textContent);
   assert.match(cards, /sessions\s*3/, cards);
   assert.doesNotMatch(cards, /not available/);
+  assert.match(cards, /trash: 0 entries/);
   await shot('1-tree');
 
   // A change through the CLI reaches the badge within a second, with no reload.
@@ -90,10 +91,12 @@ test('the page shows the tree live, previews and confirms a delete, and restores
   await page.click('#delete-btn');
   await page.waitForSelector('#delete-preview');
   const preview = await page.$eval('#delete-preview', (el) => el.textContent);
-  assert.match(preview, /Would delete 2 session\(s\), \d+ bytes/);
+  assert.match(preview, /Would delete 2 session\(s\), [\d,]+ bytes/);
   assert.match(preview, new RegExp(CHILD));
   // The running child blocks the delete: the preview says so and offers no confirmation.
   assert.match(preview, /Blocked: /);
+  // and the way forward the CLI would give.
+  assert.match(preview, new RegExp(`agent-session delete ${ROOT} --force-running`));
   assert.equal(await page.$('#delete-confirm'), null);
   await shot('3-blocked');
   await page.click('#delete-cancel');
@@ -110,6 +113,11 @@ test('the page shows the tree live, previews and confirms a delete, and restores
   await shot('4-preview');
   await page.click('#delete-confirm');
   await page.waitForFunction((sel) => !document.querySelector(sel), {}, row(ROOT));
+  // The stats cards follow the delete too, still without a reload.
+  await page.waitForFunction(() => /trash: 1 entry,/.test(document.getElementById('stats').textContent), {
+    timeout: 5000,
+  });
+  assert.equal(await page.evaluate(() => window.notReloaded), true);
   assert.equal(await page.$(row(CHILD)), null);
   await page.waitForSelector(`#trash [data-root="${ROOT}"] button[data-restore]`);
   assert.match(await page.$eval(`#trash [data-root="${ROOT}"]`, (el) => el.textContent), /2 session\(s\)/);
@@ -129,5 +137,24 @@ test('the page shows the tree live, previews and confirms a delete, and restores
     ['dashboard', 'dashboard'],
   );
   await shot('6-restored');
-  assert.deepEqual(problems, []);
+
+  // A narrow window: one column, nothing of the header cut off.
+  await page.setViewport({ width: 420, height: 800 });
+  const narrow = await page.evaluate(() => ({
+    columns: getComputedStyle(document.querySelector('main')).gridTemplateColumns.split(' ').length,
+    header: document.querySelector('header').scrollWidth <= document.querySelector('header').clientWidth,
+    page: document.documentElement.scrollWidth <= 420,
+  }));
+  assert.deepEqual(narrow, { columns: 1, header: true, page: true });
+  await shot('7-narrow');
+
+  // The server stops: the page says so instead of reconnecting forever.
+  await d.stop();
+  await page.waitForFunction(() => /stopped or restarted/.test(document.getElementById('live').textContent), {
+    timeout: 15_000,
+  });
+  assert.deepEqual(
+    problems.filter((p) => !/ERR_CONNECTION_REFUSED/.test(p)),
+    [],
+  );
 });

@@ -1,11 +1,12 @@
 // The dashboard server over HTTP, run as the built CLI: the token, the Host check, the methods, the
 // same-origin check of changes, a read-only server, the event stream and the cache headers.
 import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import test from 'node:test';
 import { collectEvents, request, startDashboard } from './helpers/dashboard.mjs';
-import { cli, cliJson, DIST, tempDir } from './helpers/run.mjs';
+import { cli, cliJson, DIST, ROOT as REPO, tempDir } from './helpers/run.mjs';
 import { until } from './helpers/poll.mjs';
 import { build } from './helpers/trees.mjs';
 
@@ -212,15 +213,43 @@ test('a read-only server refuses every change and its page has no actions', asyn
   assert.equal((await cliJson(dir, ['list'])).sessions.length, 3);
 });
 
+test('a bad --port is quoted, a missing store refused as by list, a failing browser opener warned', async (t) => {
+  const base = tempDir(t, 'dashboard-cli-');
+  const missing = path.join(base, 'no-store');
+  const [port, none, list] = await Promise.all([
+    cli(missing, ['dashboard', '--port', 'abc'], { timeoutMs: 10_000 }),
+    cli(missing, ['dashboard'], { timeoutMs: 10_000 }),
+    cli(missing, ['list']),
+  ]);
+  assert.equal(port.code, 2);
+  assert.match(port.stderr, /--port needs a port number from 0 to 65535, not "abc"/);
+  assert.equal(none.code, list.code);
+  assert.equal(none.code, 1);
+  assert.equal(none.stderr, list.stderr);
+  assert.match(none.stderr, /no sessions have been recorded here yet/);
+
+  // An xdg-open that finds no browser exits 3: the URL is printed, and the command says to open it.
+  const bin = path.join(base, 'bin');
+  mkdirSync(bin);
+  writeFileSync(path.join(bin, 'xdg-open'), '#!/bin/sh\nexit 3\n');
+  chmodSync(path.join(bin, 'xdg-open'), 0o755);
+  const dir = path.join(base, 'store');
+  await build(dir, [{ id: ROOT }]);
+  const d = await startDashboard(t, dir, ['--open'], { PATH: `${bin}${path.delimiter}${process.env.PATH}` });
+  await until(() => d.stderr().includes('\n'), 'the warning');
+  assert.equal(d.stderr(), 'agent-session: cannot open a browser: xdg-open exited with 3; open the URL yourself\n');
+  assert.deepEqual(await d.stop(), { code: 0, signal: null, stderr: d.stderr() });
+});
+
 test('the stats cards show the figures of the stats contract', async () => {
   const { statsCards } = await import(pathToFileURL(path.join(DIST, 'tools', 'dashboard', 'stats-cards.js')).href);
   assert.equal(statsCards(null), null);
   const group = {
     sessions: { started: 12, running: 2, paused: 3, completed: 5, failed: 1, abandoned: 1 },
     rates: { success: 0.7142857, failure: 0.1428571, abandonment: 0.1428571 },
-    resumes: { paused: 4, same_agent: 2, new_agent: 1, expired: 1, rate: 0.75 },
+    resumes: { paused: 6, same_agent: 2, new_agent: 1, other: 1, expired: 1, rate: 0.6666667 },
     durations_ms: { to_finish: { median: 90_000, p90: 5_400_000 }, phases: {} },
-    tokens: { input: 1000, output: 200, cache_read: 30, cache_write: 4 },
+    tokens: { input: 11_000, output: 200, cache_read: 30, cache_write: 4 },
     errors: 6,
   };
   const report = {
@@ -236,10 +265,10 @@ test('the stats cards show the figures of the stats contract', async () => {
     [
       ['sessions', '12', '2 running, 3 paused, 5 completed, 1 failed, 1 abandoned'],
       ['success', '71%', 'failure 14%, abandonment 14%'],
-      ['resumes', '75%', '2 same agent, 1 new agent, 1 expired of 4 paused'],
+      ['resumes', '67%', '2 same agent, 1 new agent, 1 cli, 1 expired of 6 paused'],
       ['time to finish', '2 min', 'median; p90 1.5 h'],
-      ['errors', '6', 'trash: 2 entries, 4096 bytes'],
-      ['tokens', '1234', 'in 1000, out 200, cache read 30, cache write 4'],
+      ['errors', '6', 'trash: 2 entries, 4,096 bytes'],
+      ['tokens', '11,234', 'in 11,000, out 200, cache read 30, cache write 4'],
     ],
   );
   const empty = { ...group, rates: { success: null, failure: null, abandonment: null }, durations_ms: null };
@@ -247,6 +276,20 @@ test('the stats cards show the figures of the stats contract', async () => {
     statsCards({ ...report, totals: empty })
       .map((c) => c.value)
       .slice(1, 4),
-    ['-', '75%', '-'],
+    ['-', '67%', '-'],
   );
+});
+
+test("SESSION_README's images are files the package ships", () => {
+  const { files } = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8'));
+  const guide = readFileSync(path.join(REPO, 'SESSION_README.md'), 'utf8');
+  const images = [...guide.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((p) => !/^\w+:/.test(p));
+  assert.ok(images.includes('docs/dashboard.png'), images.join(', '));
+  for (const image of images) {
+    assert.ok(existsSync(path.join(REPO, image)), `${image} is missing`);
+    assert.ok(
+      files.some((f) => f === image || (f.endsWith('/') && image.startsWith(f))),
+      `${image} is not in package.json "files": the installed guide's link would be broken`,
+    );
+  }
 });

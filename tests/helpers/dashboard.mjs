@@ -7,12 +7,12 @@ import { until } from './poll.mjs';
 
 /**
  * Starts `agent-session dashboard` on the store `dir`; resolves {url, port, token, origin, child, stop()}
- * once it has printed its URL. `stop()` sends SIGTERM and resolves the exit code.
+ * once it has printed its URL. `stop()` sends SIGTERM and resolves the exit code. `env` adds to the child's.
  */
-export async function startDashboard(t, dir, args = []) {
+export async function startDashboard(t, dir, args = [], env = {}) {
   const child = spawn(process.execPath, [CLI, '--dir', dir, 'dashboard', '--json', ...args], {
     cwd: path.dirname(dir),
-    env: cleanEnv({ HOME: path.dirname(dir) }),
+    env: cleanEnv({ HOME: path.dirname(dir), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -12,15 +12,16 @@ export function statsCards(report: StatsReport | null): StatsCard[] | null {
   if (!report) return null;
   const t = report.totals;
   const s = t.sessions;
+  const trash = report.trash;
   const finish = t.durations_ms?.to_finish ?? null;
   const tokens = t.tokens.input + t.tokens.output + t.tokens.cache_read + t.tokens.cache_write;
   return [
     {
       title: 'sessions',
-      value: String(s.started),
+      value: n(s.started),
       detail:
-        `${s.running} running, ${s.paused} paused, ${s.completed} completed, ` +
-        `${s.failed} failed, ${s.abandoned} abandoned`,
+        `${n(s.running)} running, ${n(s.paused)} paused, ${n(s.completed)} completed, ` +
+        `${n(s.failed)} failed, ${n(s.abandoned)} abandoned`,
     },
     {
       title: 'success',
@@ -31,8 +32,8 @@ export function statsCards(report: StatsReport | null): StatsCard[] | null {
       title: 'resumes',
       value: percent(t.resumes.rate),
       detail:
-        `${t.resumes.same_agent} same agent, ${t.resumes.new_agent} new agent, ` +
-        `${t.resumes.expired} expired of ${t.resumes.paused} paused`,
+        `${n(t.resumes.same_agent)} same agent, ${n(t.resumes.new_agent)} new agent, ` +
+        `${n(t.resumes.other)} cli, ${n(t.resumes.expired)} expired of ${n(t.resumes.paused)} paused`,
     },
     {
       title: 'time to finish',
@@ -41,15 +42,15 @@ export function statsCards(report: StatsReport | null): StatsCard[] | null {
     },
     {
       title: 'errors',
-      value: String(t.errors),
-      detail: `trash: ${report.trash.entries} entries, ${report.trash.bytes} bytes`,
+      value: n(t.errors),
+      detail: `trash: ${count(trash.entries, 'entry', 'entries')}, ${count(trash.bytes, 'byte', 'bytes')}`,
     },
     {
       title: 'tokens',
-      value: String(tokens),
+      value: n(tokens),
       detail:
-        `in ${t.tokens.input}, out ${t.tokens.output}, ` +
-        `cache read ${t.tokens.cache_read}, cache write ${t.tokens.cache_write}`,
+        `in ${n(t.tokens.input)}, out ${n(t.tokens.output)}, ` +
+        `cache read ${n(t.tokens.cache_read)}, cache write ${n(t.tokens.cache_write)}`,
     },
   ];
 }
@@ -64,4 +65,13 @@ function duration(ms: number | null): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
   return `${(ms / 3_600_000).toFixed(1)} h`;
+}
+
+function count(value: number, one: string, many: string): string {
+  return `${n(value)} ${value === 1 ? one : many}`;
+}
+
+/** Figures as the CLI writes them (`11,530`). */
+function n(value: number): string {
+  return value.toLocaleString('en-US');
 }
