@@ -239,6 +239,24 @@ test('a bad --port is quoted, a missing store refused as by list, a failing brow
   await until(() => d.stderr().includes('\n'), 'the warning');
   assert.equal(d.stderr(), 'agent-session: cannot open a browser: xdg-open exited with 3; open the URL yourself\n');
   assert.deepEqual(await d.stop(), { code: 0, signal: null, stderr: d.stderr() });
+
+  // The opener's command line (which `ps` shows every local user) carries a launch code, never the token:
+  // good once, it redirects to the page's URL.
+  const opened = path.join(base, 'opened');
+  writeFileSync(path.join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s' "$1" > ${opened}\n`);
+  const e = await startDashboard(t, dir, ['--open'], { PATH: `${bin}${path.delimiter}${process.env.PATH}` });
+  const launch = await until(() => existsSync(opened) && readFileSync(opened, 'utf8'), 'the opener to run');
+  assert.doesNotMatch(launch, new RegExp(e.token));
+  const { pathname, search } = new URL(launch);
+  const host = { Host: `127.0.0.1:${e.port}` };
+  const first = await request(e.port, pathname + search, { headers: host });
+  assert.equal(first.status, 303);
+  assert.equal(first.headers.location, `/?token=${e.token}`);
+  assert.equal((await request(e.port, pathname + search, { headers: host })).status, 403, 'a launch code works once');
+  // A path that is no URL is refused before anything else looks at it, after the Host check.
+  assert.equal((await request(e.port, '//[', { headers: host })).status, 400);
+  assert.equal((await request(e.port, '//[', { headers: { Host: 'evil.com' } })).status, 403);
+  assert.equal(e.stderr(), '');
 });
 
 test('the stats cards show the figures of the stats contract', async () => {

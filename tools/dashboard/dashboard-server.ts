@@ -20,6 +20,11 @@ export interface DashboardOptions {
 
 export interface Dashboard {
   url: string;
+  /**
+   * A URL for a browser opener's command line, which any local user can read (`ps`): it carries a code
+   * good once, within a minute, that redirects to `url`, so the token itself never appears there.
+   */
+  launchUrl(): string;
   port: number;
   token: string;
   readOnly: boolean;
@@ -51,11 +56,30 @@ export async function startDashboard(base: Sessions, options: DashboardOptions =
     handle(req, res).catch((err) => sendError(res, err));
   });
 
+  // Launch codes (launchUrl) not yet used, with when each stops being good.
+  const launches = new Map<string, number>();
+
   async function handle(req: IncomingMessage, res: ServerResponse) {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const host = req.headers.host ?? '';
-    if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`)
+    // A browser leaves the port out of Host when it is the scheme's default.
+    const names = [`127.0.0.1:${port}`, `localhost:${port}`, ...(port === 80 ? ['127.0.0.1', 'localhost'] : [])];
+    if (!names.includes(host))
       return refuse(res, 403, 'host', `Host ${JSON.stringify(host)} is not this dashboard's address`);
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    } catch {
+      return refuse(res, 400, 'url', 'the request names no valid path');
+    }
+    const launch = url.pathname === '/' ? url.searchParams.get('launch') : null;
+    if (launch !== null && req.method === 'GET') {
+      const until = launches.get(launch);
+      launches.delete(launch);
+      if (until === undefined || Date.now() > until)
+        return refuse(res, 403, 'token', 'this launch link was used or is too old: open the URL the dashboard printed');
+      res.writeHead(303, { ...BASE_HEADERS, Location: `/?token=${token}` });
+      return res.end();
+    }
     // The page and the event stream take the token from the URL (EventSource sends no headers); the rest
     // from the header the page's script sets, which another site's page cannot.
     const urlToken = url.pathname === '/' || url.pathname === '/api/events';
@@ -151,6 +175,11 @@ export async function startDashboard(base: Sessions, options: DashboardOptions =
 
   return {
     url: `http://127.0.0.1:${port}/?token=${token}`,
+    launchUrl: () => {
+      const code = randomBytes(16).toString('base64url');
+      launches.set(code, Date.now() + 60_000);
+      return `http://127.0.0.1:${port}/?launch=${code}`;
+    },
     port,
     token,
     readOnly,

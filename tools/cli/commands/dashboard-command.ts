@@ -39,7 +39,7 @@ export async function handler(argv: Argv<Args>) {
     ctx.out(`Dashboard${dashboard.readOnly ? ' (read-only)' : ''}: ${dashboard.url}`);
     ctx.out('Stop it with Ctrl-C.');
   }
-  if (argv.open) openBrowser(ctx, dashboard.url);
+  if (argv.open) openBrowser(ctx, dashboard.launchUrl());
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
