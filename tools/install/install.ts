@@ -15,7 +15,7 @@ import {
   sameDirectory,
   userSettingsPath,
 } from './settings-file.js';
-import { ourEntries, planInstall, planUninstall, type HookEntry } from './plan.js';
+import { ourEntries, planInstall, planUninstall, type HookEntry, type SettingsPlan } from './plan.js';
 import {
   applyingStatusLine,
   combinedStatusLineScript,
@@ -26,7 +26,7 @@ import {
   statusLineCommand,
   type StatusLinePlace,
 } from './status-line-setting.js';
-import { planFile, writeAll, type SettingsChange, type SettingsScope } from './settings-changes.js';
+import { planFile, writeAll, type PlannedChange, type SettingsChange, type SettingsScope } from './settings-changes.js';
 import {
   dependencyCommand,
   guardedCommand,
@@ -241,34 +241,33 @@ async function statusLineForm(
 
 /** Removes our status line from the project's settings.json and settings.local.json (or the user's file). */
 export async function uninstallStatusLine(options: InstallOptions): Promise<InstallReport> {
-  const located = await targetProject(options);
-  const project = located?.location ?? null;
-  const files: [string, SettingsScope][] = options.user
-    ? [[userSettingsPath(options.env), 'user']]
-    : [
-        [projectSettingsPath(project!.dir), 'project'],
-        [projectSettingsPath(project!.dir, true), 'local'],
-      ];
-  const changes = [];
-  for (const [file, scope] of files)
-    changes.push(await planFile(file, scope, planStatusLineUninstall, scope !== 'user'));
-  if (!options.dryRun) await writeAll(changes, options.now);
-  const local = changes.find((c) => c.report.scope === 'local' && c.report.removed_file);
-  const warnings: string[] = [];
-  const exclude = local ? await keepOutOfGit(local.report.file, options, warnings, true) : null;
-  return report(
-    'uninstall',
-    options.user ? 'user' : 'project',
-    project,
-    options,
-    changes.map((c) => c.report),
-    warnings,
-    exclude,
-  );
+  return uninstallFrom(options, planStatusLineUninstall, () => []);
 }
 
 /** Removes exactly our entries from the project's settings.json and settings.local.json (or the user's file). */
 export async function uninstallHooks(options: InstallOptions): Promise<InstallReport> {
+  // The status line is installed and removed on its own (--statusline): say that it stays, and how it goes.
+  return uninstallFrom(options, planUninstall, (changes) =>
+    changes
+      .filter((c) => isOurStatusLine(c.before.settings?.statusLine))
+      .map(
+        (c) =>
+          `${c.report.file} keeps the agent-session status line, which uninstall leaves: ` +
+          `agent-session uninstall --statusline${options.user ? ' --user' : ''} removes it`,
+      ),
+  );
+}
+
+/**
+ * An uninstall of what `plan` removes from the user's settings file or the project's two: a project's file
+ * left empty goes (the user's stays: Claude Code keeps its own settings there), and a removed
+ * settings.local.json leaves the git exclude line it no longer needs.
+ */
+async function uninstallFrom(
+  options: InstallOptions,
+  plan: (old: Record<string, unknown> | undefined) => SettingsPlan,
+  warningsOf: (changes: PlannedChange[]) => string[],
+): Promise<InstallReport> {
   const located = await targetProject(options);
   const project = located?.location ?? null;
   const files: [string, SettingsScope][] = options.user
@@ -278,18 +277,10 @@ export async function uninstallHooks(options: InstallOptions): Promise<InstallRe
         [projectSettingsPath(project!.dir, true), 'local'],
       ];
   const changes = [];
-  // A project's file left empty goes; the user's file stays (Claude Code keeps its own settings there).
-  for (const [file, scope] of files) changes.push(await planFile(file, scope, planUninstall, scope !== 'user'));
+  for (const [file, scope] of files) changes.push(await planFile(file, scope, plan, scope !== 'user'));
   if (!options.dryRun) await writeAll(changes, options.now);
   const local = changes.find((c) => c.report.scope === 'local' && c.report.removed_file);
-  // The status line is installed and removed on its own (--statusline): say that it stays, and how it goes.
-  const warnings = changes
-    .filter((c) => isOurStatusLine(c.before.settings?.statusLine))
-    .map(
-      (c) =>
-        `${c.report.file} keeps the agent-session status line, which uninstall leaves: ` +
-        `agent-session uninstall --statusline${options.user ? ' --user' : ''} removes it`,
-    );
+  const warnings = warningsOf(changes);
   const exclude = local ? await keepOutOfGit(local.report.file, options, warnings, true) : null;
   return report(
     'uninstall',
