@@ -23,7 +23,6 @@ import { lstatSync, readdirSync, renameSync, rmdirSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
-import { breather } from '../safe-points.js';
 import { assertValidId } from '../ids.js';
 import { parseJson } from '../json.js';
 import { writeFileAtomic } from './atomic.js';
@@ -34,9 +33,6 @@ import { randomHex } from '../random.js';
 import { faultPoint } from './fault-points.js';
 import { processRuns } from './pid.js';
 import { ensureStoreSync } from './store-root.js';
-
-/** One turn of the event loop every 25 ms of moves in a row (see moveIn). */
-const breathe = breather(25);
 
 const TRASH_DIR = '.trash';
 export const REMOVING_DIR = '.removing';
@@ -261,15 +257,11 @@ export class Trash {
   }
 
   // The renames of moveIn and moveOut are synchronous: a subtree moves thousands of sessions in a row,
-  // and a thread-pool round trip each was most of that time. Their callers look at the locks between two,
-  // and the event loop gets a turn every few dozen milliseconds (breather), so the refresh timers of
-  // the locks held meanwhile run: a loop of awaits that never leaves the microtask queue would starve them
-  // until the locks looked lost (a restore of a large subtree on a loaded machine did).
+  // and a thread-pool round trip each was most of that time. Their callers look at the locks between two.
   async moveIn(entry: string, id: string): Promise<void> {
     const from = this.sessionDir(id);
     const to = join(this.entryDir(entry), 'sessions', id);
     try {
-      await breathe();
       await faultPoint('trash-move-in');
       renameSync(from, to);
     } catch (err) {
@@ -291,7 +283,6 @@ export class Trash {
     // An empty directory is what a crashed create leaves: not a session. (No directory: nothing to remove.)
     if (existing !== NO_NAMES) rmdirQuiet(to);
     try {
-      await breathe();
       await faultPoint('trash-move-out');
       renameSync(from, to);
     } catch (err) {

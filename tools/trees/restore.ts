@@ -1,6 +1,6 @@
 import { isSessionError, SessionError } from '../errors.js';
 import { isValidId } from '../ids.js';
-import { breather, throwIfInterrupted } from '../safe-points.js';
+import { throwIfInterrupted } from '../safe-points.js';
 import type { SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { faultPoint } from '../store/fault-points.js';
@@ -150,11 +150,7 @@ export async function putBack(
     sessions.settings.lockTimeoutMs,
     async (check) => {
       const taken: string[] = [];
-      const breathe = breather(25);
-      for (const id of ids) {
-        await breathe();
-        if ((await sessions.store.read(id).catch(() => null)) !== undefined) taken.push(id);
-      }
+      for (const id of ids) if ((await sessions.store.read(id).catch(() => null)) !== undefined) taken.push(id);
       if (taken.length > 0) {
         throw new SessionError('EEXIST', `cannot restore: session(s) ${taken.join(', ')} exist in the store again`, {
           details: { ids: taken, entry: manifest.entry },
