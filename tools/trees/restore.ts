@@ -5,7 +5,6 @@ import type { SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { faultPoint } from '../store/fault-points.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
-import { MARKER_SLICE } from './trash-writer.js';
 import {
   diskBytes,
   subtreesOf,
@@ -190,10 +189,8 @@ export async function putBack(
           : { entries: [{ entry: manifest.entry, action: 'rolled back' }] };
       await sessions.audit(why, ids, details);
       for (const [i, s] of order.entries()) {
-        // The markers before the sessions they describe (a kill leaves at most stale ones), a slice at a time.
-        if (i % MARKER_SLICE === 0)
-          index.addMany(order.slice(i, i + MARKER_SLICE).map(linkOf), 'the restored sessions');
         check(s.id);
+        await index.add(s.parent, s.id);
         await trash.moveOut(manifest.entry, s.id);
         options.onProgress?.({ done: i + 1, total: order.length });
       }
@@ -228,10 +225,6 @@ export async function putBack(
     instructions: instructions(w, w.patch ? trash.workFilePath(manifest.entry, w.patch) : null),
   }));
   return { entry: manifest.entry, restored: order.map(restored), warnings, work };
-}
-
-function linkOf(s: TrashSession) {
-  return { parent: s.parent, child: s.id };
 }
 
 function restored(s: TrashSession) {
