@@ -1,5 +1,5 @@
 import { formatEntry } from './audit/entry.js';
-import { resolveSettings, type Settings } from './config.js';
+import type { Settings } from './config.js';
 import type { Actor, ListResult, SessionContext } from './session-context.js';
 import { SessionError, toSessionError } from './errors.js';
 import { assertValidId, generateId } from './ids.js';
@@ -17,7 +17,7 @@ import { decideResume, resumeRules, type ResumeDecision, type ResumeRules } from
 import { checkFilter, sessionSelection, type ListFilter } from './policy/selection.js';
 import type { SessionRecord } from './record.js';
 import { AuditLog } from './store/audit-log.js';
-import { loadConfigFile, resolveStoreDir } from './store/project.js';
+import { loadSettings, resolveStoreDir } from './store/project.js';
 import { ChildrenIndex } from './store/children-index.js';
 import { notFound, SessionStore } from './store/store.js';
 
@@ -73,13 +73,7 @@ export class Sessions implements SessionContext {
 
   static open(options: SessionsOptions = {}): Sessions {
     const locate = { dir: options.dir, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env };
-    const config = loadConfigFile(locate);
-    const settings = resolveSettings({
-      options: options.settings,
-      env: locate.env,
-      file: config.value,
-      fileName: config.file,
-    });
+    const settings = loadSettings(locate, options.settings);
     const store = new SessionStore(resolveStoreDir(locate), { lockTimeoutMs: settings.lockTimeoutMs });
     return new Sessions(store, settings, options.now, options.actor);
   }

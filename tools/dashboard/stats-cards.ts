@@ -1,4 +1,4 @@
-import type { StatsReport } from './stats-source.js';
+import type { StatsReport } from '../stats/stats.js';
 
 /** One card of the page: a figure and the line under it, as text (the page escapes and lays them out). */
 export interface StatsCard {

@@ -5,12 +5,12 @@ import { assertValidId } from '../ids.js';
 import { claudeFields, lastMessage, nextStep, sessionStatus } from '../policy/paused.js';
 import { decideResume } from '../policy/resume.js';
 import type { SessionContext } from '../session-context.js';
+import { computeStats, sessionTokenSums } from '../stats/stats.js';
 import { notFound } from '../store/store.js';
 import { deleteSession } from '../trees/delete.js';
 import { listTrash, restoreSession } from '../trees/restore.js';
 import type { SessionIndex } from './session-index.js';
 import { statsCards } from './stats-cards.js';
-import { loadSessionTokens, loadStats } from './stats-source.js';
 
 /** The most rows one request returns: the page asks for what it shows. */
 export const PAGE_LIMIT = 200;
@@ -81,15 +81,15 @@ export class Views {
       timeline: record.history.map((h) => ({ timestamp: h.timestamp, text: historyLine(h) })),
       children: this.index.children(id, 0, PAGE_LIMIT),
       audit: { total: audit.entries.length, entries: audit.entries.slice(-AUDIT_LIMIT).reverse() },
-      tokens: await loadSessionTokens(this.sessions, id),
+      tokens: await sessionTokenSums(this.sessions, id),
     };
   }
 
   async stats() {
     const now = this.sessions.now();
     const [day, week] = await Promise.all([
-      loadStats(this.sessions, new Date(now - DAY_MS)),
-      loadStats(this.sessions, new Date(now - 7 * DAY_MS)),
+      computeStats(this.sessions, { since: new Date(now - DAY_MS) }),
+      computeStats(this.sessions, { since: new Date(now - 7 * DAY_MS) }),
     ]);
     return { day: statsCards(day), week: statsCards(week) };
   }

@@ -7,11 +7,11 @@ import { isValidId } from '../ids.js';
 import { parseJson } from '../json.js';
 import { isPlainObject } from '../merge-patch.js';
 import { isFinalPhase, isResumablePhase } from '../phases.js';
-import { resolveSettings, type Settings } from '../config.js';
+import type { Settings } from '../config.js';
 import { decideResume, resumeRules, type ResumeRules } from '../policy/resume.js';
 import type { SessionRecord } from '../record.js';
 import { ClaudeIndex } from '../store/claude-index.js';
-import { loadConfigFile, locateStore, resolveStoreDir, storeExists } from '../store/project.js';
+import { loadSettings, locateStore, resolveStoreDir, storeExists } from '../store/project.js';
 import { SessionStore } from '../store/store.js';
 import { readSweepReport } from '../store/sweep-stamp.js';
 import { parseTimestamp } from '../time.js';
@@ -100,8 +100,7 @@ export interface StatusLineContext {
 }
 
 function openStore(locate: Parameters<typeof locateStore>[0]): StatusLineContext {
-  const config = loadConfigFile(locate);
-  const settings = resolveSettings({ env: locate.env, file: config.value, fileName: config.file });
+  const settings = loadSettings(locate);
   const store = new SessionStore(resolveStoreDir(locate), { lockTimeoutMs: settings.lockTimeoutMs });
   return { store, settings, rules: resumeRules(settings), now: () => Date.now() };
 }

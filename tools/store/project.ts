@@ -1,7 +1,14 @@
 import { mkdirSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { configError, environmentWarnings, settingsProblems, type ConfigProblem, type Settings } from '../config.js';
+import {
+  configError,
+  environmentWarnings,
+  resolveSettings,
+  settingsProblems,
+  type ConfigProblem,
+  type Settings,
+} from '../config.js';
 import type { SessionError } from '../errors.js';
 import { parseJson } from '../json.js';
 import { decodeUtf8, readRegularFileSync } from './regular-file.js';
@@ -83,6 +90,12 @@ export function loadConfigFile(locate: Locate): { file: string; value: unknown }
     });
   }
   return { file, value };
+}
+
+/** The settings in effect for `locate`: `options` over the environment over the config file (EINVALID if bad). */
+export function loadSettings(locate: Locate, options?: Partial<Settings>): Settings {
+  const config = loadConfigFile(locate);
+  return resolveSettings({ options, env: locate.env, file: config.value, fileName: config.file });
 }
 
 /**
