@@ -1,7 +1,7 @@
 // `npm run bench`: runs each benchmark module against the build at AGENT_SESSION_DIST
 // (default dist/), prints a report and writes the figures as JSON.
 // Usage: node bench/run.mjs [--only store,list,hooks,cleanup,scale] [--out FILE] [--quick] [--check] [--tmp DIR]
-//                          [--variant NAME=DIR ...] [--sizes 10000,100000]
+//                          [--variant NAME=DIR ...] [--sizes 10000,100000] [--commands delete,restore]
 //   --out    where the JSON goes (default bench/results.json)
 //   --quick  fewer repetitions (a smoke run; figures are noisier)
 //   --check  exit 1 when a target fails
@@ -9,6 +9,7 @@
 //   --variant  another build (node scripts/build.mjs --out DIR) whose hooks the hooks module times in
 //              the same rounds as this build's, interleaved; repeatable
 //   --sizes    the store sizes of the scale module (default 10000,100000)
+//   --commands the scale module's commands to time (default all; delete runs, untimed, before restore)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,6 +28,7 @@ const { values: opts } = parseArgs({
     tmp: { type: 'string', default: tmpdir() },
     variant: { type: 'string', multiple: true, default: [] },
     sizes: { type: 'string' },
+    commands: { type: 'string' },
   },
 });
 const sizes = opts.sizes?.split(',').map(Number);
@@ -83,6 +85,7 @@ for (const name of selected) {
       root,
       variants,
       ...(sizes ? { sizes } : {}),
+      ...(opts.commands ? { commands: opts.commands.split(',') } : {}),
     });
   } catch (err) {
     result = { error: err.stack ?? String(err) };

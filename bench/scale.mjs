@@ -54,7 +54,9 @@ const RSS_LIMIT_MB = 400;
 /** The 100,000-session time of a command over its 10,000-session time. */
 const GROWTH_LIMIT = 11;
 
-export async function run({ dist, cli, tmp, quick, env, sizes = DEFAULT_SIZES }) {
+export async function run({ dist, cli, tmp, quick, env, sizes = DEFAULT_SIZES, commands = ORDER }) {
+  const unknown = commands.filter((cmd) => !ORDER.includes(cmd));
+  if (unknown.length > 0) throw new Error(`--commands: unknown ${unknown.join(', ')}; known: ${ORDER.join(', ')}`);
   const serialize = await loadSerializer(dist);
   const audit = await loadAuditFormatter(dist);
   const lib = await import(pathToFileURL(path.join(dist, 'tools', 'index.js')).href);
@@ -64,7 +66,7 @@ export async function run({ dist, cli, tmp, quick, env, sizes = DEFAULT_SIZES })
   // The floor of restore undoes the floor's delete: without that one it has nothing to restore.
   if (!skipped.includes('restore') && skipped.includes('delete')) skipped.push('restore');
   for (const cmd of skipped) console.log(`  skipped: bench/floors/${cmd}.mjs missing`);
-  const measured = ORDER.filter((cmd) => !skipped.includes(cmd));
+  const measured = ORDER.filter((cmd) => commands.includes(cmd) && !skipped.includes(cmd));
 
   const figures = [];
   const targets = [];
