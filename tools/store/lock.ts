@@ -221,7 +221,7 @@ function makeDir(lockPath: string): boolean {
 const heldLocks = new Set<HeldLock>();
 let exitHandler = false;
 
-/** The least time between two passes of keepLocksFresh: a tenth of what a lock may go without a touch. */
+/** The least time between two passes of keepLocksFresh: a tenth of the age at which a lock held as many is touched. */
 const PASS_EVERY_MS = TOUCH_AFTER_MS / 5;
 let lastPass = 0;
 
