@@ -22,7 +22,7 @@ import { DIST, ROOT, tempDir } from './helpers/run.mjs';
 const require = createRequire(path.join(ROOT, 'package.json'));
 const lockfile = require('proper-lockfile');
 const LOCK_MODULE = pathToFileURL(path.join(DIST, 'tools', 'store', 'lock.js')).href;
-const { withLock, isStaleLockTime, LOCK_STALE_MS } = await import(LOCK_MODULE);
+const { withLock, isStaleLockTime, keepLocksFresh, LOCK_STALE_MS } = await import(LOCK_MODULE);
 const { withSessionLocks } = await import(pathToFileURL(path.join(DIST, 'tools', 'store', 'subtree-locks.js')).href);
 /** Blocks the thread as a synchronous step on a slow disk does: no timer runs meanwhile. */
 const block = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -225,6 +225,32 @@ test(
       (err) => err.code === 'ELOCKED' && err.details.reason === 'stale' && err.message.includes('session s00'),
     );
     // Nobody took them over meanwhile: each is removed (through the takeover guard), not left stale.
+    assert.deepEqual(readdirSync(path.join(dir, '.locks')), []);
+  },
+);
+
+test(
+  'holding many session locks: a synchronous stretch past the stale time that calls keepLocksFresh ' +
+    'between its steps keeps every lock fresh, as another process sees them',
+  { timeout: 20_000 },
+  async (t) => {
+    const dir = tempDir(t);
+    const ids = Array.from({ length: 20 }, (_, i) => `s${String(i).padStart(2, '0')}`);
+    await withSessionLocks(dir, ids, 2000, async (check) => {
+      check('s05');
+      // Steps of 20 ms (a file creation each on a loaded disk), 1.5 stale times in all, no timer between.
+      const end = Date.now() + LOCK_STALE_MS * 1.5;
+      while (Date.now() < end) {
+        block(20);
+        keepLocksFresh();
+      }
+      for (const id of ids) {
+        const mtimeMs = statSync(path.join(dir, '.locks', `${id}.lock`)).mtimeMs;
+        assert.equal(isStaleLockTime(mtimeMs), false, `${id} is not stale`);
+      }
+      check('s05');
+      check();
+    });
     assert.deepEqual(readdirSync(path.join(dir, '.locks')), []);
   },
 );

@@ -15,10 +15,11 @@
  * - Removing markers is always safe: a removed ids marker only makes the session unindexed again.
  */
 import { mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
+import { keepLocksFresh } from './lock.js';
 import { ensureAreaSync } from './regular-file.js';
 import { ensureStoreSync } from './store-root.js';
 
@@ -55,7 +56,7 @@ export class ChildrenIndex {
   }
 
   /** `add` for many sessions at once (an import): each area checked once, the markers written in a row. */
-  addMany(links: { parent: string | null; child: string }[]): void {
+  addMany(links: { parent: string | null; child: string }[], what = 'the imported sessions'): void {
     try {
       ensureStoreSync(this.storeDir);
       ensureAreaSync(dirname(this.childrenDir));
@@ -63,6 +64,8 @@ export class ChildrenIndex {
       ensureAreaSync(this.idsDir);
       const made = new Set<string>();
       for (const { parent, child } of links) {
+        // Hundreds of file creations in a row: on a loaded disk they outlast a lock's trusted time.
+        keepLocksFresh();
         assertValidId(child);
         if (parent !== null) {
           assertValidId(parent, 'parent session id');
@@ -73,7 +76,7 @@ export class ChildrenIndex {
         writeFileSync(join(this.idsDir, child), '');
       }
     } catch (err) {
-      throw toSessionError(err, 'indexing the imported sessions');
+      throw toSessionError(err, `indexing ${what}`);
     }
   }
 
@@ -91,6 +94,28 @@ export class ChildrenIndex {
       throw toSessionError(err, `unindexing session ${child}`);
     }
     await rmdir(join(this.childrenDir, child)).catch(() => undefined);
+  }
+
+  /**
+   * `remove` for many sessions in a row (a subtree that moved to the trash): synchronous, one unlink per
+   * marker and one rmdir per child list, no thread-pool round trip each.
+   */
+  removeMany(links: { parent: string | null; child: string }[]): void {
+    for (const { parent, child } of links) {
+      keepLocksFresh();
+      assertValidId(child);
+      try {
+        unlinkMarker(join(this.idsDir, child));
+        if (parent !== null) unlinkMarker(join(this.childrenDir, parent, child));
+      } catch (err) {
+        throw toSessionError(err, `unindexing session ${child}`);
+      }
+      try {
+        rmdirSync(join(this.childrenDir, child));
+      } catch {
+        // Not empty (a child restored under it meanwhile) or none: either way nothing to remove.
+      }
+    }
   }
 
   /** The ids the index lists under `parent`; unverified (callers check the child's record). */
@@ -127,6 +152,18 @@ export class ChildrenIndex {
   /** Drops the whole index (it is rebuilt from the records). */
   async clear(): Promise<void> {
     await rm(dirname(this.childrenDir), { recursive: true, force: true });
+  }
+}
+
+/** A marker is an empty file; one that is something else (a directory made by hand) goes too, as `rm` would. */
+function unlinkMarker(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return;
+    if (code === 'EISDIR' || code === 'EPERM') return rmSync(file, { recursive: true, force: true });
+    throw err;
   }
 }
 

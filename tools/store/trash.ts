@@ -19,14 +19,14 @@
  * of a cleanup's entry, the subtrees past `committed`; a restore that was cut short completes). Each
  * session is therefore fully live, or fully in a complete entry or a committed subtree of one.
  */
-import { lstatSync, readdirSync } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { lstatSync, readdirSync, renameSync, rmdirSync } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { parseJson } from '../json.js';
 import { writeFileAtomic } from './atomic.js';
-import { isLockHeld, withLock } from './lock.js';
+import { isLockHeld, keepLocksFresh, withLock } from './lock.js';
 import { assertArea, decodeUtf8, ensureAreaSync, readRegularFileSync } from './regular-file.js';
 import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
@@ -256,29 +256,41 @@ export class Trash {
     return names(join(this.entryDir(entry), 'sessions'));
   }
 
+  // The renames of moveIn and moveOut are synchronous: a subtree moves thousands of sessions in a row,
+  // and a thread-pool round trip each was most of that time. Their callers look at the locks between two,
+  // and each rename is followed by keepLocksFresh: no timer runs while they go on.
   async moveIn(entry: string, id: string): Promise<void> {
     const from = this.sessionDir(id);
     const to = join(this.entryDir(entry), 'sessions', id);
-    await faultPoint('trash-move-in')
-      .then(() => rename(from, to))
-      .catch((err) => {
-        throw toSessionError(err, `moving session ${id} to the trash`);
-      });
+    try {
+      await faultPoint('trash-move-in');
+      renameSync(from, to);
+      keepLocksFresh();
+    } catch (err) {
+      throw toSessionError(err, `moving session ${id} to the trash`);
+    }
   }
 
   /** Moves a session back into the store; EEXIST when the store has that session again. */
   async moveOut(entry: string, id: string): Promise<void> {
     const from = join(this.entryDir(entry), 'sessions', id);
     const to = this.sessionDir(id);
-    const existing = await names(to).catch(() => ['?']);
+    let existing: string[];
+    try {
+      existing = namesSync(to);
+    } catch {
+      existing = ['?'];
+    }
     if (existing.length > 0) throw new SessionError('EEXIST', `session ${id} exists in the store`, { details: { id } });
-    // An empty directory is what a crashed create leaves: not a session.
-    await rmdir(to).catch(() => undefined);
-    await faultPoint('trash-move-out')
-      .then(() => rename(from, to))
-      .catch((err) => {
-        throw toSessionError(err, `restoring session ${id}`);
-      });
+    // An empty directory is what a crashed create leaves: not a session. (No directory: nothing to remove.)
+    if (existing !== NO_NAMES) rmdirQuiet(to);
+    try {
+      await faultPoint('trash-move-out');
+      renameSync(from, to);
+      keepLocksFresh();
+    } catch (err) {
+      throw toSessionError(err, `restoring session ${id}`);
+    }
   }
 
   /**
@@ -353,12 +365,23 @@ function lstatOrNull(file: string) {
   }
 }
 
+/** What namesSync returns for no directory at all (as opposed to an empty one). */
+const NO_NAMES = Object.freeze([]) as unknown as string[];
+
+function rmdirQuiet(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Gone meanwhile, or not empty: the rename that follows says so.
+  }
+}
+
 function namesSync(dir: string): string[] {
   try {
     return readdirSync(dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    if (code === 'ENOENT' || code === 'ENOTDIR') return NO_NAMES;
     throw toSessionError(err, `reading ${dir}`);
   }
 }

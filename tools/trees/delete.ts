@@ -2,7 +2,7 @@ import { planDelete, type Blocker, type TreeNode } from '../policy/tree-guard.js
 import type { SessionContext } from '../session-context.js';
 import { SessionError } from '../errors.js';
 import { diskBytes, Trash } from '../store/trash.js';
-import { subtreeNodes } from './hierarchy.js';
+import { indexedSubtreeIds, reconcileIndex, subtreeNodes } from './hierarchy.js';
 import { recoverTrash } from './recover.js';
 import { removeSubtree, workBlocker, type Removal } from './remove-subtree.js';
 import { findCheckouts, findUnsavedWork, type UnsavedWork } from './work.js';
@@ -71,7 +71,10 @@ export async function deleteSession(
   if (opts.preserveWork && !opts.backup)
     throw new SessionError('EINVALID', '--preserve-work keeps the work in the backup: it cannot go with --no-backup');
   if (options.dryRun) return preview(sessions, id, opts);
-  const finished = await finishInterrupted(sessions, id);
+  // The index brought up to date once, and the subtree listed once, for the recovery and the removal.
+  const links = await reconcileIndex(sessions, true);
+  const ids = await indexedSubtreeIds(sessions, id, links).catch(() => [id]);
+  const finished = await finishInterrupted(sessions, ids);
   // Audited (fsynced) under the locks before the entry is complete: a kill cannot leave the delete unrecorded.
   const audit = (moved: Removal) => ({
     action: 'delete' as const,
@@ -87,6 +90,9 @@ export async function deleteSession(
   let moved = 0;
   const removal = await removeSubtree(sessions, id, {
     ...opts,
+    links,
+    // What the recovery put back (if anything) is listed again.
+    ...(finished.length === 0 ? { ids } : {}),
     reason: 'delete',
     checkWork: true,
     audit,
@@ -124,11 +130,7 @@ export async function deleteSession(
  * A delete of this subtree that was killed part-way left a `moving` entry holding its lower levels:
  * rolled back first, so that running the delete again takes the whole subtree into one entry.
  */
-async function finishInterrupted(sessions: SessionContext, id: string): Promise<string[]> {
-  const ids = await subtreeNodes(sessions, id).then(
-    (nodes) => nodes.map((n) => n.id),
-    () => [id],
-  );
+async function finishInterrupted(sessions: SessionContext, ids: string[]): Promise<string[]> {
   const recovered = await recoverTrash(sessions, { touching: new Set(ids) });
   return recovered.map(
     (r) =>

@@ -5,6 +5,7 @@ import { checkFilter, sessionSelection, summarize, type ListFilter, type Session
 import { compareCreation, type SessionRecord } from '../record.js';
 import type { ListResult, SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
+import { keepLocksFresh } from '../store/lock.js';
 import { notFound } from '../store/store.js';
 
 export type { TreeNode } from '../policy/tree-guard.js';
@@ -32,10 +33,16 @@ export async function reconcileIndex(sessions: SessionContext, persist: boolean)
 /** The verified children of `id` (a marker whose record is gone or names another parent is ignored). */
 async function childNodes(sessions: SessionContext, id: string, depth: number, extra: ExtraLinks): Promise<TreeNode[]> {
   const index = new ChildrenIndex(sessions.store.dir);
-  const names = [...new Set([...(await index.childIds(id)), ...(extra.get(id) ?? [])])];
+  return verifiedChildren(sessions, id, [...new Set([...(await index.childIds(id)), ...(extra.get(id) ?? [])])], depth);
+}
+
+/** Of the names listed under `id`, the children whose record says so, oldest first (unreadable ones kept). */
+function verifiedChildren(sessions: SessionContext, id: string, names: string[], depth: number): TreeNode[] {
   const nodes: TreeNode[] = [];
   for (const name of names) {
-    const record = await readLenient(sessions, name);
+    // Read under the locks of a subtree: hundreds of reads in a row keep them fresh.
+    keepLocksFresh();
+    const record = readLenientSync(sessions, name);
     if (record === undefined) continue;
     if (record !== null && record.parent_session_id !== id) continue;
     nodes.push({ id: name, parent: id, depth, record });
@@ -49,16 +56,69 @@ export async function subtreeNodes(sessions: SessionContext, id: string, extra?:
   const root = await readLenient(sessions, id);
   if (root === undefined) throw notFound(id);
   const links = extra ?? (await reconcileIndex(sessions, false));
-  const out: TreeNode[] = [];
-  const seen = new Set<string>();
-  const stack: TreeNode[] = [{ id, parent: root?.parent_session_id ?? null, depth: 0, record: root }];
+  const top: TreeNode = { id, parent: root?.parent_session_id ?? null, depth: 0, record: root };
+  const kids = await walkLevels(sessions.store.dir, id, links, (parent, names, depth) =>
+    verifiedChildren(sessions, parent, names, depth),
+  );
+  return preOrder(top, kids);
+}
+
+/**
+ * The ids the index (and `extra`) lists below `id`, the root first, without reading any record: a
+ * superset of the verified subtree (a stale marker adds a session that is not a child), for taking the
+ * locks before the records are read under them. ENOTFOUND when `id` has no session directory.
+ */
+export async function indexedSubtreeIds(sessions: SessionContext, id: string, extra: ExtraLinks): Promise<string[]> {
+  assertValidId(id);
+  if (!sessions.store.has(id)) throw notFound(id);
+  const kids = await walkLevels(sessions.store.dir, id, extra, (_parent, names) => names.map((name) => ({ id: name })));
+  return preOrder({ id }, kids).map((n) => n.id);
+}
+
+/**
+ * Breadth first, one level at a time, the child lists of a level read together (a few readdirs in
+ * flight instead of one round trip per session). `children` turns a parent's names into its nodes.
+ * A hand-edited parent cycle must not loop forever: a session is taken once.
+ */
+async function walkLevels<N extends { id: string }>(
+  storeDir: string,
+  rootId: string,
+  extra: ExtraLinks,
+  children: (parent: string, names: string[], depth: number) => N[],
+): Promise<Map<string, N[]>> {
+  const index = new ChildrenIndex(storeDir);
+  const kids = new Map<string, N[]>();
+  const seen = new Set([rootId]);
+  let level = [rootId];
+  for (let depth = 1; level.length > 0; depth++) {
+    const next: string[] = [];
+    for (let at = 0; at < level.length; at += LEVEL_READS) {
+      const parents = level.slice(at, at + LEVEL_READS);
+      const lists = await Promise.all(parents.map((p) => index.childIds(p)));
+      for (const [i, parent] of parents.entries()) {
+        const names = [...new Set([...(lists[i] as string[]), ...(extra.get(parent) ?? [])])];
+        const nodes = children(parent, names, depth).filter((n) => !seen.has(n.id));
+        for (const n of nodes) seen.add(n.id);
+        kids.set(parent, nodes);
+        next.push(...nodes.map((n) => n.id));
+      }
+    }
+    level = next;
+  }
+  return kids;
+}
+
+/** Child lists read at once by walkLevels. */
+const LEVEL_READS = 32;
+
+function preOrder<N extends { id: string }>(root: N, kids: Map<string, N[]>): N[] {
+  const out: N[] = [];
+  const stack = [root];
   while (stack.length > 0) {
-    const node = stack.pop() as TreeNode;
-    // A hand-edited parent cycle must not loop forever.
-    if (seen.has(node.id)) continue;
-    seen.add(node.id);
+    const node = stack.pop() as N;
     out.push(node);
-    stack.push(...(await childNodes(sessions, node.id, node.depth + 1, links)).reverse());
+    const below = kids.get(node.id);
+    if (below) for (let i = below.length - 1; i >= 0; i--) stack.push(below[i] as N);
   }
   return out;
 }
@@ -156,6 +216,16 @@ export async function listOrphans(sessions: SessionContext, filter: ListFilter =
 async function readLenient(sessions: SessionContext, id: string): Promise<SessionRecord | null | undefined> {
   try {
     return await sessions.store.read(id);
+  } catch (err) {
+    if (isSessionError(err, 'ECORRUPT') || isSessionError(err, 'EVERSION')) return null;
+    throw err;
+  }
+}
+
+/** readLenient without a turn of the event loop per record (Store.read is synchronous underneath). */
+function readLenientSync(sessions: SessionContext, id: string): SessionRecord | null | undefined {
+  try {
+    return sessions.store.readSync(id);
   } catch (err) {
     if (isSessionError(err, 'ECORRUPT') || isSessionError(err, 'EVERSION')) return null;
     throw err;

@@ -2,12 +2,12 @@ import { SessionError, toSessionError } from '../errors.js';
 import { throwIfInterrupted } from '../safe-points.js';
 import { planDelete, type Blocker, type DeletePlan, type TreeNode } from '../policy/tree-guard.js';
 import type { SessionContext } from '../session-context.js';
-import type { LockedReason } from '../store/lock.js';
+import { keepLocksFresh, type LockedReason } from '../store/lock.js';
 import { withSessionLocks, type SessionLocksCheck } from '../store/subtree-locks.js';
 import { diskBytesSync, Trash, type PreservedWork, type TrashSession } from '../store/trash.js';
 import type { AuditAction } from '../session-context.js';
 import { TrashWriter, type EntryHeader } from './trash-writer.js';
-import { reconcileIndex, subtreeNodes, type ExtraLinks } from './hierarchy.js';
+import { indexedSubtreeIds, reconcileIndex, subtreeNodes, type ExtraLinks } from './hierarchy.js';
 import { capturePatch, findUnsavedWork, type UnsavedWork } from './work.js';
 
 interface RemoveOptions {
@@ -23,6 +23,8 @@ interface RemoveOptions {
   checkWork: boolean;
   /** Parent links not in the index yet; computed (and persisted) when absent. */
   links?: ExtraLinks;
+  /** The ids to lock first (indexedSubtreeIds with `links`), when the caller has them already. */
+  ids?: string[];
   /** A last say under the locks, on fresh records: a reason to keep the subtree, or null. */
   accept?: (nodes: TreeNode[]) => string | null;
   /**
@@ -60,18 +62,22 @@ export async function removeSubtree(
 ): Promise<Removal> {
   const links = options.links ?? (await reconcileIndex(sessions, true));
   for (let attempt = 1; ; attempt++) {
-    const planned = await subtreeNodes(sessions, rootId, links);
-    const work = await checkWork(planned, options);
-    const ids = planned.map((n) => n.id);
+    // The locks are taken on what the index lists (no record read); the records are read once, under
+    // them. A stale marker only adds a lock; a child that the index did not list yet is found under the
+    // locks, and the whole is tried again with it.
+    const ids = await (options.ids ?? indexedSubtreeIds(sessions, rootId, links));
+    options = { ...options, ids: undefined };
+    const locked = new Set(ids);
     const timeout = sessions.settings.lockTimeoutMs;
     const result = await withSessionLocks(
       sessions.store.dir,
       ids,
       timeout,
       async (check) => {
-        // Re-read under the locks: no update can land now, and no child can be added (create holds the parent's lock).
+        // Read under the locks: no update can land now, and no child can be added (create holds the parent's lock).
         const nodes = await subtreeNodes(sessions, rootId, links);
-        if (!sameIds(nodes, ids)) return undefined;
+        if (!nodes.every((n) => locked.has(n.id))) return undefined;
+        const work = await checkWork(nodes, options);
         const plan = planDelete(nodes, {
           cascade: options.cascade,
           force: options.force,
@@ -84,7 +90,7 @@ export async function removeSubtree(
           throw new SessionError('EREFUSED', kept, {
             details: { id: rootId, blocked: [{ id: rootId, reason: kept }] },
           });
-        throwIfInterrupted(options.signal, 0, ids.length);
+        throwIfInterrupted(options.signal, 0, nodes.length);
         return moveToTrash(sessions, nodes, plan, work, options, check);
       },
       options.signal,
@@ -192,10 +198,12 @@ export function describe(trash: Trash, node: TreeNode, bytes?: number): TrashSes
     id: node.id,
     parent: node.parent,
     depth: node.depth,
-    bytes: bytes ?? diskBytesSync(trash.sessionDir(node.id)),
+    bytes: bytes ?? diskBytesOf(trash.sessionDir(node.id)),
   };
 }
 
-function sameIds(nodes: TreeNode[], ids: string[]): boolean {
-  return nodes.length === ids.length && nodes.every((n, i) => n.id === ids[i]);
+/** A session's size, looked at in a row for a whole subtree under its locks: kept fresh between two. */
+function diskBytesOf(dir: string): number {
+  keepLocksFresh();
+  return diskBytesSync(dir);
 }

@@ -4,7 +4,9 @@ import { throwIfInterrupted } from '../safe-points.js';
 import type { SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { faultPoint } from '../store/fault-points.js';
+import { keepLocksFresh } from '../store/lock.js';
 import { withSessionLocks } from '../store/subtree-locks.js';
+import { MARKER_SLICE } from './trash-writer.js';
 import {
   diskBytes,
   subtreesOf,
@@ -149,13 +151,18 @@ export async function putBack(
     sessions.settings.lockTimeoutMs,
     async (check) => {
       const taken: string[] = [];
-      for (const id of ids) if ((await sessions.store.read(id).catch(() => null)) !== undefined) taken.push(id);
+      // Synchronous reads underneath, one per session: the locks are kept fresh between two.
+      for (const id of ids) {
+        keepLocksFresh();
+        if ((await sessions.store.read(id).catch(() => null)) !== undefined) taken.push(id);
+      }
       if (taken.length > 0) {
         throw new SessionError('EEXIST', `cannot restore: session(s) ${taken.join(', ')} exist in the store again`, {
           details: { ids: taken, entry: manifest.entry },
         });
       }
       for (const parent of outside) {
+        keepLocksFresh();
         if (await isLive(sessions, parent)) continue;
         const holder = present.has(parent) ? manifest.entry : (await trash.holding(parent))[0];
         const child = order.find((s) => s.parent === parent)?.id;
@@ -189,8 +196,10 @@ export async function putBack(
           : { entries: [{ entry: manifest.entry, action: 'rolled back' }] };
       await sessions.audit(why, ids, details);
       for (const [i, s] of order.entries()) {
+        // The markers before the sessions they describe (a kill leaves at most stale ones), a slice at a time.
+        if (i % MARKER_SLICE === 0)
+          index.addMany(order.slice(i, i + MARKER_SLICE).map(linkOf), 'the restored sessions');
         check(s.id);
-        await index.add(s.parent, s.id);
         await trash.moveOut(manifest.entry, s.id);
         options.onProgress?.({ done: i + 1, total: order.length });
       }
@@ -225,6 +234,10 @@ export async function putBack(
     instructions: instructions(w, w.patch ? trash.workFilePath(manifest.entry, w.patch) : null),
   }));
   return { entry: manifest.entry, restored: order.map(restored), warnings, work };
+}
+
+function linkOf(s: TrashSession) {
+  return { parent: s.parent, child: s.id };
 }
 
 function restored(s: TrashSession) {

@@ -4,6 +4,9 @@ import { ChildrenIndex } from '../store/children-index.js';
 import type { SessionLocksCheck } from '../store/subtree-locks.js';
 import { Trash, TRASH_FORMAT, type TrashManifest, type TrashSession, type TrashSubtree } from '../store/trash.js';
 
+/** Index markers removed (or written) in one synchronous run: a few milliseconds. */
+export const MARKER_SLICE = 256;
+
 /** A subtree ready to move: its sessions in move order (leaves first), and the audit line of its move. */
 export interface PendingSubtree {
   root: string;
@@ -109,8 +112,13 @@ export class TrashWriter {
       if (pushed) this.committed.splice(this.committed.length - moved.length, moved.length);
       throw await this.undo(movedIds, audited, err);
     }
+    // In slices, a turn of the event loop between them: the locks held stay fresh meanwhile.
     const index = new ChildrenIndex(this.trash.storeDir);
-    for (const t of moved) for (const s of t.order) await index.remove(s.parent, s.id);
+    const links = moved.flatMap((t) => t.order.map((s) => ({ parent: s.parent, child: s.id })));
+    for (let at = 0; at < links.length; at += MARKER_SLICE) {
+      if (at > 0) await new Promise((resolve) => setImmediate(resolve));
+      index.removeMany(links.slice(at, at + MARKER_SLICE));
+    }
     return moved;
   }
 
