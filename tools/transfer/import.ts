@@ -1,7 +1,7 @@
 import { readAudit } from '../audit/read.js';
 import type { AuditEntry } from '../audit/entry.js';
 import { isSessionError, SessionError, toSessionError } from '../errors.js';
-import { throwIfInterrupted } from '../safe-points.js';
+import { breather, throwIfInterrupted } from '../safe-points.js';
 import { generateId } from '../ids.js';
 import { parseRecord, serializeRecord } from '../record.js';
 import type { SessionContext } from '../session-context.js';
@@ -412,6 +412,7 @@ async function commit(
   manifest.status = 'committing';
   await staging.writeManifest(manifest);
   const done: Staged[][] = [];
+  const breathe = breather();
   try {
     for (let i = 0; i < order.length; i += LOCK_BATCH) {
       const batch = order.slice(i, i + LOCK_BATCH);
@@ -432,8 +433,10 @@ async function commit(
             await staging.setAside(manifest.op, s.id);
           }
           for (const s of batch) {
+            // The timers (the import's own lock) run at least every 100 ms of renames.
+            await breathe();
             check(s.id);
-            await staging.place(manifest.op, s.id);
+            staging.place(manifest.op, s.id);
           }
         },
         // Once committing, an import finishes: the signal only ends a wait for a lock, before the first batch.
@@ -496,7 +499,7 @@ async function rollForward(sessions: SessionContext, staging: ImportStaging, man
           await staging.setAside(manifest.op, id);
       }
       for (const id of ids) {
-        if (staging.isStaged(manifest.op, id) && !staging.isLive(id)) await staging.place(manifest.op, id);
+        if (staging.isStaged(manifest.op, id) && !staging.isLive(id)) staging.place(manifest.op, id);
       }
     });
   }
