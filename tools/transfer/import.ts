@@ -477,12 +477,12 @@ async function rollBack(
 }
 
 /**
- * Finishes a commit whose importer died, under the locks of its ids (LOCK_BATCH at a time): sets aside what it replaces,
- * places what is still staged, syncs the store directory, and marks it done. Finishing, not undoing:
- * the bundle was read and checked whole before the commit began, and once the dead importer's locks
- * went stale the sessions it had placed may have been written to (or got children), which a rollback
- * would throw away. An id live again meanwhile (another import of the same bundle) keeps what is
- * live; its staged copy is dropped with the staging.
+ * Finishes a commit whose importer died, under the locks of its ids (LOCK_BATCH at a time): sets
+ * aside what it replaces, places what is still staged, syncs the store directory, and marks it done.
+ * Finishing, not undoing: the bundle was read and checked whole before the commit began, and once the
+ * dead importer's locks went stale the sessions it had placed may have been written to (or got
+ * children), which a rollback would throw away. An id live again meanwhile (another import of the
+ * same bundle) keeps what is live; its staged copy is dropped with the staging.
  */
 async function rollForward(sessions: SessionContext, staging: ImportStaging, manifest: ImportManifest): Promise<void> {
   const replaced = new Set(manifest.replaced);
