@@ -7,6 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { killWhen } from './helpers/kill.mjs';
 import { cli, loadLibrary, tempDir } from './helpers/run.mjs';
+import { build, treeSpec } from './helpers/trees.mjs';
 
 /** A store with a tree root → child → grandchild, plus an unrelated session. */
 async function seed(dir) {
@@ -257,6 +258,27 @@ test('a failure in the middle of the commit rolls every session back', async (t)
   assert.deepEqual(sessionDirs(to), []);
   assert.deepEqual(readdirSync(path.join(to, '.importing')), []);
   assert.ok(!existsSync(path.join(to, 'audit.jsonl')), 'a failed import records nothing');
+});
+
+test('a failure after a first batch was placed and its locks let go of rolls every batch back', async (t) => {
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  // 91 sessions: more than one batch of the commit (64), deepest first.
+  const spec = treeSpec('batched', 3, 9);
+  await build(from, spec);
+  const file = path.join(tmp, 'bundle.json');
+  assert.equal((await cli(from, ['export', 'batched', '-o', file])).code, 0);
+  const to = path.join(tmp, 'to');
+  // The second batch fails as it starts to take its locks, after the first batch's sessions went live.
+  const env = { AGENT_SESSION_TEST_FAULTS: 'fail:session-locks:2:ENOSPC' };
+  const result = await cli(to, ['import', file], { env });
+  assert.equal(result.code, 4, result.stderr);
+  assert.deepEqual(sessionDirs(to), []);
+  assert.deepEqual(readdirSync(path.join(to, '.importing')), []);
+  assert.deepEqual(readdirSync(path.join(to, '.locks')), []);
+  assert.ok(!existsSync(path.join(to, 'audit.jsonl')), 'a failed import records nothing');
+  assert.equal((await cli(to, ['import', file])).code, 0);
+  assert.deepEqual(sessionDirs(to), spec.map((s) => s.id).sort());
 });
 
 /** What an importer killed while committing leaves: ids[0] placed, ids[1] still staged, the manifest `committing`. */

@@ -64,21 +64,32 @@ export function checkAction(action: string | undefined, trail: AuditEntry[] | ((
 }
 
 interface AuditScan {
+  /** Every entry, oldest first; empty when the scan was asked only to count them. */
   entries: AuditEntry[];
+  /** How many entries the trail holds. */
+  count: number;
   /** Every bad line with its full text; `acknowledged` when an `audit-repair` entry names its digest. */
   bad: { problem: AuditProblem; raw: string; acknowledged: boolean }[];
 }
 
-export function scanAudit(sessions: SessionContext): AuditScan {
+/** The whole trail; with `keep` false its entries are counted, not kept (doctor's check of a 30 MiB trail). */
+export function scanAudit(sessions: SessionContext, keep = true): AuditScan {
   const entries: AuditEntry[] = [];
+  const repairs: AuditEntry[] = [];
   const bad: AuditScan['bad'] = [];
+  let count = 0;
+  const add = (entry: AuditEntry) => {
+    count++;
+    if (keep) entries.push(entry);
+    else if (entry.action === 'audit-repair') repairs.push(entry);
+  };
   for (const { file, text } of sessions.auditLog.readAll()) {
     const lines = text.split('\n');
     const complete = text.endsWith('\n') || text === '';
     lines.forEach((line, index) => {
       if (line === '') return;
       const parsed = parseLine(line);
-      if ('entry' in parsed) return void entries.push(parsed.entry);
+      if ('entry' in parsed) return add(parsed.entry);
       const last = index === lines.length - 1 && !complete;
       const problem: AuditProblem = {
         file,
@@ -89,12 +100,12 @@ export function scanAudit(sessions: SessionContext): AuditScan {
       };
       bad.push({ problem, raw: line, acknowledged: false });
       const recovered = recoverTail(line);
-      if (recovered) entries.push(recovered);
+      if (recovered) add(recovered);
     });
   }
-  const acked = acknowledgedDigests(entries);
+  const acked = acknowledgedDigests(keep ? entries : repairs);
   for (const b of bad) b.acknowledged = acked.has(b.problem.digest);
-  return { entries, bad };
+  return { entries, count, bad };
 }
 
 /** `doctor --repair` records the digests of the bad lines it quarantined in an `audit-repair` entry. */

@@ -277,7 +277,7 @@ async function checkTrash(
 
 /** Bad audit lines; repaired by copying them to the quarantine and acknowledging them in the trail. */
 function checkAudit(sessions: SessionContext): { found: Found[]; entries: number } {
-  const scan = scanAudit(sessions);
+  const scan = scanAudit(sessions, false);
   const log = sessions.auditLog;
   const bad = scan.bad.filter((b) => !b.acknowledged);
   const found: Found[] = bad.map(({ problem }) => ({
@@ -302,5 +302,5 @@ function checkAudit(sessions: SessionContext): { found: Found[]; entries: number
       return `copied ${bad.length} bad audit line(s) to ${file} and acknowledged them`;
     };
   }
-  return { found, entries: scan.entries.length };
+  return { found, entries: scan.count };
 }

@@ -132,9 +132,11 @@ export class AuditLog {
     return file;
   }
 
-  /** Every audit file, oldest first (audit.<keep>.jsonl … audit.1.jsonl, audit.jsonl); absent ones skipped. */
-  readAll(): AuditFileText[] {
-    const result: AuditFileText[] = [];
+  /**
+   * Every audit file, oldest first (audit.<keep>.jsonl … audit.1.jsonl, audit.jsonl); absent ones skipped.
+   * Read one at a time as the caller asks for the next: a 30 MiB trail is never all in memory as text.
+   */
+  *readAll(): Generator<AuditFileText> {
     for (const file of [...this.rotatedFiles().reverse(), AUDIT_FILE]) {
       const full = join(this.dir, file);
       let data: Buffer | undefined;
@@ -149,9 +151,8 @@ export class AuditLog {
           });
         throw toSessionError(err, `reading ${file}`);
       }
-      if (data !== undefined) result.push({ file, text: data.toString('utf8') });
+      if (data !== undefined) yield { file, text: data.toString('utf8') };
     }
-    return result;
   }
 
   /** Rotated file names, newest first. */

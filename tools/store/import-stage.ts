@@ -19,7 +19,17 @@
  * the store directory is fsynced once they are all in place, before the manifest says `done`.
  */
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
-import { appendFileSync, closeSync, existsSync, fsync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fsync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
@@ -191,9 +201,12 @@ export class ImportStaging {
     await this.syncDirs([this.storeDir]);
   }
 
-  /** Staged → live. The id's lock must be held and the id free. */
-  async place(op: string, id: string): Promise<void> {
-    await this.io(() => rename(this.staged(op, id), this.live(id)), `importing session ${id}`);
+  /**
+   * Staged → live. The id's lock must be held and the id free. Synchronous, as the rest of a batch's
+   * steps are: a thread-pool round trip per session, on a loaded machine, cost more than the rename.
+   */
+  place(op: string, id: string): void {
+    this.ioSync(() => renameSync(this.staged(op, id), this.live(id)), `importing session ${id}`);
   }
 
   /** Live → staged (rollback of `place`). */

@@ -1,7 +1,7 @@
 import { readAudit } from '../audit/read.js';
 import type { AuditEntry } from '../audit/entry.js';
 import { isSessionError, SessionError, toSessionError } from '../errors.js';
-import { throwIfInterrupted } from '../safe-points.js';
+import { breather, throwIfInterrupted } from '../safe-points.js';
 import { generateId } from '../ids.js';
 import { parseRecord, serializeRecord } from '../record.js';
 import type { SessionContext } from '../session-context.js';
@@ -9,7 +9,7 @@ import { firstLine, forEachLine, readBundleFile } from './bundle-file.js';
 import { ChildrenIndex } from '../store/children-index.js';
 import { ImportStaging, type ImportManifest } from '../store/import-stage.js';
 import { LOCK_STALE_MS } from '../store/lock.js';
-import { withSessionLocks, type SessionLocksCheck } from '../store/subtree-locks.js';
+import { withSessionLocks } from '../store/subtree-locks.js';
 import { Trash } from '../store/trash.js';
 import { isLive } from '../trees/restore.js';
 import {
@@ -58,6 +58,8 @@ interface Staged {
 
 /** Sessions are staged, and made durable, this many at a time. */
 const BATCH = 256;
+/** Sessions are placed this many at a time, holding their locks (see `commit`). */
+const LOCK_BATCH = 64;
 
 /**
  * Validates a bundle and imports all of its sessions, or none (see tools/store/import-stage.ts). The
@@ -108,30 +110,22 @@ export async function importSessions(
       manifest.replaced = audit.replaced;
       await staging.writeManifest(manifest);
       throwIfInterrupted(options.signal, 0, staged.length);
-      // The parents outside the bundle are locked too: none can go to the trash while this commits.
-      const inBundle = new Set(manifest.ids);
-      const parents = [
-        ...new Set(staged.map((r) => r.parent).filter((p): p is string => p !== null && !inBundle.has(p))),
-      ];
-      const timeoutMs = sessions.settings.lockTimeoutMs + manifest.ids.length * 10;
       // Index markers go before the records they describe (see tools/store/children-index.ts). They
-      // describe no live session until the commit, so they are written before the locks are taken:
-      // the locks of every id are held only while the sessions move into place.
+      // describe no live session until the commit, so they are written before any lock is taken.
       const index = new ChildrenIndex(store.dir);
       for (let i = 0; i < staged.length; i += BATCH) {
         throwIfInterrupted(options.signal, 0, staged.length);
         index.addMany(staged.slice(i, i + BATCH).map((s) => ({ parent: s.parent, child: s.id })));
       }
-      await withSessionLocks(
-        store.dir,
-        [...manifest.ids, ...parents],
-        timeoutMs,
-        async (check) => {
-          await refuseParentsInTrash(sessions, staged, parents);
-          await commit(staging, manifest, staged, check);
-        },
-        options.signal,
-      );
+      // A first look without locks: what is refused is refused before anything moves (each batch looks
+      // again under its locks, and a change meanwhile rolls the commit back).
+      const inBundle = new Set(manifest.ids);
+      const outside = (batch: Staged[]) => [
+        ...new Set(batch.map((r) => r.parent).filter((p): p is string => p !== null && !inBundle.has(p))),
+      ];
+      await refuseParentsInTrash(sessions, staged, outside(staged));
+      refuseTaken(staging, manifest);
+      await commit(sessions, staging, manifest, placingOrder(staged), outside, options.signal);
       options.onProgress?.(staged.length, staged.length);
     } catch (err) {
       if (manifest.status === 'staged') await staging.discard(op);
@@ -362,74 +356,152 @@ async function refuseRepeat(
   );
 }
 
-/**
- * Under the locks of every id: set aside replaced sessions, place (one rename each), then sync
- * the store directory once; roll back on any failure.
- */
-async function commit(
-  staging: ImportStaging,
-  manifest: ImportManifest,
-  staged: Staged[],
-  check: SessionLocksCheck,
-): Promise<void> {
+/** Ids of the bundle that are live in the store (and not ones `--overwrite` replaces). */
+function refuseTaken(staging: ImportStaging, manifest: ImportManifest, ids: string[] = manifest.ids): void {
   const replaced = new Set(manifest.replaced);
-  // One look per id, each after its lock's check: thousands of looks must not starve the locks' refresh.
-  const taken = manifest.ids.filter((id) => {
-    check(id);
-    return !replaced.has(id) && staging.isLive(id);
-  });
+  const taken = ids.filter((id) => !replaced.has(id) && staging.isLive(id));
   if (taken.length > 0)
     throw new SessionError('EEXIST', `session(s) created while importing: ${taken.join(', ')}`, {
       details: { ids: taken },
     });
-  check();
+}
+
+/**
+ * The order sessions are placed in: deepest first, so a session goes live only once its children in
+ * the bundle are: a session of the bundle that is live never has a parent of the bundle still to come
+ * that another process could send to the trash meanwhile (a parent not yet live cannot be deleted).
+ */
+function placingOrder(staged: Staged[]): Staged[] {
+  const parentOf = new Map(staged.map((s) => [s.id, s.parent]));
+  const depth = new Map<string, number>();
+  const depthOf = (id: string): number => {
+    const path: string[] = [];
+    let at: string | null | undefined = id;
+    // A parent link that loops (a hand-made bundle) ends the walk: every id is visited once.
+    while (at != null && parentOf.has(at) && !depth.has(at) && !path.includes(at)) {
+      path.push(at);
+      at = parentOf.get(at);
+    }
+    let d = at != null && depth.has(at) ? depth.get(at)! : -1;
+    for (let i = path.length - 1; i >= 0; i--) depth.set(path[i]!, ++d);
+    return depth.get(id)!;
+  };
+  return staged
+    .map((s, i) => ({ s, i, d: depthOf(s.id) }))
+    .sort((a, b) => b.d - a.d || a.i - b.i)
+    .map((x) => x.s);
+}
+
+/**
+ * Places the staged sessions, LOCK_BATCH at a time: each batch under the locks of its ids and of its
+ * parents outside the bundle (none of which goes to the trash meanwhile), looked at again under them,
+ * what `--overwrite` replaces set aside, each session renamed into place; then the locks are let go
+ * of. Holding a bounded number of locks keeps the memory and each refresh pass small however large
+ * the bundle. The store directory is synced once, after the last batch. On a failure every session
+ * placed is moved back (each batch under its locks again) and the replaced ones put back.
+ */
+async function commit(
+  sessions: SessionContext,
+  staging: ImportStaging,
+  manifest: ImportManifest,
+  order: Staged[],
+  outside: (batch: Staged[]) => string[],
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const replaced = new Set(manifest.replaced);
   manifest.status = 'committing';
   await staging.writeManifest(manifest);
+  const done: Staged[][] = [];
+  const breathe = breather();
   try {
-    for (const id of manifest.replaced) {
-      if (!staging.isLive(id)) continue;
-      check(id);
-      await staging.setAside(manifest.op, id);
-    }
-    for (const s of staged) {
-      check(s.id);
-      await staging.place(manifest.op, s.id);
+    for (let i = 0; i < order.length; i += LOCK_BATCH) {
+      const batch = order.slice(i, i + LOCK_BATCH);
+      const parents = outside(batch);
+      const ids = batch.map((s) => s.id);
+      await withSessionLocks(
+        sessions.store.dir,
+        [...ids, ...parents],
+        sessions.settings.lockTimeoutMs + ids.length * 10,
+        async (check) => {
+          await refuseParentsInTrash(sessions, batch, parents);
+          for (const id of ids) check(id);
+          refuseTaken(staging, manifest, ids);
+          done.push(batch);
+          for (const s of batch) {
+            if (!replaced.has(s.id) || !staging.isLive(s.id)) continue;
+            check(s.id);
+            await staging.setAside(manifest.op, s.id);
+          }
+          for (const s of batch) {
+            // The timers (the import's own lock) run at least every 100 ms of renames.
+            await breathe();
+            check(s.id);
+            staging.place(manifest.op, s.id);
+          }
+        },
+        // Once committing, an import finishes: the signal only ends a wait for a lock, before the first batch.
+        done.length === 0 ? signal : undefined,
+      );
     }
     await staging.syncStore();
   } catch (err) {
-    await rollBack(staging, manifest);
+    await rollBack(sessions, staging, manifest, done);
     throw err;
   }
   manifest.status = 'done';
   await staging.writeManifest(manifest);
 }
 
-/** Undoes a commit: placed sessions back to staging (children first), set-aside ones back in place. */
-async function rollBack(staging: ImportStaging, manifest: ImportManifest): Promise<void> {
-  for (const id of [...manifest.ids].reverse()) {
-    if (!staging.isStaged(manifest.op, id) && staging.isLive(id)) await staging.unplace(manifest.op, id);
-  }
-  for (const id of manifest.replaced) {
-    if (staging.isSetAside(manifest.op, id) && !staging.isLive(id)) await staging.putBack(manifest.op, id);
+/**
+ * Undoes a commit, the last batch first, each under its locks: placed sessions back to staging, set-aside
+ * ones back in place. Nothing is known to be placed before its batch's locks were taken.
+ */
+async function rollBack(
+  sessions: SessionContext,
+  staging: ImportStaging,
+  manifest: ImportManifest,
+  done: Staged[][],
+): Promise<void> {
+  for (const batch of [...done].reverse()) {
+    const ids = batch.map((s) => s.id);
+    await withSessionLocks(sessions.store.dir, ids, sessions.settings.lockTimeoutMs + ids.length * 10, async () => {
+      for (const id of [...ids].reverse()) {
+        if (!staging.isStaged(manifest.op, id) && staging.isLive(id)) await staging.unplace(manifest.op, id);
+      }
+      for (const id of ids) {
+        if (staging.isSetAside(manifest.op, id) && !staging.isLive(id)) await staging.putBack(manifest.op, id);
+      }
+    });
   }
   await staging.discard(manifest.op);
 }
 
 /**
- * Finishes a commit whose importer died, under the locks of its ids: sets aside what it replaces,
- * places what is still staged, syncs the store directory, and marks it done. Finishing, not undoing:
- * the bundle was read and checked whole before the commit began, and once the dead importer's locks
- * went stale the sessions it had placed may have been written to (or got children), which a rollback
- * would throw away. An id live again meanwhile (another import of the same bundle) keeps what is
- * live; its staged copy is dropped with the staging.
+ * Finishes a commit whose importer died, under the locks of its ids (LOCK_BATCH at a time): sets
+ * aside what it replaces, places what is still staged, syncs the store directory, and marks it done.
+ * Finishing, not undoing: the bundle was read and checked whole before the commit began, and once the
+ * dead importer's locks went stale the sessions it had placed may have been written to (or got
+ * children), which a rollback would throw away. An id live again meanwhile (another import of the
+ * same bundle) keeps what is live; its staged copy is dropped with the staging.
  */
-async function rollForward(staging: ImportStaging, manifest: ImportManifest): Promise<void> {
-  for (const id of manifest.replaced) {
-    if (staging.isStaged(manifest.op, id) && staging.isLive(id) && !staging.isSetAside(manifest.op, id))
-      await staging.setAside(manifest.op, id);
-  }
-  for (const id of manifest.ids) {
-    if (staging.isStaged(manifest.op, id) && !staging.isLive(id)) await staging.place(manifest.op, id);
+async function rollForward(sessions: SessionContext, staging: ImportStaging, manifest: ImportManifest): Promise<void> {
+  const replaced = new Set(manifest.replaced);
+  for (let i = 0; i < manifest.ids.length; i += LOCK_BATCH) {
+    const ids = manifest.ids.slice(i, i + LOCK_BATCH);
+    await withSessionLocks(sessions.store.dir, ids, sessions.settings.lockTimeoutMs + ids.length * 10, async () => {
+      for (const id of ids) {
+        if (
+          replaced.has(id) &&
+          staging.isStaged(manifest.op, id) &&
+          staging.isLive(id) &&
+          !staging.isSetAside(manifest.op, id)
+        )
+          await staging.setAside(manifest.op, id);
+      }
+      for (const id of ids) {
+        if (staging.isStaged(manifest.op, id) && !staging.isLive(id)) staging.place(manifest.op, id);
+      }
+    });
   }
   await staging.syncStore();
   manifest.status = 'done';
@@ -451,12 +523,7 @@ export async function recoverImports(sessions: SessionContext): Promise<string[]
       await staging.withOpLock(op, LOCK_STALE_MS + 1000, async () => {
         const manifest = await staging.readManifest(op);
         if (manifest?.status === 'committing') {
-          await withSessionLocks(
-            sessions.store.dir,
-            manifest.ids,
-            sessions.settings.lockTimeoutMs + manifest.ids.length * 10,
-            () => rollForward(staging, manifest),
-          );
+          await rollForward(sessions, staging, manifest);
         }
         if (manifest?.status === 'done') await finishDone(sessions, staging, manifest);
         else await staging.discard(op);
