@@ -1,5 +1,20 @@
 import { isFinalPhase, isResumablePhase } from '../phases.js';
 import { compareCreation, type SessionRecord } from '../record.js';
+
+/**
+ * What cleanup's rules read of a record: a scan of 100,000 sessions keeps these fields of each, not
+ * whole records (their histories and messages would be hundreds of MB).
+ */
+export type CleanupFacts = Pick<
+  SessionRecord,
+  'agent_id' | 'parent_session_id' | 'phase' | 'finalized_at' | 'last_updated' | 'created_at'
+>;
+
+/** The facts of `record`, copied (nothing else of it is kept alive). */
+export function cleanupFacts(record: SessionRecord): CleanupFacts {
+  const { agent_id, parent_session_id, phase, finalized_at, last_updated, created_at } = record;
+  return { agent_id, parent_session_id, phase, finalized_at, last_updated, created_at };
+}
 import { parseTimestamp } from '../time.js';
 import { resumeWindowMs, type ResumeRules } from './resume.js';
 import { ACTIVE_PHASES, type Blocker } from './tree-guard.js';
@@ -29,7 +44,7 @@ type Verdict =
 const hours = (ms: number) => `${Math.round((ms / 3_600_000) * 10) / 10} h`;
 
 /** The cleanup rule for one session on its own (subtrees are judged by planCleanup). */
-export function judgeSession(record: SessionRecord, now: number, rules: CleanupRules): Verdict {
+export function judgeSession(record: CleanupFacts, now: number, rules: CleanupRules): Verdict {
   const age = now - (parseTimestamp(record.last_updated) ?? 0);
   // A clock set wrong says nothing about age: reported every run, never purged on that basis.
   if (age < -rules.clockSkewMs) {
@@ -93,12 +108,12 @@ interface CleanupPlan {
  * Children are taken oldest first, the order in which a real purge walks and reports them.
  */
 export function planCleanup(
-  records: SessionRecord[],
+  records: CleanupFacts[],
   unreadable: UnreadableSession[],
   now: number,
   rules: CleanupRules,
 ): CleanupPlan {
-  const byId = new Map<string, SessionRecord>();
+  const byId = new Map<string, CleanupFacts>();
   for (const r of records) byId.set(r.agent_id, r);
   const present = new Set([...byId.keys(), ...unreadable.map((u) => u.id)]);
   const kids = new Map<string, string[]>();
@@ -110,7 +125,7 @@ export function planCleanup(
     verdicts.set(r.agent_id, judgeSession(r, now, rules));
   }
   const older = (a: string, b: string) => {
-    const [ra, rb] = [byId.get(a) as SessionRecord, byId.get(b) as SessionRecord];
+    const [ra, rb] = [byId.get(a) as CleanupFacts, byId.get(b) as CleanupFacts];
     return compareCreation(ra.created_at, a, rb.created_at, b);
   };
   for (const list of kids.values()) if (list.length > 1) list.sort(older);
@@ -162,7 +177,7 @@ export function planCleanup(
 }
 
 /** The ids on parent-link cycles: parents followed up from each session until a root or a session already walked. */
-function onCycles(records: SessionRecord[], byId: Map<string, SessionRecord>): Set<string> {
+function onCycles(records: CleanupFacts[], byId: Map<string, CleanupFacts>): Set<string> {
   const cyclic = new Set<string>();
   // The walk that reached each session: met again in the same walk, it closes a cycle.
   const walkOf = new Map<string, number>();
@@ -189,7 +204,7 @@ function onCycles(records: SessionRecord[], byId: Map<string, SessionRecord>): S
  * (see onCycles), so the child still on the stack that closes a cycle never decides anything.
  */
 function blockers(
-  records: SessionRecord[],
+  records: CleanupFacts[],
   kids: Map<string, string[]>,
   verdicts: Map<string, Verdict>,
 ): Map<string, string | null> {

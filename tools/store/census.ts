@@ -1,6 +1,7 @@
 /**
  * One synchronous pass over the session records for cleanup: each record read and parsed (as
- * SessionStore.scan does), and its size. No directory is listed: temp files live in `.tmp/` (found by
+ * SessionStore.scan does), what the caller keeps of it (a few fields: records are not held by the
+ * hundred thousand), and its size. No directory is listed: temp files live in `.tmp/` (found by
  * strays.ts with one readdir), so a session directory holds state.json and nothing the store wrote.
  */
 import { sep } from 'node:path';
@@ -13,8 +14,9 @@ interface CensusProblem extends StoreProblem {
   parent?: string | null;
 }
 
-interface Census {
-  records: SessionRecord[];
+interface Census<T> {
+  /** What `keep` took of each readable record. */
+  records: T[];
   problems: CensusProblem[];
   /**
    * Bytes of each state.json read (parsed or not): a dry run's estimate. Other files in a session
@@ -24,8 +26,8 @@ interface Census {
   bytes: Map<string, number>;
 }
 
-export function census(storeDir: string, ids: string[]): Census {
-  const result: Census = { records: [], problems: [], bytes: new Map() };
+export function census<T>(storeDir: string, ids: string[], keep: (record: SessionRecord) => T): Census<T> {
+  const result: Census<T> = { records: [], problems: [], bytes: new Map() };
   // Plain concatenation (ids are single path segments), as in SessionStore.scan.
   const prefix = storeDir.endsWith(sep) ? storeDir : storeDir + sep;
   for (const id of ids) {
@@ -43,7 +45,7 @@ export function census(storeDir: string, ids: string[]): Census {
     if (text === undefined) continue;
     result.bytes.set(id, Buffer.byteLength(text));
     try {
-      result.records.push(parseRecord(text, id));
+      result.records.push(keep(parseRecord(text, id)));
     } catch (err) {
       const e = err as SessionError;
       const problem: CensusProblem = { id, path: file, code: e.code ?? 'ECORRUPT', message: e.message };

@@ -1,7 +1,13 @@
 import { storeExists } from '../store/project.js';
 import { isSessionError, SessionError } from '../errors.js';
 import { breather, throwIfInterrupted } from '../safe-points.js';
-import { judgeSession, planCleanup, type CleanupRules } from '../policy/cleanup-plan.js';
+import {
+  cleanupFacts,
+  judgeSession,
+  planCleanup,
+  type CleanupFacts,
+  type CleanupRules,
+} from '../policy/cleanup-plan.js';
 import { planDelete, type TreeNode } from '../policy/tree-guard.js';
 import type { SessionRecord } from '../record.js';
 import type { SessionContext } from '../session-context.js';
@@ -60,7 +66,7 @@ async function run(sessions: SessionContext, hours: number, options: CleanupOpti
   const now = sessions.now();
   const rules = cleanupRules(sessions, hours);
   const recovered = await recoverTrash(sessions, { dryRun: dry });
-  const found = census(sessions.store.dir, sessions.store.ids());
+  const found = census(sessions.store.dir, sessions.store.ids(), cleanupFacts);
   const { records, problems } = found;
   // Corrupt records are moved aside before the purges; any other problem stays and is skipped.
   const unreadable = problems.map((p) => ({
@@ -143,7 +149,7 @@ async function run(sessions: SessionContext, hours: number, options: CleanupOpti
  * parent edited by hand (which the index does not follow) is seen as the plan saw it. A purge
  * still checks each child's record names its parent.
  */
-function withRecordLinks(extra: ExtraLinks, records: SessionRecord[]): ExtraLinks {
+function withRecordLinks(extra: ExtraLinks, records: CleanupFacts[]): ExtraLinks {
   const links: ExtraLinks = new Map([...extra].map(([parent, ids]) => [parent, [...ids]]));
   for (const r of records) {
     const parent = r.parent_session_id;
