@@ -1,5 +1,8 @@
 import { isFinalPhase, isResumablePhase } from '../phases.js';
 import { compareCreation, type SessionRecord } from '../record.js';
+import { parseTimestamp } from '../time.js';
+import { resumeWindowMs, type ResumeRules } from './resume.js';
+import { ACTIVE_PHASES, type Blocker } from './tree-guard.js';
 
 /**
  * What cleanup's rules read of a record: a scan of 100,000 sessions keeps these fields of each, not
@@ -15,9 +18,6 @@ export function cleanupFacts(record: SessionRecord): CleanupFacts {
   const { agent_id, parent_session_id, phase, finalized_at, last_updated, created_at } = record;
   return { agent_id, parent_session_id, phase, finalized_at, last_updated, created_at };
 }
-import { parseTimestamp } from '../time.js';
-import { resumeWindowMs, type ResumeRules } from './resume.js';
-import { ACTIVE_PHASES, type Blocker } from './tree-guard.js';
 
 export interface CleanupRules {
   /** Sessions whose last activity is older than this are purged (final) or checked (others). */
