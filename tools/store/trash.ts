@@ -282,8 +282,8 @@ export class Trash {
       existing = ['?'];
     }
     if (existing.length > 0) throw new SessionError('EEXIST', `session ${id} exists in the store`, { details: { id } });
-    // An empty directory is what a crashed create leaves: not a session. (No directory: nothing to remove.)
-    if (existing !== NO_NAMES) rmdirQuiet(to);
+    // An empty directory is what a crashed create leaves: not a session.
+    rmdirQuiet(to);
     try {
       await faultPoint('trash-move-out');
       renameSync(from, to);
@@ -365,14 +365,11 @@ function lstatOrNull(file: string) {
   }
 }
 
-/** What namesSync returns for no directory at all (as opposed to an empty one). */
-const NO_NAMES = Object.freeze([]) as unknown as string[];
-
 function rmdirQuiet(dir: string): void {
   try {
     rmdirSync(dir);
   } catch {
-    // Gone meanwhile, or not empty: the rename that follows says so.
+    // None, or not empty: the rename that follows says so.
   }
 }
 
@@ -381,7 +378,7 @@ function namesSync(dir: string): string[] {
     return readdirSync(dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return NO_NAMES;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
     throw toSessionError(err, `reading ${dir}`);
   }
 }

@@ -356,6 +356,11 @@ async function refuseRepeat(
   );
 }
 
+/** How long a batch waits for its locks: the usual timeout, and a little more per lock. */
+function lockWaitMs(sessions: SessionContext, ids: string[]): number {
+  return sessions.settings.lockTimeoutMs + ids.length * 10;
+}
+
 /** Ids of the bundle that are live in the store (and not ones `--overwrite` replaces). */
 function refuseTaken(staging: ImportStaging, manifest: ImportManifest, ids: string[] = manifest.ids): void {
   const replaced = new Set(manifest.replaced);
@@ -421,7 +426,7 @@ async function commit(
       await withSessionLocks(
         sessions.store.dir,
         [...ids, ...parents],
-        sessions.settings.lockTimeoutMs + ids.length * 10,
+        lockWaitMs(sessions, ids),
         async (check) => {
           await refuseParentsInTrash(sessions, batch, parents);
           for (const id of ids) check(id);
@@ -464,7 +469,7 @@ async function rollBack(
 ): Promise<void> {
   for (const batch of [...done].reverse()) {
     const ids = batch.map((s) => s.id);
-    await withSessionLocks(sessions.store.dir, ids, sessions.settings.lockTimeoutMs + ids.length * 10, async () => {
+    await withSessionLocks(sessions.store.dir, ids, lockWaitMs(sessions, ids), async () => {
       for (const id of [...ids].reverse()) {
         if (!staging.isStaged(manifest.op, id) && staging.isLive(id)) await staging.unplace(manifest.op, id);
       }
@@ -488,7 +493,7 @@ async function rollForward(sessions: SessionContext, staging: ImportStaging, man
   const replaced = new Set(manifest.replaced);
   for (let i = 0; i < manifest.ids.length; i += LOCK_BATCH) {
     const ids = manifest.ids.slice(i, i + LOCK_BATCH);
-    await withSessionLocks(sessions.store.dir, ids, sessions.settings.lockTimeoutMs + ids.length * 10, async () => {
+    await withSessionLocks(sessions.store.dir, ids, lockWaitMs(sessions, ids), async () => {
       for (const id of ids) {
         if (
           replaced.has(id) &&

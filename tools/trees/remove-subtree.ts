@@ -61,12 +61,14 @@ export async function removeSubtree(
   options: RemoveOptions,
 ): Promise<Removal> {
   const links = options.links ?? (await reconcileIndex(sessions, true));
+  // The caller's list serves the first attempt only: a later one lists the subtree again.
+  let listed = options.ids;
   for (let attempt = 1; ; attempt++) {
     // The locks are taken on what the index lists (no record read); the records are read once, under
     // them. A stale marker only adds a lock; a child that the index did not list yet is found under the
     // locks, and the whole is tried again with it.
-    const ids = await (options.ids ?? indexedSubtreeIds(sessions, rootId, links));
-    options = { ...options, ids: undefined };
+    const ids = listed ?? (await indexedSubtreeIds(sessions, rootId, links));
+    listed = undefined;
     const locked = new Set(ids);
     const timeout = sessions.settings.lockTimeoutMs;
     const result = await withSessionLocks(
