@@ -26,8 +26,15 @@ interface AtomicWriteOptions {
   sync?: boolean;
 }
 
-/** A unique temp name, fsync, rename: readers see the old file or the new one. */
-export async function writeFileAtomic(file: string, data: string, options: AtomicWriteOptions = {}): Promise<void> {
+/**
+ * A unique temp name, fsync, rename: readers see the old file or the new one. `data` may come in
+ * pieces (a large trash manifest): no string of the whole file is ever made.
+ */
+export async function writeFileAtomic(
+  file: string,
+  data: string | Iterable<string>,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
   const dir = options.tempDir ?? dirname(file);
   const temp = join(
     dir,
@@ -43,7 +50,8 @@ export async function writeFileAtomic(file: string, data: string, options: Atomi
     });
     try {
       if (options.exactMode) await handle.chmod(mode);
-      await handle.writeFile(data, 'utf8');
+      if (typeof data === 'string') await handle.writeFile(data, 'utf8');
+      else for (const piece of data) await handle.write(piece, null, 'utf8');
       if (options.sync !== false) await handle.sync();
     } finally {
       await handle.close();

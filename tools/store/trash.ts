@@ -99,6 +99,25 @@ export interface TrashManifest {
   restoring?: string[];
 }
 
+/** Sessions per piece of a manifest's text: about 50 kB, a string that dies young. */
+const MANIFEST_PIECE = 512;
+
+/**
+ * A format 2 manifest's JSON on one line (indenting thousands of sessions would double its size),
+ * `sessions` last, in pieces: a cleanup of 100,000 sessions rewrites its manifest once per batch, and
+ * one string of it each time (10 MB, kept until V8's next full collection) took the process's memory
+ * past 400 MB.
+ */
+function* manifestPieces(manifest: TrashManifest): Generator<string> {
+  const { sessions, ...rest } = manifest;
+  yield `${JSON.stringify(rest).slice(0, -1)},"sessions":[`;
+  for (let at = 0; at < sessions.length; at += MANIFEST_PIECE) {
+    const piece = sessions.slice(at, at + MANIFEST_PIECE).map((s) => JSON.stringify(s));
+    yield `${at > 0 ? ',' : ''}${piece.join(',')}`;
+  }
+  yield ']}\n';
+}
+
 /** The subtrees of an entry, each with its sessions (format 1: one, rooted at `root`). */
 export function subtreesOf(manifest: TrashManifest): { root: string; reason?: string; sessions: TrashSession[] }[] {
   if (!manifest.subtrees) return [{ root: manifest.root, sessions: manifest.sessions }];
@@ -174,9 +193,8 @@ export class Trash {
 
   async writeManifest(manifest: TrashManifest): Promise<void> {
     const file = join(this.entryDir(manifest.entry), 'manifest.json');
-    // A large entry's manifest on one line: indenting thousands of sessions would double its size.
-    const text = manifest.format >= 2 ? JSON.stringify(manifest) : JSON.stringify(manifest, null, 2);
-    const write = () => writeFileAtomic(file, `${text}\n`);
+    const write = () =>
+      writeFileAtomic(file, manifest.format >= 2 ? manifestPieces(manifest) : `${JSON.stringify(manifest, null, 2)}\n`);
     await faultPoint(`trash-${manifest.status}`)
       .then(write)
       .catch((err) => {

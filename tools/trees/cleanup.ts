@@ -339,17 +339,23 @@ async function judgeUnderLocks(
     const verdict = judgeSession(node.record, sessions.now(), p.rules);
     if (verdict.kind !== 'purge') return `changed since the scan: ${node.id} ${verdict.reason}`;
   }
-  nodesOf.set(root.id, nodes);
+  // Kept until the batch has moved: without the records, which are not needed any more (a batch's
+  // records held that long are promoted to V8's old space, garbage that only a full collection frees).
+  nodesOf.set(
+    root.id,
+    nodes.map((n) => ({ id: n.id, parent: n.parent, depth: n.depth, record: null })),
+  );
   return null;
 }
 
 function report(p: Purging, t: PendingSubtree, nodes: TreeNode[], entry: string): void {
+  const withRoot = `with ${t.root}`;
   for (const node of nodes)
     p.report.purged.push({
       id: node.id,
       root: t.root,
       depth: node.depth,
-      reason: node.depth === 0 ? (t.reason ?? '') : `with ${t.root}`,
+      reason: node.depth === 0 ? (t.reason ?? '') : withRoot,
     });
   const bytes = t.order.reduce((sum, s) => sum + s.bytes, 0);
   if (p.backup) {

@@ -50,7 +50,16 @@ export class TrashWriter {
   readonly entry: string;
   private readonly sessions: SessionContext;
   private readonly header: EntryHeader;
-  private committed: { subtree: TrashSubtree; order: TrashSession[] }[] = [];
+  /**
+   * What the manifest lists, in move order: the committed subtrees, then (during a batch) the batch's.
+   * Appended to and cut back in place: a cleanup of 100,000 sessions writes its manifest twice a batch,
+   * and a copy of these lists each time was most of its memory.
+   */
+  private readonly listedSubtrees: TrashSubtree[] = [];
+  private readonly listedSessions: TrashSession[] = [];
+  /** How many of `listedSubtrees` (and of `listedSessions`) are committed. */
+  private committed = 0;
+  private committedSessions = 0;
   private started = false;
   /** A batch could not be undone: its sessions wait in the entry, which must stay `moving` for recovery. */
   private stuck = false;
@@ -63,19 +72,24 @@ export class TrashWriter {
     this.header = header;
   }
 
-  get committedCount(): number {
-    return this.committed.length;
-  }
-
   /** Moves a batch (see the class). Returns the subtrees moved; on failure, undoes the batch and throws. */
   async moveBatch(batch: PendingSubtree[], hooks: BatchHooks, final = false): Promise<PendingSubtree[]> {
     if (batch.length === 0) return [];
-    const pending = batch.map((t) => ({ subtree: subtreeOf(t), order: t.order }));
-    await this.write('moving', [...this.committed, ...pending]);
+    for (const t of batch) {
+      this.listedSubtrees.push(subtreeOf(t));
+      for (const s of t.order) this.listedSessions.push(s);
+    }
+    try {
+      await this.write('moving');
+    } catch (err) {
+      this.cutToCommitted();
+      throw err;
+    }
     const movedIds: string[] = [];
     const moved: PendingSubtree[] = [];
     let audited = false;
-    let pushed = false;
+    /** Subtrees of this batch counted as committed (undone with the batch if its last write fails). */
+    let committed = 0;
     try {
       await hooks.beforeMoves?.();
       for (const t of batch) {
@@ -102,14 +116,19 @@ export class TrashWriter {
         audited = true;
       }
       hooks.check();
-      this.committed.push(...pending.slice(0, moved.length));
-      pushed = true;
+      // The batch's subtrees not moved (a stop between two) leave the lists.
+      committed = moved.length;
+      this.committed += committed;
+      this.committedSessions += moved.reduce((sum, t) => sum + t.order.length, 0);
+      this.cutToCommitted();
       // The last batch commits by marking the entry complete: one manifest write less, and a failure
       // of that write is undone like any other.
-      await this.write(final ? 'complete' : 'moving', this.committed);
+      await this.write(final ? 'complete' : 'moving');
       this.complete = final;
     } catch (err) {
-      if (pushed) this.committed.splice(this.committed.length - moved.length, moved.length);
+      this.committed -= committed;
+      this.committedSessions -= moved.slice(0, committed).reduce((sum, t) => sum + t.order.length, 0);
+      this.cutToCommitted();
       throw await this.undo(movedIds, audited, err);
     }
     // In slices, a turn of the event loop between them: the locks held stay fresh meanwhile.
@@ -128,20 +147,26 @@ export class TrashWriter {
    */
   async finish(keep: boolean): Promise<void> {
     if (!this.started || this.stuck) return;
-    if (this.committed.length > 0 && !this.complete) await this.write('complete', this.committed);
-    if (this.committed.length === 0 || !keep) await this.trash.destroy(this.entry);
+    if (this.committed > 0 && !this.complete) await this.write('complete');
+    if (this.committed === 0 || !keep) await this.trash.destroy(this.entry);
   }
 
-  private async write(status: TrashManifest['status'], subtrees: typeof this.committed): Promise<void> {
-    const sessions = subtrees.flatMap((t) => t.order);
+  /** Drops what the lists hold past the committed subtrees. */
+  private cutToCommitted(): void {
+    this.listedSubtrees.length = this.committed;
+    this.listedSessions.length = this.committedSessions;
+  }
+
+  /** The manifest of what the lists hold now (the arrays themselves: written before they change again). */
+  private async write(status: TrashManifest['status']): Promise<void> {
     const manifest: TrashManifest = {
       format: TRASH_FORMAT,
       ...this.header,
       status,
-      bytes: sessions.reduce((sum, s) => sum + s.bytes, 0),
-      sessions,
-      subtrees: subtrees.map((t) => t.subtree),
-      committed: status === 'moving' ? this.committed.length : subtrees.length,
+      bytes: this.listedSessions.reduce((sum, s) => sum + s.bytes, 0),
+      sessions: this.listedSessions,
+      subtrees: this.listedSubtrees,
+      committed: status === 'moving' ? this.committed : this.listedSubtrees.length,
     };
     if (!this.started) {
       await this.trash.begin(manifest);
@@ -158,7 +183,7 @@ export class TrashWriter {
     const cause = toSessionError(err, `moving sessions to the trash entry ${this.entry}`);
     try {
       for (const id of [...moved].reverse()) await this.trash.moveOut(this.entry, id);
-      if (this.committed.length > 0) await this.write('moving', this.committed);
+      if (this.committed > 0) await this.write('moving');
       else {
         await this.trash.destroy(this.entry);
         this.started = false;
