@@ -120,10 +120,14 @@ describe('show and list of sessions made by the hooks', { concurrency: 3 }, () =
     // Budget spent for one of the two paused: --paused still lists it.
     for (let i = 0; i < 3; i++) await cli(proj.store, ['update', 'a3', '--error', 'boom']);
     const paused = await cliJson(proj.store, ['list', '--paused']);
-    assert.deepEqual(paused.sessions.map((s) => [s.agent_id, s.status]).sort(), [
-      [approval.agent_id, 'paused, resumable now'],
-      [investigating.agent_id, 'paused, error budget spent'],
-    ]);
+    // Ids made in the same second differ only in their random part: compared sorted on both sides.
+    assert.deepEqual(
+      paused.sessions.map((s) => [s.agent_id, s.status]).sort(),
+      [
+        [approval.agent_id, 'paused, resumable now'],
+        [investigating.agent_id, 'paused, error budget spent'],
+      ].sort(),
+    );
     const text = await cli(proj.store, ['list', '--paused']);
     assert.doesNotMatch(text.stdout, new RegExp(done.agent_id));
     const all = await cliJson(proj.store, ['list']);
