@@ -205,6 +205,27 @@ test('the file rotates by size, keeps N files, and readers read across them in o
   assert.ok(numbers[0] > 0, 'the oldest entries were rotated out');
 });
 
+test('audit --json with a bad rotated file fails before printing anything of the trail', async (t) => {
+  const dir = tempDir(t);
+  const file = script(
+    dir,
+    'writer.mjs',
+    `
+    const sessions = lib.Sessions.open({ dir: process.argv[2] });
+    for (let i = 0; i < 600; i++) await sessions.audit('test', ['s'], { i, pad: 'x'.repeat(200) });`,
+  );
+  const store = path.join(dir, 'store');
+  const run = await runNode(file, [store]);
+  assert.equal(run.code, 0, run.stderr);
+  // The oldest file is whole and valid, far more than one 64 kB piece of output; the next is a directory.
+  renameSync(path.join(store, 'audit.jsonl'), path.join(store, 'audit.2.jsonl'));
+  fs.mkdirSync(path.join(store, 'audit.1.jsonl'));
+  const shown = await cli(store, ['audit', '--json']);
+  assert.equal(shown.code, 4, shown.stderr);
+  assert.equal(shown.stdout, '', 'nothing of the trail printed before the error');
+  assert.match(shown.stderr, /cannot read the audit trail: .*audit\.1\.jsonl is a directory/);
+});
+
 test('--session, --action and --since filter the trail', async (t) => {
   const { Sessions } = await loadLibrary();
   const dir = tempDir(t);

@@ -30,14 +30,41 @@ export interface AuditReadResult {
 
 /** The trail across rotated files, oldest first, verifying every line's hash. */
 export async function readAudit(sessions: SessionContext, options: ReadAuditOptions = {}): Promise<AuditReadResult> {
+  const stream = streamAudit(sessions, options);
+  const entries = [...stream.entries];
+  return { entries, ...stream.tally() };
+}
+
+/** readAudit's result as the trail is read: the entries one by one, the bad lines' tally once they are all read. */
+export interface AuditStream {
+  entries: Iterable<AuditEntry>;
+  /** After `entries` has been read through. */
+  tally(): Omit<AuditReadResult, 'entries'>;
+}
+
+/**
+ * readAudit without holding the trail: `audit --json` writes each entry as it is read (a 30 MiB trail
+ * is 100,000 entries). An action filter naming none of agent-session's actions reads the trail once
+ * more first, to tell an action of the caller's own from a typo.
+ */
+export function streamAudit(sessions: SessionContext, options: ReadAuditOptions = {}): AuditStream {
   const filter = auditFilter(options, sessions.now());
-  const scan = scanAudit(sessions);
-  checkAction(filter.action, scan.entries);
-  const problems = scan.bad.filter((b) => !b.acknowledged).map((b) => b.problem);
+  checkAction(filter.action, () => scanAudit(sessions).entries);
+  const bad: BadLine[] = [];
+  const repairs: AuditEntry[] = [];
+  function* entries(): Generator<AuditEntry> {
+    for (const entry of trailEntries(sessions, bad)) {
+      if (entry.action === 'audit-repair') repairs.push(entry);
+      if (matches(entry, filter)) yield entry;
+    }
+  }
   return {
-    entries: scan.entries.filter((e) => matches(e, filter)),
-    problems,
-    acknowledged: scan.bad.length - problems.length,
+    entries: entries(),
+    tally: () => {
+      acknowledge(bad, repairs);
+      const problems = bad.filter((b) => !b.acknowledged).map((b) => b.problem);
+      return { problems, acknowledged: bad.length - problems.length };
+    },
   };
 }
 
@@ -63,33 +90,48 @@ export function checkAction(action: string | undefined, trail: AuditEntry[] | ((
   );
 }
 
+/** A bad line with its full text; `acknowledged` when an `audit-repair` entry names its digest. */
+interface BadLine {
+  problem: AuditProblem;
+  raw: string;
+  acknowledged: boolean;
+}
+
 interface AuditScan {
   /** Every entry, oldest first; empty when the scan was asked only to count them. */
   entries: AuditEntry[];
   /** How many entries the trail holds. */
   count: number;
-  /** Every bad line with its full text; `acknowledged` when an `audit-repair` entry names its digest. */
-  bad: { problem: AuditProblem; raw: string; acknowledged: boolean }[];
+  bad: BadLine[];
 }
 
 /** The whole trail; with `keep` false its entries are counted, not kept (doctor's check of a 30 MiB trail). */
 export function scanAudit(sessions: SessionContext, keep = true): AuditScan {
   const entries: AuditEntry[] = [];
   const repairs: AuditEntry[] = [];
-  const bad: AuditScan['bad'] = [];
+  const bad: BadLine[] = [];
   let count = 0;
-  const add = (entry: AuditEntry) => {
+  for (const entry of trailEntries(sessions, bad)) {
     count++;
     if (keep) entries.push(entry);
     else if (entry.action === 'audit-repair') repairs.push(entry);
-  };
+  }
+  acknowledge(bad, keep ? entries : repairs);
+  return { entries, count, bad };
+}
+
+/** Every entry of the trail, oldest first; each bad line goes to `bad` (not yet acknowledged) as it is met. */
+function* trailEntries(sessions: SessionContext, bad: BadLine[]): Generator<AuditEntry> {
   for (const { file, text } of sessions.auditLog.readAll()) {
     const lines = text.split('\n');
     const complete = text.endsWith('\n') || text === '';
-    lines.forEach((line, index) => {
-      if (line === '') return;
+    for (const [index, line] of lines.entries()) {
+      if (line === '') continue;
       const parsed = parseLine(line);
-      if ('entry' in parsed) return add(parsed.entry);
+      if ('entry' in parsed) {
+        yield parsed.entry;
+        continue;
+      }
       const last = index === lines.length - 1 && !complete;
       const problem: AuditProblem = {
         file,
@@ -100,20 +142,17 @@ export function scanAudit(sessions: SessionContext, keep = true): AuditScan {
       };
       bad.push({ problem, raw: line, acknowledged: false });
       const recovered = recoverTail(line);
-      if (recovered) add(recovered);
-    });
+      if (recovered) yield recovered;
+    }
   }
-  const acked = acknowledgedDigests(keep ? entries : repairs);
-  for (const b of bad) b.acknowledged = acked.has(b.problem.digest);
-  return { entries, count, bad };
 }
 
 /** `doctor --repair` records the digests of the bad lines it quarantined in an `audit-repair` entry. */
-function acknowledgedDigests(entries: AuditEntry[]): Set<string> {
+function acknowledge(bad: BadLine[], entries: AuditEntry[]): void {
   const digests = new Set<string>();
   for (const entry of entries) {
     if (entry.action !== 'audit-repair' || !Array.isArray(entry.details.digests)) continue;
     for (const d of entry.details.digests) if (typeof d === 'string') digests.add(d);
   }
-  return digests;
+  for (const b of bad) b.acknowledged = digests.has(b.problem.digest);
 }

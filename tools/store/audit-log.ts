@@ -18,10 +18,13 @@ import { withLock } from './lock.js';
 import {
   ensureAreaSync,
   fileProblem,
+  closeOpenedFileSync,
   notRegular,
   openAppendSync,
+  openRegularFileSync,
   READ_FLAGS,
-  readRegularFileSync,
+  readOpenedFileSync,
+  type OpenedFile,
 } from './regular-file.js';
 import { randomHex } from '../random.js';
 import { ensureStoreSync } from './store-root.js';
@@ -135,23 +138,22 @@ export class AuditLog {
   /**
    * Every audit file, oldest first (audit.<keep>.jsonl … audit.1.jsonl, audit.jsonl); absent ones skipped.
    * Read one at a time as the caller asks for the next: a 30 MiB trail is never all in memory as text.
+   * Every file is opened and checked before the first is read, so that a bad one (a link, a FIFO, a
+   * directory such as an old session named audit.1.jsonl) fails the read before anything of it is used.
    */
   *readAll(): Generator<AuditFileText> {
-    for (const file of [...this.rotatedFiles().reverse(), AUDIT_FILE]) {
-      const full = join(this.dir, file);
-      let data: Buffer | undefined;
-      try {
-        // Never a link's target, a FIFO or a directory (an old session named audit.1.jsonl): ECORRUPT naming it.
-        data = readRegularFileSync(full, { maxBytes: MAX_FILE_BYTES });
-      } catch (err) {
-        if (err instanceof SessionError)
-          throw new SessionError(err.code, `cannot read the audit trail: ${err.message}; move it out of the store`, {
-            cause: err,
-            details: err.details,
-          });
-        throw toSessionError(err, `reading ${file}`);
+    const opened: { file: string; handle: OpenedFile }[] = [];
+    try {
+      for (const file of [...this.rotatedFiles().reverse(), AUDIT_FILE]) {
+        const handle = openAuditFile(this.dir, file);
+        if (handle) opened.push({ file, handle });
       }
-      if (data !== undefined) yield { file, text: data.toString('utf8') };
+      for (let next = opened.shift(); next; next = opened.shift()) {
+        const data = readOpenedFileSync(next.handle);
+        yield { file: next.file, text: data.toString('utf8') };
+      }
+    } finally {
+      for (const { handle } of opened) closeOpenedFileSync(handle);
     }
   }
 
@@ -231,4 +233,18 @@ function renameIfExists(from: string, to: string): void {
 
 function writeAll(fd: number, data: Buffer): void {
   for (let at = 0; at < data.length;) at += writeSync(fd, data, at, data.length - at);
+}
+
+/** An audit file opened for readAll: never a link's target, a FIFO or a directory (ECORRUPT naming it). */
+function openAuditFile(dir: string, file: string): OpenedFile | undefined {
+  try {
+    return openRegularFileSync(join(dir, file), { maxBytes: MAX_FILE_BYTES });
+  } catch (err) {
+    if (err instanceof SessionError)
+      throw new SessionError(err.code, `cannot read the audit trail: ${err.message}; move it out of the store`, {
+        cause: err,
+        details: err.details,
+      });
+    throw toSessionError(err, `reading ${file}`);
+  }
 }

@@ -42,6 +42,18 @@ export function kindOf(info: Stats): string {
  * what it is; nothing of a link's target is read. Other failures are thrown as they come.
  */
 export function readRegularFileSync(file: string, options: ReadOptions): Buffer | undefined {
+  const opened = openRegularFileSync(file, options);
+  return opened && readOpenedFileSync(opened);
+}
+
+/** A regular file opened and checked as readRegularFileSync does, read later (readOpenedFileSync) or closed. */
+export interface OpenedFile {
+  fd: number;
+  size: number;
+}
+
+/** The first half of readRegularFileSync: undefined when the file does not exist, the same errors. */
+export function openRegularFileSync(file: string, options: ReadOptions): OpenedFile | undefined {
   let fd: number;
   try {
     fd = openSync(file, options.follow ? READ_FLAGS & ~constants.O_NOFOLLOW : READ_FLAGS);
@@ -63,10 +75,24 @@ export function readRegularFileSync(file: string, options: ReadOptions): Buffer 
         { details: { path: file, bytes: info.size } },
       );
     }
-    return readAll(fd, info.size);
-  } finally {
+    return { fd, size: info.size };
+  } catch (err) {
     closeSync(fd);
+    throw err;
   }
+}
+
+/** The bytes of an opened file (up to its size when opened); the file is closed. */
+export function readOpenedFileSync(opened: OpenedFile): Buffer {
+  try {
+    return readAll(opened.fd, opened.size);
+  } finally {
+    closeSync(opened.fd);
+  }
+}
+
+export function closeOpenedFileSync(opened: OpenedFile): void {
+  closeSync(opened.fd);
 }
 
 /** Strict UTF-8: invalid bytes are ECORRUPT, never turned into U+FFFD (the next write would keep those). */

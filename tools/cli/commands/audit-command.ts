@@ -1,9 +1,10 @@
 import type { Argv as Yargs } from 'yargs';
-import type { AuditEntry } from '../../audit/entry.js';
+import type { AuditEntry, AuditProblem } from '../../audit/entry.js';
 import { followAudit } from '../../audit/follow.js';
-import { readAudit } from '../../audit/read.js';
+import { readAudit, streamAudit } from '../../audit/read.js';
 import { parseDuration } from '../../audit/duration.js';
 import type { Argv, Context } from '../command-context.js';
+import { LateValue, StreamedArray } from '../json-output.js';
 import { openExisting } from '../store-origin.js';
 import { resolveSessionRef } from '../session-ref.js';
 import { cutToWidth } from '../colour.js';
@@ -48,9 +49,19 @@ export async function handler(argv: Argv<Args>) {
   const session = argv.session === undefined ? undefined : resolveSessionRef(sessions, argv.session);
   const filter = { session, action: argv.action, since };
   if (argv.follow) return follow(argv, filter);
+  if (argv.json) {
+    // Each entry written as it is read: the document is JSON.stringify of readAudit's result, byte for byte.
+    const stream = streamAudit(sessions, filter);
+    await ctx.json({
+      entries: new StreamedArray(stream.entries),
+      problems: new LateValue(() => stream.tally().problems),
+      acknowledged: new LateValue(() => stream.tally().acknowledged),
+    });
+    for (const p of stream.tally().problems) warnBadLine(ctx, p);
+    return;
+  }
   const result = await readAudit(sessions, filter);
-  for (const p of result.problems) ctx.warn(`skipped a bad audit line (${p.reason}) at ${p.file}:${p.line}`);
-  if (argv.json) return ctx.json(result);
+  for (const p of result.problems) warnBadLine(ctx, p);
   if (result.entries.length === 0) return ctx.out('No audit entries.');
   if (!styled(ctx)) return ctx.outLines(result.entries.map(formatEntryLine));
   return ctx.outStyled(result.entries.map((e) => styledEntryLine(ctx, e)));
@@ -114,4 +125,8 @@ function formatEntryLine(e: AuditEntry): string {
   const part = e.part ? ` [part ${e.part[0]}/${e.part[1]}]` : '';
   const head = `${e.time}  ${e.action.padEnd(8)}  ${e.actor.padEnd(4)}  pid ${e.pid}`;
   return `${head}  ${ids}${part}  ${JSON.stringify(e.details)}`;
+}
+
+function warnBadLine(ctx: Context, p: AuditProblem) {
+  ctx.warn(`skipped a bad audit line (${p.reason}) at ${p.file}:${p.line}`);
 }
