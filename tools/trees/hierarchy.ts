@@ -168,7 +168,10 @@ export async function tree(sessions: SessionContext, id?: string): Promise<TreeR
   return forest(summaries, new Set(ids));
 }
 
-/** Pure: rows of every tree in `records`, pre-order. `present` are the ids in the store (readable or not). */
+/**
+ * Rows of every tree in `records`, pre-order. `present` are the ids in the store (readable or not).
+ * Each summary becomes its row (depth and orphan added to it, not copied: 100,000 of them in a store).
+ */
 function forest(records: SessionSummary[], present: Set<string>): TreeRow[] {
   const kids = new Map<string, SessionSummary[]>();
   const byId = new Map(records.map((r) => [r.agent_id, r]));
@@ -185,13 +188,14 @@ function forest(records: SessionSummary[], present: Set<string>): TreeRow[] {
       if (seen.has(r.agent_id)) continue;
       seen.add(r.agent_id);
       const parent = r.parent_session_id;
-      rows.push({ ...r, depth, orphan: depth === 0 && parent !== null && !present.has(parent) });
-      stack.push(
-        ...[...(kids.get(r.agent_id) ?? [])]
-          .sort(byCreatedAt)
-          .reverse()
-          .map((c) => ({ r: c, depth: depth + 1 })),
-      );
+      const row = r as TreeRow;
+      row.depth = depth;
+      row.orphan = depth === 0 && parent !== null && !present.has(parent);
+      rows.push(row);
+      const children = kids.get(r.agent_id);
+      if (!children) continue;
+      children.sort(byCreatedAt);
+      for (let i = children.length - 1; i >= 0; i--) stack.push({ r: children[i] as SessionSummary, depth: depth + 1 });
     }
   };
   walk(records.filter((r) => !r.parent_session_id || !byId.has(r.parent_session_id)).sort(byCreatedAt));
