@@ -82,7 +82,11 @@ export function sessionSelection(
         return;
       const resume = decideResume(r, now, rules);
       if (filter.activeOnly && !resume.resume) return;
-      const entry = { ...summarize(r), status: sessionStatus(r, resume), resume, claude: claudeFields(r) };
+      // The summary made for it grows into the entry (no copy: a listing keeps 100,000 of them).
+      const entry = summarize(r) as ListedSession;
+      entry.status = sessionStatus(r, resume);
+      entry.resume = resume;
+      entry.claude = claudeFields(r);
       kept.push({ entry, at: parseTimestamp(r.last_updated) ?? 0 });
     },
     result: () => {
