@@ -109,7 +109,7 @@ export function buildCli(argv: string[], ctx: Context) {
       });
       throw new SessionError('EINVALID', text, { details: { usage: true } });
     });
-  for (const module of commandsFor(argv)) {
+  for (const module of COMMANDS) {
     const { builder } = module as { builder: ((y: Yargs) => Yargs) | Record<string, never> };
     const tracked = (y: Yargs) => {
       current = module;
@@ -118,23 +118,6 @@ export function buildCli(argv: string[], ctx: Context) {
     cli.command({ ...module, builder: tracked } as never);
   }
   return cli;
-}
-
-/**
- * The command modules yargs needs for this command line: the one it names, or every one (a bare
- * `--help`, an unknown or misspelt command, anything before the command but --dir and --json). Each
- * command given to yargs costs the start of every run a fraction of a millisecond.
- */
-function commandsFor(argv: string[]): readonly CommandModule[] {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '--dir') i++;
-    else if (!/^--(?:dir=|(?:no-)?json(?:=(?:true|false))?$)/.test(arg)) {
-      const named = COMMANDS.find((m) => m.command.split(' ')[0] === arg);
-      return named ? [named] : COMMANDS;
-    }
-  }
-  return COMMANDS;
 }
 
 /** yargs's option table (getOptions is yargs's, missing from @types/yargs; cli.test.mjs fails if it ever goes). */
