@@ -30,6 +30,21 @@ function script(dir, name, code) {
   return file;
 }
 
+/** Appends `count` entries ({i, pad}) to the trail of <dir>/store through the library; the store's path. */
+async function writeEntries(dir, count, env = {}) {
+  const file = script(
+    dir,
+    'writer.mjs',
+    `
+    const sessions = lib.Sessions.open({ dir: process.argv[2] });
+    for (let i = 0; i < ${count}; i++) await sessions.audit('test', ['s'], { i, pad: 'x'.repeat(200) });`,
+  );
+  const store = path.join(dir, 'store');
+  const run = await runNode(file, [store], { env: cleanEnv(env) });
+  assert.equal(run.code, 0, run.stderr);
+  return store;
+}
+
 test('every change made through the CLI appends one verified line with actor cli', async (t) => {
   const dir = path.join(tempDir(t), 'store');
   const parent = (await cliJson(dir, ['create', '--agent', 'planner'])).agent_id;
@@ -178,16 +193,7 @@ test('a torn last line and an edited line are detected, reported and skipped', a
 test('the file rotates by size, keeps N files, and readers read across them in order', async (t) => {
   const dir = tempDir(t);
   const env = { AGENT_SESSION_AUDIT_MAX_BYTES: '4096', AGENT_SESSION_AUDIT_KEEP: '2' };
-  const file = script(
-    dir,
-    'writer.mjs',
-    `
-    const sessions = lib.Sessions.open({ dir: process.argv[2] });
-    for (let i = 0; i < 60; i++) await sessions.audit('test', ['s'], { i, pad: 'x'.repeat(200) });`,
-  );
-  const store = path.join(dir, 'store');
-  const run = await runNode(file, [store], { env: cleanEnv(env) });
-  assert.equal(run.code, 0, run.stderr);
+  const store = await writeEntries(dir, 60, env);
   assert.ok(existsSync(path.join(store, 'audit.1.jsonl')));
   assert.ok(existsSync(path.join(store, 'audit.2.jsonl')));
   assert.ok(!existsSync(path.join(store, 'audit.3.jsonl')));
@@ -206,17 +212,7 @@ test('the file rotates by size, keeps N files, and readers read across them in o
 });
 
 test('audit --json with a bad rotated file fails before printing anything of the trail', async (t) => {
-  const dir = tempDir(t);
-  const file = script(
-    dir,
-    'writer.mjs',
-    `
-    const sessions = lib.Sessions.open({ dir: process.argv[2] });
-    for (let i = 0; i < 600; i++) await sessions.audit('test', ['s'], { i, pad: 'x'.repeat(200) });`,
-  );
-  const store = path.join(dir, 'store');
-  const run = await runNode(file, [store]);
-  assert.equal(run.code, 0, run.stderr);
+  const store = await writeEntries(tempDir(t), 600);
   // The oldest file is whole and valid, far more than one 64 kB piece of output; the next is a directory.
   renameSync(path.join(store, 'audit.jsonl'), path.join(store, 'audit.2.jsonl'));
   fs.mkdirSync(path.join(store, 'audit.1.jsonl'));
