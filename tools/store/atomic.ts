@@ -50,8 +50,9 @@ export async function writeFileAtomic(
     });
     try {
       if (options.exactMode) await handle.chmod(mode);
+      // writeFile writes all of its data from the current position (write may write part of it).
       if (typeof data === 'string') await handle.writeFile(data, 'utf8');
-      else for (const piece of data) await handle.write(piece, null, 'utf8');
+      else for (const piece of data) await handle.writeFile(piece, 'utf8');
       if (options.sync !== false) await handle.sync();
     } finally {
       await handle.close();
