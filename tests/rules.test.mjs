@@ -647,3 +647,19 @@ test('settings: a bad value is EINVALID and names where it came from', (t) => {
   writeFileSync(configFile, '{}');
   fails({ AGENT_SESSION_ERROR_BUDGET: 'x' }, { resumeWindowMinutes: 5 }, 'AGENT_SESSION_ERROR_BUDGET');
 });
+
+test("cleanup's reasons grouped for its summary: the figures go, the words around them still read", async () => {
+  const { judgeSession, reasonKind } = await load('policy/cleanup-plan.js');
+  const H = 60 * MIN;
+  const rules = { cutoffMs: 0, runningMs: 30 * MIN, resumeWindowMs: 30 * MIN, stuckMs: 48 * H, clockSkewMs: 60_000 };
+  const kindOf = (phase, ageMs, extra = {}) =>
+    reasonKind(judgeSession({ phase, last_updated: formatTimestamp(T0 - ageMs), ...extra }, T0, rules).reason);
+  assert.equal(kindOf('completed', 70 * H), 'completed, last activity over the cutoff');
+  assert.equal(kindOf('initializing', 3000), 'running (initializing, updated within the running window)');
+  assert.equal(kindOf('executing', 30 * H), 'running (executing, under the stuck limit)');
+  assert.equal(kindOf('executing', 50 * H), 'stuck in executing past the stuck limit');
+  assert.equal(kindOf('approval', 30 * H), 'paused in approval; its resume window has passed');
+  assert.equal(kindOf('completed', -3 * H), 'last_updated is in the future (a wrong clock?); not judged');
+  // Two sessions of one kind at different ages are counted together.
+  assert.equal(kindOf('executing', 31 * H), kindOf('executing', 47 * H));
+});

@@ -269,6 +269,9 @@ function subtree(root: string, kids: Map<string, string[]>): { ids: string[]; de
 export function reasonKind(reason: string): string {
   return reason
     .replace(/last activity [\d.]+ h ago/, 'last activity over the cutoff')
+    .replace(/updated [\d.]+ s ago/, 'updated within the running window')
+    .replace(/updated [\d.]+ h ago; abandoned after [\d.]+ h/, 'under the stuck limit')
+    .replace(/for [\d.]+ h \(limit [\d.]+ h\)/, 'past the stuck limit')
     .replace(/ [\d.]+ h ago/g, '')
     .replace(/\(parent \S+ is gone\)/, '(parent gone)')
     .replace(/ [\d.]+ (h|s)\b/g, '')
