@@ -377,12 +377,26 @@ test('the text report summarises: counts by reason, the first 20 ids, sizes; --v
     'an id line fits a terminal',
   );
   assert.ok(lines.includes('    and 6 more (--verbose lists them)'), dry.stdout);
+  // Each reason's ids right under it: the first 20 are all of the larger group, none of them failed.
+  const firstGroup = lines.indexOf('  would purge 24: completed, last activity over the cutoff');
+  assert.ok(firstGroup >= 0 && firstGroup < lines.indexOf('  would purge 2: failed, last activity over the cutoff'));
+  assert.ok(
+    shown.every((id) => !id.startsWith('failed-')),
+    dry.stdout,
+  );
   assert.match(dry.stdout, /^Would move to the trash: \d+ bytes \(\d+(\.\d)? KiB\); the trash frees it after 7 day/m);
   assert.match(dry.stdout, /^Would free: 0 bytes\.$/m);
 
   const verbose = await cli(dir, ['cleanup', '--hours', '24', '--verbose']);
   assert.equal(verbose.code, 0, verbose.stderr);
   for (const { id } of spec) assert.match(verbose.stdout, new RegExp(`^ {4}${id}: `, 'm'), id);
+  const verboseLines = verbose.stdout.split('\n');
+  const failed = verboseLines.indexOf('  purged 2: failed, last activity over the cutoff');
+  assert.deepEqual(
+    verboseLines.slice(failed + 1, failed + 3).map((l) => l.split(':')[0].trim()),
+    ['failed-0', 'failed-1'],
+    verbose.stdout,
+  );
   assert.doesNotMatch(verbose.stdout, /more \(--verbose lists them\)/);
   assert.match(verbose.stdout, /^Moved to the trash: \d+ bytes \(\d+(\.\d)? KiB\) \(\d{8}-\d{6}-/m);
   assert.deepEqual(liveIds(dir), []);

@@ -660,6 +660,10 @@ test("cleanup's reasons grouped for its summary: the figures go, the words aroun
   assert.equal(kindOf('executing', 50 * H), 'stuck in executing past the stuck limit');
   assert.equal(kindOf('approval', 30 * H), 'paused in approval; its resume window has passed');
   assert.equal(kindOf('completed', -3 * H), 'last_updated is in the future (a wrong clock?); not judged');
+  assert.equal(
+    reasonKind(`kept for its descendant agent-x: running (executing, updated 3 s ago)`),
+    'kept for a descendant: running (executing, updated within the running window)',
+  );
   // Two sessions of one kind at different ages are counted together.
   assert.equal(kindOf('executing', 31 * H), kindOf('executing', 47 * H));
 });

@@ -275,6 +275,7 @@ export function reasonKind(reason: string): string {
     .replace(/ [\d.]+ h ago/g, '')
     .replace(/\(parent \S+ is gone\)/, '(parent gone)')
     .replace(/ [\d.]+ (h|s)\b/g, '')
+    .replace(/for its descendant \S+: /, 'for a descendant: ')
     .replace(/descendant \S+/, 'descendant')
     .replace(/^(changed since the scan:) .*/, '$1 ...');
 }

@@ -71,16 +71,23 @@ function describeReport(r: CleanupReport, verbose: boolean): string[] {
     `${would} ${r.purged.length}, abandoned ${r.abandoned.length}, quarantined ${r.quarantined.length}, ` +
       `skipped ${r.skipped.length}, kept ${r.kept} recent.`,
   ];
+  // A count per reason, each followed by its own ids: all of them with --verbose, else the category's
+  // first 20 in all (ids of about 30 characters, three to a line: readable in an 80-column terminal).
   const listed = (label: string, items: { id: string; reason: string }[]) => {
     if (items.length === 0) return;
-    for (const [reason, n] of countBy(items.map((i) => reasonKind(i.reason)))) lines.push(`  ${label} ${n}: ${reason}`);
-    if (verbose) for (const i of items) lines.push(`    ${i.id}: ${i.reason}`);
-    else {
-      // Ids of about 30 characters, three to a line: the summary stays readable in an 80-column terminal.
-      const ids = items.slice(0, FIRST_IDS).map((i) => i.id);
+    let budget = FIRST_IDS;
+    for (const [reason, group] of groupBy(items, (i) => reasonKind(i.reason))) {
+      lines.push(`  ${label} ${group.length}: ${reason}`);
+      if (verbose) {
+        for (const i of group) lines.push(`    ${i.id}: ${i.reason}`);
+        continue;
+      }
+      const ids = group.slice(0, budget).map((i) => i.id);
+      budget -= ids.length;
       for (let k = 0; k < ids.length; k += 3) lines.push(`    ${ids.slice(k, k + 3).join(' ')}`);
-      if (items.length > FIRST_IDS) lines.push(`    and ${items.length - FIRST_IDS} more (--verbose lists them)`);
     }
+    if (!verbose && items.length > FIRST_IDS)
+      lines.push(`    and ${items.length - FIRST_IDS} more (--verbose lists them)`);
   };
   // Each purged session counts under the reason its subtree's root went.
   const rootReason = new Map(r.purged.filter((p) => p.id === p.root).map((p) => [p.root, p.reason]));
@@ -116,8 +123,9 @@ function describeReport(r: CleanupReport, verbose: boolean): string[] {
   return lines;
 }
 
-function countBy(keys: string[]): [string, number][] {
-  const counts = new Map<string, number>();
-  for (const k of keys) counts.set(k, (counts.get(k) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1]);
+/** The items grouped by `key`, the largest group first. */
+function groupBy<T>(items: T[], key: (item: T) => string): [string, T[]][] {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.get(key(item))?.push(item) ?? groups.set(key(item), [item]);
+  return [...groups].sort((a, b) => b[1].length - a[1].length);
 }
