@@ -38,7 +38,7 @@ export async function readAudit(sessions: SessionContext, options: ReadAuditOpti
 /** readAudit's result as the trail is read: the entries one by one, the bad lines' tally once they are all read. */
 export interface AuditStream {
   entries: Iterable<AuditEntry>;
-  /** After `entries` has been read through. */
+  /** After `entries` has been read through (worked out once, then the same answer). */
   tally(): Omit<AuditReadResult, 'entries'>;
 }
 
@@ -58,12 +58,14 @@ export function streamAudit(sessions: SessionContext, options: ReadAuditOptions 
       if (matches(entry, filter)) yield entry;
     }
   }
+  let tally: Omit<AuditReadResult, 'entries'> | undefined;
   return {
     entries: entries(),
     tally: () => {
+      if (tally) return tally;
       acknowledge(bad, repairs);
       const problems = bad.filter((b) => !b.acknowledged).map((b) => b.problem);
-      return { problems, acknowledged: bad.length - problems.length };
+      return (tally = { problems, acknowledged: bad.length - problems.length });
     },
   };
 }

@@ -18,7 +18,6 @@ import { withLock } from './lock.js';
 import {
   ensureAreaSync,
   fileProblem,
-  closeOpenedFileSync,
   notRegular,
   openAppendSync,
   openRegularFileSync,
@@ -153,7 +152,7 @@ export class AuditLog {
         yield { file: next.file, text: data.toString('utf8') };
       }
     } finally {
-      for (const { handle } of opened) closeOpenedFileSync(handle);
+      for (const { handle } of opened) closeSync(handle.fd);
     }
   }
 

@@ -91,10 +91,6 @@ export function readOpenedFileSync(opened: OpenedFile): Buffer {
   }
 }
 
-export function closeOpenedFileSync(opened: OpenedFile): void {
-  closeSync(opened.fd);
-}
-
 /** Strict UTF-8: invalid bytes are ECORRUPT, never turned into U+FFFD (the next write would keep those). */
 export function decodeUtf8(data: Buffer, file: string): string {
   // isUtf8 validates natively (a strict TextDecoder costs a record several times as much).
