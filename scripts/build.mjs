@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { lazyStringWidth } from './bundling/lazy-string-width.mjs';
-import { lazyBuiltins, syncFsPromises } from './bundling/plugins.mjs';
+import { lazyAssert, lazyBuiltins, syncFsPromises, yargsShimFromBundle } from './bundling/plugins.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
@@ -37,7 +37,6 @@ await build({
   define: defineVersion,
   logLevel: 'warning',
 });
-
 // Every executable (the CLI, each hook) is a CommonJS bundle in <dir>/bundles/, run by a small
 // launcher (<dir>/<name>.js, from scripts/launcher.cjs) that gives it V8's code cache. CommonJS also
 // loads built-in modules only when the code needing them first runs (the hooks' kill switch is
@@ -45,7 +44,7 @@ await build({
 // Every bundle is built the same way; the one difference, synchronous file calls in the two hooks, is
 // there because it saves each hook run milliseconds (bench/README.md, "What the hook bundles do
 // differently").
-const plugins = [lazyBuiltins, lazyStringWidth];
+const plugins = [lazyBuiltins, lazyAssert, lazyStringWidth, yargsShimFromBundle];
 const hooks = sources('hooks').map((f) => path.basename(f, '.ts'));
 const executables = [
   { entry: 'tools/cli/main.ts', dir: 'bin', name: 'agent-session', plugins },
@@ -82,14 +81,7 @@ for (const { entry, dir, name, plugins, bundleOnly } of executables) {
   });
   // A bundle is never run directly: its entry's #! line would only cost the launcher a copy of it.
   const bundleFile = path.join(out, dir, 'bundles', `${name}.cjs`);
-  // Pure ASCII, too: one character beyond it (a → in a comment) makes V8 hold the whole source as
-  // UTF-16, twice the bytes to decode, hash and scan on every run. esbuild escapes strings already;
-  // what is left (comments) gets \uXXXX escapes, which mean the same in strings, regular expressions
-  // and names, and nothing in a comment.
-  const bundled = readFileSync(bundleFile, 'utf8')
-    .replace(/^#!.*/, '')
-    .replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  writeFileSync(bundleFile, bundled);
+  writeFileSync(bundleFile, asciiOnly(readFileSync(bundleFile, 'utf8').replace(/^#!.*/, '')));
   if (bundleOnly) continue;
   const bundleHash = createHash('sha256').update(readFileSync(bundleFile)).digest('hex').slice(0, 12);
   const text = launcher
@@ -107,6 +99,16 @@ mkdirSync(path.join(out, 'dashboard'), { recursive: true });
 copyFileSync(path.join(root, 'tools', 'dashboard', 'page.html'), path.join(out, 'dashboard', 'page.html'));
 
 if (types && (await types) !== 0) process.exit(1);
+
+/**
+ * A bundle in pure ASCII: one character beyond it (a → in a comment) makes V8 hold the whole source as
+ * UTF-16, twice the bytes to decode, hash and scan on every run. esbuild escapes strings already; what
+ * is left (comments) gets \uXXXX escapes, which mean the same in strings, regular expressions and
+ * names, and nothing in a comment.
+ */
+function asciiOnly(text) {
+  return text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
 
 /** tsc's type check, writing the .d.ts files into `out`: resolves its exit code (its errors go to stderr). */
 function typeCheck() {

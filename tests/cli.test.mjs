@@ -927,3 +927,12 @@ test('update, finalize and delete of a session in a project with no store say so
   // No store, and no .claude/ that would change which project later commands (install too) resolve here.
   assert.deepEqual(readdirSync(root), []);
 });
+
+// build-cli.ts skips yargs's help cache through yargs's internals (the usage instance): if they change,
+// the CLI still works, only slower. This fails then, so that whoever updates yargs knows.
+test("yargs still has the help cache that the CLI skips (build-cli.ts's skipHelpCache)", async () => {
+  const { default: yargs } = await import('yargs');
+  const usage = yargs([]).getInternalMethods().getUsageInstance();
+  assert.equal(typeof usage.cacheHelpMessage, 'function');
+  assert.equal(typeof usage.hasCachedHelpMessage, 'function');
+});

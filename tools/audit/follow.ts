@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { SessionContext } from '../session-context.js';
 import { matches, parseLine, recoverTail, sha256, type AuditEntry, type AuditProblem } from './entry.js';
 import { AUDIT_FILE } from '../store/audit-log.js';
@@ -21,6 +20,8 @@ export interface FollowAuditOptions extends ReadAuditOptions {
  */
 export async function followAudit(sessions: SessionContext, options: FollowAuditOptions): Promise<void> {
   const filter = auditFilter(options, sessions.now());
+  // Loaded here, not at start-up, where it would cost every CLI run.
+  const { setTimeout: sleep } = process.getBuiltinModule('node:timers/promises');
   checkAction(filter.action, () => scanAudit(sessions).entries);
   // A reader of what is appended from now on (the hooks, which only append, never load it).
   const tail = new AuditTail(sessions.auditLog.dir, AUDIT_FILE);

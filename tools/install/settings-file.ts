@@ -3,7 +3,6 @@
 // content in a directory git ignores, and removing one left empty.
 import { constants } from 'node:fs';
 import { copyFile, lstat, mkdir, realpath, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { toSessionError } from '../errors.js';
 import { locateProject, type ProjectLocation } from '../store/project.js';
@@ -13,7 +12,7 @@ import { parseSettingsText, type SettingsFile } from './settings-text.js';
 type Env = Record<string, string | undefined>;
 
 export function homeDir(env: Env): string {
-  return resolve(env.HOME || env.USERPROFILE || homedir());
+  return resolve(env.HOME || env.USERPROFILE || process.getBuiltinModule('node:os').homedir());
 }
 
 /** `~/.claude/settings.json`, HOME taken from `env`. */

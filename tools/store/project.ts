@@ -1,5 +1,4 @@
 import { mkdirSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import {
   configError,
@@ -39,7 +38,8 @@ export function locateProject({ cwd, env }: Locate): ProjectLocation {
   if (env.CLAUDE_PROJECT_DIR) return { dir: resolve(env.CLAUDE_PROJECT_DIR), reason: 'CLAUDE_PROJECT_DIR' };
   const start = resolve(cwd);
   // ~/.claude is Claude Code's user settings, not a project: it only counts when we start at home.
-  const home = resolve(env.HOME || homedir());
+  // node:os only when HOME is unset: loading it costs a hook about half a millisecond.
+  const home = resolve(env.HOME || process.getBuiltinModule('node:os').homedir());
   for (let dir = start; ; dir = dirname(dir)) {
     if (isDirectory(join(dir, '.claude')) && (dir === start || !isHome(dir, home)))
       return { dir, reason: 'claude-dir' };
@@ -155,7 +155,7 @@ function isDirectory(p: string): boolean {
 
 /** A fresh project directory (with `.claude/`) under the system temp dir, for the demo. */
 export function makeTempProject(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agent-session-demo-'));
+  const dir = mkdtempSync(join(process.getBuiltinModule('node:os').tmpdir(), 'agent-session-demo-'));
   mkdirSync(join(dir, '.claude'));
   return dir;
 }

@@ -1,4 +1,4 @@
-import { createHash, type Hash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
 import { parseLine, type AuditEntry } from '../audit/entry.js';
 import { SessionError } from '../errors.js';
 import { isValidId } from '../ids.js';
@@ -42,7 +42,7 @@ export interface BundleSummary {
  *   {"checksum":"sha256:<hex>"}     over the bytes of every line above, newlines included
  */
 export class BundleWriter {
-  private readonly hash: Hash = createHash('sha256');
+  private readonly hash: Hash = sha256Hash();
   sessions = 0;
   audit = 0;
 
@@ -91,7 +91,7 @@ export class BundleWriter {
  * entry's own hash, and, at `finish`, that the checksum line came last and matches (→ ECORRUPT).
  */
 export class BundleReader {
-  private readonly hash: Hash = createHash('sha256');
+  private readonly hash: Hash = sha256Hash();
   private lineNo = 0;
   private headerSeen = false;
   private counts: { sessions: number; audit: number } | undefined;
@@ -226,7 +226,12 @@ export function verifyBundleV1(raw: unknown): {
 }
 
 function checksumV1(body: object): string {
-  return `sha256:${createHash('sha256').update(JSON.stringify(body)).digest('hex')}`;
+  return `sha256:${sha256Hash().update(JSON.stringify(body)).digest('hex')}`;
+}
+
+/** node:crypto, loaded on first use: at start-up it would cost every CLI run about 3 ms; export and import need it. */
+function sha256Hash(): Hash {
+  return process.getBuiltinModule('node:crypto').createHash('sha256');
 }
 
 function checkVersion(version: unknown): void {
