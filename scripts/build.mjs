@@ -39,9 +39,10 @@ await build({
 });
 // The library as it is imported (package.json's "exports"): one ES module bundle that dist/tools/index.js
 // re-exports, so that an import reads and links one file instead of about 90 (bench/README.md, "The
-// library's import"). It sits with the other bundles, two folders below dist/, so that what it finds
-// from its own file (the built hooks, the CLI, the MCP server, the dashboard page) is found as theirs.
-// The modules transpiled one by one stay beside it: the tests import internals from them.
+// CLI's start and the library's import"). It sits with the other bundles, two folders below dist/, so
+// that what it finds from its own file (the built hooks, the CLI, the MCP server, the dashboard page)
+// is found as theirs. The modules transpiled one by one stay beside it: the tests import internals
+// from them.
 await build({
   absWorkingDir: root,
   entryPoints: ['tools/index.ts'],

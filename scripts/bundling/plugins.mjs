@@ -1,5 +1,6 @@
 // esbuild plugins for the executable bundles: keep them free of import(), which the launcher cannot
-// serve (it runs bundles as scripts), and, in the hooks, swap a module that costs more than it saves.
+// serve (it runs bundles as scripts), keep yargs's start small in the CLI, and, in the hooks, swap a
+// module that costs more than it saves.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,7 +68,7 @@ export function notStrictEqual(actual, expected, message) {
  * version (which build-cli.ts then replaces) from the first package.json it finds walking up from the
  * directory above its node_modules, or, when its path has none (a bundle), from the working
  * directory: a listing of every ancestor directory on every run, then, with no package.json found, a
- * failed check that loads node:assert; about 3 ms of a CLI run in a deep directory, more under a
+ * failed check that loads node:assert; about 4 ms of a CLI run in a deep directory, more under a
  * large one such as /usr/lib. From the bundle's path the walk ends at dist/bin/package.json, one level
  * up. The shim's file URL is not built either (the bundle's path serves createRequire as well).
  * A yargs whose shim no longer has these lines fails the build here.

@@ -124,8 +124,9 @@ export function buildCli(argv: string[], ctx: Context) {
 /**
  * yargs renders the whole help text each time it starts a command's handler, kept in case the handler
  * fails and help is shown; `fail` above never shows it. Skipping it saves every command run about 3 ms
- * (bench/README.md, "The CLI's start"). The usage instance is yargs's, missing from @types/yargs;
- * cli.test.mjs fails if it ever goes (then the help is rendered as before, only slower).
+ * (bench/README.md, "The CLI's start and the library's import"). The usage instance is yargs's,
+ * missing from @types/yargs; cli.test.mjs fails if it ever goes (then the help is rendered as before,
+ * only slower).
  */
 function skipHelpCache(cli: unknown): void {
   type Internals = { getInternalMethods(): { getUsageInstance(): { cacheHelpMessage(): void } } };
