@@ -47,17 +47,13 @@ export function createServer(options: McpServerOptions): Server {
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(request.params.name)}`);
     const token = request.params._meta?.progressToken;
     let last = 0;
-    // The notifications sent so far: the answer waits for them, or a client could get it before the last
-    // one (the answer ends the request, and the client drops the progress of a request that has ended).
-    let sent: Promise<unknown> = Promise.resolve();
     const progress = (done: number, total: number) => {
       const now = Date.now();
       if (token === undefined || (now - last < PROGRESS_EVERY_MS && done < total)) return;
       last = now;
-      const notification = extra
+      void extra
         .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: done, total } })
         .catch(() => undefined);
-      sent = Promise.all([sent, notification]);
     };
     try {
       const args = parseArgs(tool, request.params.arguments ?? {});
@@ -69,10 +65,8 @@ export function createServer(options: McpServerOptions): Server {
         progress,
         confirm,
       });
-      await sent;
       return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
     } catch (err) {
-      await sent;
       return toolError(err);
     }
   });
