@@ -138,7 +138,7 @@ test('each kind of file has one owning module: only the owners import the file s
 
 /** The layers of ARCHITECTURE.md, bottom first: a module imports from its own layer or those below. */
 const LAYERS = [
-  ['values', /^tools\/(errors|ids|random|time|json|merge-patch|phases|record|config|safe-points|suggest)\.ts$/],
+  ['values', /^tools\/(errors|ids|random|time|json|merge-patch|phases|record|config|safe-points|suggest|builtin)\.ts$/],
   ['rules and store', /^tools\/(policy|store)\//],
   ['context', /^tools\/session-context\.ts$/],
   ['operations', /^tools\/(trees|transfer|audit|doctor|git|stats)\//],

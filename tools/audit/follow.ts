@@ -3,6 +3,7 @@ import { matches, parseLine, recoverTail, sha256, type AuditEntry, type AuditPro
 import { AUDIT_FILE } from '../store/audit-log.js';
 import { AuditTail } from '../store/audit-tail.js';
 import { auditFilter, checkAction, readAudit, scanAudit, type ReadAuditOptions } from './read.js';
+import { builtinModule } from '../builtin.js';
 
 export interface FollowAuditOptions extends ReadAuditOptions {
   /** Called for each matching entry, in file order. */
@@ -21,7 +22,7 @@ export interface FollowAuditOptions extends ReadAuditOptions {
 export async function followAudit(sessions: SessionContext, options: FollowAuditOptions): Promise<void> {
   const filter = auditFilter(options, sessions.now());
   // Loaded here, not at start-up, where it would cost every CLI run.
-  const { setTimeout: sleep } = process.getBuiltinModule('node:timers/promises');
+  const { setTimeout: sleep } = builtinModule('node:timers/promises');
   checkAction(filter.action, () => scanAudit(sessions).entries);
   // A reader of what is appended from now on (the hooks, which only append, never load it).
   const tail = new AuditTail(sessions.auditLog.dir, AUDIT_FILE);

@@ -8,11 +8,12 @@ import { toSessionError } from '../errors.js';
 import { locateProject, type ProjectLocation } from '../store/project.js';
 import { checkReplaceable, readOptional, replaceTextFile } from './replace-file.js';
 import { parseSettingsText, type SettingsFile } from './settings-text.js';
+import { builtinModule } from '../builtin.js';
 
 type Env = Record<string, string | undefined>;
 
 export function homeDir(env: Env): string {
-  return resolve(env.HOME || env.USERPROFILE || process.getBuiltinModule('node:os').homedir());
+  return resolve(env.HOME || env.USERPROFILE || builtinModule('node:os').homedir());
 }
 
 /** `~/.claude/settings.json`, HOME taken from `env`. */

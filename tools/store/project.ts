@@ -11,6 +11,7 @@ import {
 import type { SessionError } from '../errors.js';
 import { parseJson } from '../json.js';
 import { decodeUtf8, readRegularFileSync } from './regular-file.js';
+import { builtinModule } from '../builtin.js';
 
 /** A config file is a few settings; a larger one is not read. */
 const CONFIG_MAX_BYTES = 1024 * 1024;
@@ -39,7 +40,7 @@ export function locateProject({ cwd, env }: Locate): ProjectLocation {
   const start = resolve(cwd);
   // ~/.claude is Claude Code's user settings, not a project: it only counts when we start at home.
   // node:os only when HOME is unset: loading it costs a hook about half a millisecond.
-  const home = resolve(env.HOME || process.getBuiltinModule('node:os').homedir());
+  const home = resolve(env.HOME || builtinModule('node:os').homedir());
   for (let dir = start; ; dir = dirname(dir)) {
     if (isDirectory(join(dir, '.claude')) && (dir === start || !isHome(dir, home)))
       return { dir, reason: 'claude-dir' };
@@ -155,7 +156,7 @@ function isDirectory(p: string): boolean {
 
 /** A fresh project directory (with `.claude/`) under the system temp dir, for the demo. */
 export function makeTempProject(): string {
-  const dir = mkdtempSync(join(process.getBuiltinModule('node:os').tmpdir(), 'agent-session-demo-'));
+  const dir = mkdtempSync(join(builtinModule('node:os').tmpdir(), 'agent-session-demo-'));
   mkdirSync(join(dir, '.claude'));
   return dir;
 }

@@ -5,6 +5,7 @@ import { isValidId } from '../ids.js';
 import { JsonTooDeepError, parseJson } from '../json.js';
 import { isPlainObject } from '../merge-patch.js';
 import { parseRecord, type SessionRecord } from '../record.js';
+import { builtinModule } from '../builtin.js';
 
 const BUNDLE_FORMAT = 'agent-session-bundle';
 /** The version `export` writes: JSON Lines, checksummed as it is written (version 1, one document, is still read). */
@@ -231,7 +232,7 @@ function checksumV1(body: object): string {
 
 /** node:crypto, loaded on first use: at start-up it would cost every CLI run about 3 ms; export and import need it. */
 function sha256Hash(): Hash {
-  return process.getBuiltinModule('node:crypto').createHash('sha256');
+  return builtinModule('node:crypto').createHash('sha256');
 }
 
 function checkVersion(version: unknown): void {

@@ -2,6 +2,7 @@ import type { Argv as Yargs } from 'yargs';
 import { SessionError } from '../../errors.js';
 import type { Argv, Context } from '../command-context.js';
 import { openExisting } from '../store-origin.js';
+import { builtinModule } from '../../builtin.js';
 
 interface Args {
   /** Text, not a yargs number: a bad value is quoted as given. */
@@ -60,7 +61,7 @@ function openBrowser(ctx: Context, url: string) {
   };
   try {
     // Loaded here: node:child_process costs every CLI run about 1.5 ms at start-up.
-    const { spawn } = process.getBuiltinModule('node:child_process');
+    const { spawn } = builtinModule('node:child_process');
     const child = spawn(opener, [url], { detached: true, stdio: 'ignore' });
     child.on('error', (err) => warn(`${opener}: ${(err as NodeJS.ErrnoException).code ?? err.message}`));
     child.on('exit', (code, signal) => {
