@@ -936,3 +936,18 @@ test("yargs still has the help cache that the CLI skips (build-cli.ts's skipHelp
   assert.equal(typeof usage.cacheHelpMessage, 'function');
   assert.equal(typeof usage.hasCachedHelpMessage, 'function');
 });
+
+test('on a Node without process.getBuiltinModule (before 20.16), export and a list with HOME unset still work', async (t) => {
+  const base = tempDir(t);
+  const store = path.join(base, 'store');
+  const preload = path.join(base, 'old-node.cjs');
+  writeFileSync(preload, 'delete process.getBuiltinModule;\n');
+  const env = { NODE_OPTIONS: `--require=${preload}` };
+  assert.equal((await cli(store, ['create', '--agent', 'a', '--id', 'old-node'])).code, 0);
+  const exported = await cli(store, ['export', '--all', '--output', path.join(base, 'e.jsonl')], { env });
+  assert.equal(exported.code, 0, exported.stderr);
+  assert.match(readFileSync(path.join(base, 'e.jsonl'), 'utf8'), /"checksum":"sha256:[0-9a-f]{64}"/);
+  const listed = await runCli(['--dir', store, 'list'], { cwd: base, env: { ...cleanEnv(env), HOME: '' } });
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, /old-node/);
+});
