@@ -937,7 +937,7 @@ test("yargs still has the help cache that the CLI skips (build-cli.ts's skipHelp
   assert.equal(typeof usage.hasCachedHelpMessage, 'function');
 });
 
-test('on a Node without process.getBuiltinModule (before 20.16), export and a list with HOME unset still work', async (t) => {
+test('without process.getBuiltinModule (a Node before 20.16), export and a list with HOME unset work', async (t) => {
   const base = tempDir(t);
   const store = path.join(base, 'store');
   const preload = path.join(base, 'old-node.cjs');
