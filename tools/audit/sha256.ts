@@ -1,6 +1,8 @@
 // SHA-256 (FIPS 180-4) of a string's UTF-8 bytes, as lowercase hex. Written out here because the
 // audit line is hashed on every change a hook makes, and loading node:crypto would cost the hooks
 // several ms of start-up; tests compare it with node:crypto.
+import { builtinModule } from '../builtin.js';
+
 const K = new Uint32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
   0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
@@ -30,14 +32,9 @@ interface CryptoModule {
 function nativeSha256(text: string): string {
   if (native === undefined) {
     // At run time, not an import: the hooks' bundles must not load node:crypto at start-up.
-    const crypto = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule?.('node:crypto') as
-      CryptoModule | undefined;
-    const oneShot = crypto?.hash;
-    native = !crypto
-      ? sha256Js
-      : oneShot
-        ? (t) => oneShot('sha256', t)
-        : (t) => crypto.createHash('sha256').update(t).digest('hex');
+    const crypto = builtinModule('node:crypto') as unknown as CryptoModule;
+    const oneShot = crypto.hash;
+    native = oneShot ? (t) => oneShot('sha256', t) : (t) => crypto.createHash('sha256').update(t).digest('hex');
   }
   return native(text);
 }
