@@ -101,7 +101,7 @@ const DISK_OWNERS = {
   'tools/claude/transcript.ts': ["Claude Code's transcripts (read only)"],
   'tools/store/transcript-cache.ts': ["stats' token cache (<store>/.cache/transcripts.json)"],
   'tools/stats/transcript-usage.ts': ["the agents' transcripts read for their tokens, from where the cache stopped"],
-  'tools/claude/run/hook-io.ts': ["a hook's stdin, stdout and stderr (fd 0, 1 and 2)"],
+  'tools/stdio.ts': ["an executable's stdin, stdout and stderr (fd 0, 1 and 2)"],
   'tools/install/hook-files.ts': ['the built hooks, found for install (dist/hooks/<name>.js)'],
   'tools/install/git-exclude.ts': ["the clone's .git/info/exclude (only the lines install writes)"],
   'tools/claude/own-cli.ts': ["the package's own CLI and the agent-session on PATH, found for the footer"],
@@ -138,7 +138,10 @@ test('each kind of file has one owning module: only the owners import the file s
 
 /** The layers of ARCHITECTURE.md, bottom first: a module imports from its own layer or those below. */
 const LAYERS = [
-  ['values', /^tools\/(errors|ids|random|time|json|merge-patch|phases|record|config|safe-points|suggest|builtin)\.ts$/],
+  [
+    'values',
+    /^tools\/(errors|ids|random|time|json|merge-patch|phases|record|config|safe-points|suggest|builtin|stdio)\.ts$/,
+  ],
   ['rules and store', /^tools\/(policy|store)\//],
   ['context', /^tools\/session-context\.ts$/],
   ['operations', /^tools\/(trees|transfer|audit|doctor|git|stats)\//],
@@ -189,8 +192,8 @@ test('the library never prints or exits: only the executables do', () => {
     path.join('tools', 'cli', 'main.ts'),
     // The sweep bundle's entry (started by subagent_stop, or `--sweep`).
     path.join('tools', 'claude', 'run', 'sweep-main.ts'),
-    // A hook process's stdout and stderr (its owner in DISK_OWNERS), for the hook entry points.
-    path.join('tools', 'claude', 'run', 'hook-io.ts'),
+    // The executables' stdout and stderr (their owner in DISK_OWNERS), for the CLI and the hooks.
+    path.join('tools', 'stdio.ts'),
     // The MCP server's bundle entry (its stdout is the protocol's, written by the SDK's transport).
     path.join('tools', 'mcp', 'serve.ts'),
     ...sources('hooks'),

@@ -3,36 +3,20 @@
 // stream, and the hook must wait for it rather than exit and cut its answer short; if the reader
 // goes away instead, the hook still ends quietly with exit 0.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants, createReadStream, openSync, writeSync } from 'node:fs';
-import path from 'node:path';
+import { closeSync } from 'node:fs';
 import { test } from 'node:test';
+import { fullFifo, readAll, spawnOnFifo } from './helpers/full-pipe.mjs';
 import { fixture, onlySession, project } from './helpers/hooks.mjs';
 import { cleanEnv, PRE_DELEGATE } from './helpers/run.mjs';
 
 /**
- * pre_delegate started with a FIFO as stdout, filled up before the hook starts and made non-blocking
- * by a perl wrapper (a Node parent makes its children's stdio blocking): the hook's first plain write
- * gets EAGAIN. Resolves once the hook has written its first stderr line (the debug diagnostics come
- * after the answer's write was attempted), with the FIFO not yet read.
+ * pre_delegate started with a full FIFO as its non-blocking stdout (helpers/full-pipe.mjs): the hook's
+ * first plain write gets EAGAIN. Resolves once the hook has written its first stderr line (the debug
+ * diagnostics come after the answer's write was attempted), with the FIFO not yet read.
  */
 async function hookOnFullFifo(t) {
   const proj = project(t);
-  const fifo = path.join(proj.dir, 'stdout.fifo');
-  const made = spawnSync('mkfifo', [fifo]);
-  assert.equal(made.status, 0, `mkfifo: ${made.stderr}`);
-  const probe = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-  const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
-  const filler = Buffer.alloc(4096, 0x2e);
-  let filled = 0;
-  for (;;) {
-    try {
-      filled += writeSync(writer, filler);
-    } catch (err) {
-      if (err.code !== 'EAGAIN') throw err;
-      break;
-    }
-  }
+  const pipe = fullFifo(proj.dir);
 
   const prompt = `Investigate. ${'x'.repeat(200_000)}`;
   const payload = fixture('pretooluse-task', {
@@ -46,17 +30,11 @@ async function hookOnFullFifo(t) {
     AGENT_SESSION_SWEEP_INTERVAL_MINUTES: '0',
     AGENT_SESSION_DEBUG: '1',
   });
-  const nonBlocking = 'fcntl(STDOUT, F_SETFL, fcntl(STDOUT, F_GETFL, 0) | O_NONBLOCK) or die; exec @ARGV or die';
-  const child = spawn('perl', ['-MFcntl', '-e', nonBlocking, process.execPath, PRE_DELEGATE], {
-    cwd: proj.dir,
-    env,
-    stdio: ['pipe', writer, 'pipe'],
-  });
-  closeSync(writer);
+  const child = spawnOnFifo(pipe, [PRE_DELEGATE], { cwd: proj.dir, env });
   const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   child.stdin.end(JSON.stringify(payload));
 
-  const run = { proj, fifo, probe, filled, prompt, exited, stderr: '' };
+  const run = { proj, pipe, prompt, exited, stderr: '' };
   const stderrEnded = new Promise((resolve) => child.stderr.on('end', resolve));
   await new Promise((resolve, reject) => {
     child.stderr.on('data', (chunk) => {
@@ -72,15 +50,10 @@ async function hookOnFullFifo(t) {
 
 test('pre_delegate delivers its whole answer through a full non-blocking stdout before it exits', async (t) => {
   const run = await hookOnFullFifo(t);
-  const reader = openSync(run.fifo, 'r');
-  closeSync(run.probe);
-  const chunks = [];
-  for await (const chunk of createReadStream(null, { fd: reader })) chunks.push(chunk);
-
+  const text = await readAll(run.pipe);
   assert.equal(await run.exited, 0, run.stderr);
-  const text = Buffer.concat(chunks).toString('utf8');
-  assert.equal(text.slice(0, run.filled), '.'.repeat(run.filled));
-  const answer = JSON.parse(text.slice(run.filled));
+  assert.equal(text.slice(0, run.pipe.filled), '.'.repeat(run.pipe.filled));
+  const answer = JSON.parse(text.slice(run.pipe.filled));
   const session = onlySession(run.proj.store).agent_id;
   const rewritten = answer.hookSpecificOutput.updatedInput.prompt;
   assert.ok(rewritten.startsWith(run.prompt), 'the rewritten prompt keeps the original');
@@ -90,7 +63,7 @@ test('pre_delegate delivers its whole answer through a full non-blocking stdout 
 test('pre_delegate exits 0 quietly when the reader of its full stdout goes away before reading', async (t) => {
   const run = await hookOnFullFifo(t);
   // The only read end closes with the FIFO full: the rest of the answer meets EPIPE.
-  closeSync(run.probe);
+  closeSync(run.pipe.probe);
   assert.equal(await run.exited, 0, run.stderr);
   await run.stderrEnded;
   assert.doesNotMatch(run.stderr, /EPIPE|Unhandled|Error/, run.stderr);

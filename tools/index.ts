@@ -47,7 +47,7 @@ export type { StatusLine } from './policy/status-line.js';
 export { buildFooter } from './claude/footer.js';
 export { buildResumeBrief } from './claude/brief.js';
 export { rebuildClaudeIndexes } from './claude/rebuild-index.js';
-export { STDIN_MAX_BYTES } from './claude/run/hook-io.js';
+export { STDIN_MAX_BYTES } from './stdio.js';
 export { hookLogPath } from './store/hook-log.js';
 export { installHooks, uninstallHooks } from './install/install.js';
 export type { InstallOptions, InstallReport } from './install/install.js';

@@ -70,8 +70,9 @@ export function notStrictEqual(actual, expected, message) {
  * directory: a listing of every ancestor directory on every run, then, with no package.json found, a
  * failed check that loads node:assert; about 4 ms of a CLI run in a deep directory, more under a
  * large one such as /usr/lib. From the bundle's path the walk ends at dist/bin/package.json, one level
- * up. The shim's file URL is not built either (the bundle's path serves createRequire as well).
- * A yargs whose shim no longer has these lines fails the build here.
+ * up. The shim's file URL is not built either (the bundle's path serves createRequire as well), and
+ * the terminal's width is read when asked for, not at start-up. A yargs whose shim no longer has
+ * these lines fails the build here.
  */
 export const yargsShimFromBundle = {
   name: 'yargs-shim-from-bundle',
@@ -85,6 +86,13 @@ export const yargsShimFromBundle = {
           'const mainFilename = __dirname;',
         ],
         ['const require = createRequire(import.meta.url);', 'const require = createRequire(__filename);'],
+        // Read when asked (yargs asks only without .wrap(), which build-cli.ts gives), not at start-up:
+        // `process.stdout` builds a stream, and for a pipe loads `net`.
+        [
+          "stdColumns: typeof process.stdout.columns !== 'undefined' ? process.stdout.columns : null",
+          'get stdColumns() { ' +
+            "return typeof process.stdout.columns !== 'undefined' ? process.stdout.columns : null; }",
+        ],
       ];
       for (const [from, to] of replacements) {
         if (!text.includes(from)) throw new Error(`${args.path} has no \`${from}\`: see yargsShimFromBundle`);

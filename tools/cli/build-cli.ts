@@ -96,7 +96,7 @@ export function buildCli(argv: string[], ctx: Context) {
     .alias('help', 'h')
     .version('version', 'Print the version of agent-session', AGENT_SESSION_VERSION)
     .alias('version', ['V', 'v'])
-    .wrap(Math.min(100, process.stdout.columns || 100))
+    .wrap(Math.min(100, ctx.io.columns || 100))
     .exitProcess(false)
     .fail((message, err) => {
       // yargs reports some usage errors (a missing option value) as a YError: a usage error, not an internal one.

@@ -1,40 +1,31 @@
 #!/usr/bin/env node
+import { fdOutput } from '../stdio.js';
 import { runCli } from './run.js';
 import type { Terminal } from '../watch/watch-screen.js';
 
 // A reader that went away (`agent-session list | head`) is not an error of ours: drop the rest of the
 // output quietly instead of dying on EPIPE with a stack trace, and keep the command's own exit code.
 // Any other failure to write (a full disk) is an I/O error: one line on stderr, exit 4.
-let stdoutGone = false;
 let outputFailed = false;
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  stdoutGone = true;
-  if (err.code === 'EPIPE' || outputFailed) return;
+const stderr = fdOutput(2, () => undefined);
+const stdout = fdOutput(1, (err) => {
   outputFailed = true;
-  process.stderr.write(`agent-session: cannot write the output (${err.code ?? err.message})\n`);
+  stderr.write(`agent-session: cannot write the output (${err.code ?? err.message})\n`);
   process.exitCode = 4;
 });
 
 // No top-level await: the CLI is bundled as CommonJS, run with V8's code cache (scripts/build.mjs).
 void runCli(process.argv.slice(2), {
-  stdout: (text) => (stdoutGone ? true : process.stdout.write(text)),
+  stdout: (text) => stdout.write(text),
   // A pipe whose reader lags queues every write in memory: large outputs wait for it instead.
-  drain: () =>
-    new Promise<void>((resolve) => {
-      if (stdoutGone) return resolve();
-      const done = () => {
-        process.stdout.off('drain', done).off('error', done).off('close', done);
-        resolve();
-      };
-      process.stdout.on('drain', done).on('error', done).on('close', done);
-    }),
-  stderr: (text) => process.stderr.write(text),
+  drain: () => stdout.drain(),
+  stderr: (text) => void stderr.write(text),
   env: process.env,
   cwd: process.cwd(),
-  isTTY: process.stdout.isTTY,
-  columns: process.stdout.columns,
-  stderrIsTTY: process.stderr.isTTY,
-  terminal: process.stdout.isTTY ? processTerminal() : undefined,
+  isTTY: stdout.isTTY,
+  columns: stdout.isTTY ? process.stdout.columns : undefined,
+  stderrIsTTY: stderr.isTTY,
+  terminal: stdout.isTTY ? processTerminal() : undefined,
   signals: {
     on: (name, listener) => process.on(name, listener),
     off: (name, listener) => process.off(name, listener),

@@ -2,7 +2,7 @@
 // writes): the conversation's JSON on stdin, one line or nothing on stdout, exit 0 whatever happens.
 // A bundle of its own started by the hooks' launcher (V8's code cache, fail-open), without the CLI:
 // Claude Code runs it as often as its screen changes.
-import { readStdin, writeAllSync } from '../claude/run/hook-io.js';
+import { readStdin, writeAllSync } from '../stdio.js';
 import { statusLineText } from './statusline.js';
 
 async function main(): Promise<void> {

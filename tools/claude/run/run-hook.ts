@@ -2,7 +2,7 @@ import { SessionError } from '../../errors.js';
 import { JsonTooDeepError, parseJson } from '../../json.js';
 import { isPlainObject, type JsonObject } from '../../merge-patch.js';
 import { isLegacy, type LegacyFailureReason } from '../payload.js';
-import { readStdin, STDIN_MAX_BYTES, writeAllSync, type StdinResult } from './hook-io.js';
+import { readStdin, STDIN_MAX_BYTES, writeAllSync, type StdinResult } from '../../stdio.js';
 import { HookRun } from './hook-process.js';
 
 /** What makes one hook executable: its name, its payloads, their handler and its protocol. */

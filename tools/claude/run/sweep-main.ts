@@ -2,7 +2,7 @@
 // detached, or runs it in the foreground with `--sweep`. It is the only hook code that cleans up, so
 // the cleanup machinery (trees, trash, plans) stays out of the bundles Claude Code waits for.
 import { runSweep } from '../events/periodic-sweep.js';
-import { writeAllSync } from './hook-io.js';
+import { writeAllSync } from '../../stdio.js';
 import { HookRun } from './hook-process.js';
 
 async function main(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Argv as Yargs } from 'yargs';
-import { readStdin } from '../../claude/run/hook-io.js';
+import { readStdin } from '../../stdio.js';
 import { SessionError } from '../../errors.js';
 import { statusLineText } from '../../statusline/statusline.js';
 import type { Argv } from '../command-context.js';
