@@ -3,7 +3,7 @@
 // and load `net` for a pipe: about a tenth of a hook's start-up, and 3 to 5 ms of every CLI command
 // whose output is piped. The streams are only used where plain calls cannot do: a non-blocking
 // descriptor (EAGAIN) and a terminal.
-import { fstatSync, readSync, writeSync } from 'node:fs';
+import { fstatSync, readSync, statSync, writeSync } from 'node:fs';
 import { builtinModule } from './builtin.js';
 
 export type StdinResult = { ok: true; text: string } | { ok: false; bytes: number };
@@ -143,13 +143,23 @@ export function fdOutput(fd: 1 | 2, onError: (err: NodeJS.ErrnoException) => voi
 }
 
 /**
- * A terminal is a character device; so is /dev/null, which only `node:tty` tells apart (it loads `net`: only
- * asked for character devices).
+ * A terminal is a character device. So is /dev/null, where scripts and cron jobs send what they do not
+ * read: told apart by its device number, since `node:tty`, which tells the others apart, loads `net`.
  */
 function isTerminal(fd: 1 | 2): boolean {
   try {
-    return fstatSync(fd).isCharacterDevice() && builtinModule('node:tty').isatty(fd);
+    const stats = fstatSync(fd);
+    if (!stats.isCharacterDevice() || stats.rdev === devNull()) return false;
+    return builtinModule('node:tty').isatty(fd);
   } catch {
     return false;
+  }
+}
+
+function devNull(): number | undefined {
+  try {
+    return statSync('/dev/null').rdev;
+  } catch {
+    return undefined;
   }
 }
