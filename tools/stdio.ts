@@ -96,29 +96,33 @@ export interface Output {
 /**
  * Writes to fd 1 or 2, in order: plain writes while they work (a file, a pipe), the stream for a
  * terminal, and the stream for the rest from the first EAGAIN on (a non-blocking pipe that filled up), so
- * that nothing written later overtakes what waits in its buffer. A reader that went away (EPIPE) drops the
- * rest quietly; any other failure (a full disk) is given to `onError` once, and the rest is dropped.
+ * that nothing written later overtakes what waits in its buffer. A plain write to a pipe whose reader does
+ * not read blocks the process, signals included: while the command listens for SIGINT or SIGTERM (a bulk
+ * command that stops cleanly, `audit --follow`), pipes and sockets are written through the stream too.
+ * A reader that went away (EPIPE, ECONNRESET) drops the rest quietly; any other failure (a full disk) is
+ * given to `onError` once, and the rest is dropped.
  */
 export function fdOutput(fd: 1 | 2, onError: (err: NodeJS.ErrnoException) => void): Output {
-  const isTTY = isTerminal(fd);
+  const kind = descriptorKind(fd);
   let stream: NodeJS.WriteStream | undefined;
   let gone = false;
   const fail = (err: NodeJS.ErrnoException) => {
     if (gone) return;
     gone = true;
-    if (err.code !== 'EPIPE') onError(err);
+    if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') onError(err);
   };
   const toStream = () => {
     stream = fd === 1 ? process.stdout : process.stderr;
     stream.on('error', fail);
     return stream;
   };
-  if (isTTY) toStream();
+  const mayBlock = () => kind === 'pipe' && process.listenerCount('SIGINT') + process.listenerCount('SIGTERM') > 0;
+  if (kind === 'terminal') toStream();
   return {
-    isTTY,
+    isTTY: kind === 'terminal',
     write(text) {
       if (gone) return true;
-      if (stream) return stream.write(text);
+      if (stream || mayBlock()) return (stream ?? toStream()).write(text);
       const buffer = Buffer.from(text, 'utf8');
       let offset = 0;
       try {
@@ -143,16 +147,18 @@ export function fdOutput(fd: 1 | 2, onError: (err: NodeJS.ErrnoException) => voi
 }
 
 /**
- * A terminal is a character device. So is /dev/null, where scripts and cron jobs send what they do not
- * read: told apart by its device number, since `node:tty`, which tells the others apart, loads `net`.
+ * What fd 1 or 2 is. A terminal is a character device; so is /dev/null, where scripts and cron jobs send
+ * what they do not read: told apart by its device number, since `node:tty`, which tells the others apart,
+ * loads `net`.
  */
-function isTerminal(fd: 1 | 2): boolean {
+function descriptorKind(fd: 1 | 2): 'terminal' | 'pipe' | 'other' {
   try {
     const stats = fstatSync(fd);
-    if (!stats.isCharacterDevice() || stats.rdev === devNull()) return false;
-    return builtinModule('node:tty').isatty(fd);
+    if (stats.isFIFO() || stats.isSocket()) return 'pipe';
+    if (!stats.isCharacterDevice() || stats.rdev === devNull()) return 'other';
+    return builtinModule('node:tty').isatty(fd) ? 'terminal' : 'other';
   } catch {
-    return false;
+    return 'other';
   }
 }
 
