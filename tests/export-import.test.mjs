@@ -1,12 +1,13 @@
 // export / import: checksummed bundles, refusals (tampered, newer, collisions), --rename, --overwrite,
 // and all-or-nothing imports (validation failures and a failure in the middle of the commit).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { killWhen } from './helpers/kill.mjs';
-import { cli, loadLibrary, tempDir } from './helpers/run.mjs';
+import { CLI, cleanEnv, cli, loadLibrary, tempDir } from './helpers/run.mjs';
 import { build, treeSpec } from './helpers/trees.mjs';
 
 /** A store with a tree root → child → grandchild, plus an unrelated session. */
@@ -138,6 +139,42 @@ test('export --all covers the store; stdout carries the bundle without -o', asyn
   assert.deepEqual(bundle.sessions.map((s) => s.agent_id).sort(), [...ids, other].sort());
   assert.equal((await cli(from, ['export'])).code, 2);
   assert.equal((await cli(from, ['export', 'no-such-session'])).code, 1);
+});
+
+test('export -o never replaces a directory or a FIFO; import of a pipe says to save it to a file', async (t) => {
+  const { tmp, from, to, file } = await exportedTree(t);
+  const fifo = path.join(tmp, 'fifo');
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+  const dir = path.join(tmp, 'dir');
+  mkdirSync(dir);
+  const before = readdirSync(tmp).sort();
+  for (const target of [fifo, dir]) {
+    const result = await cli(from, ['export', '--all', '-o', target]);
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(
+      result.stderr,
+      `agent-session: ${target} is not a regular file: export writes the bundle to a regular file, which it ` +
+        'replaces whole\n',
+    );
+  }
+  assert.ok(lstatSync(fifo).isFIFO() && lstatSync(dir).isDirectory());
+  assert.deepEqual(readdirSync(tmp).sort(), before, 'no temp file left beside them');
+  // A shell pipe as the bundle: import reads its start first, which a pipe cannot give twice.
+  const piped = spawnSync(
+    'bash',
+    ['-c', 'cat "$1" | "$2" "$3" --dir "$4" import /dev/stdin', 'sh', file, process.execPath, CLI, to],
+    {
+      encoding: 'utf8',
+      env: cleanEnv(),
+    },
+  );
+  assert.equal(piped.status, 2, piped.stderr);
+  assert.equal(
+    piped.stderr,
+    'agent-session: /dev/stdin is not a regular file: ' +
+      'import reads a bundle from a regular file: save it to one first\n',
+  );
+  assert.deepEqual(sessionDirs(to), []);
 });
 
 test('export refuses a subtree holding a record it cannot read, and writes no file', async (t) => {

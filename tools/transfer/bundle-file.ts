@@ -1,5 +1,6 @@
 import {
   closeSync,
+  fstatSync,
   fsyncSync,
   lstatSync,
   openSync,
@@ -37,6 +38,7 @@ export class BundleFile {
 
   constructor(private readonly file: string) {
     this.target = resolve(file);
+    refuseSpecialFile(this.target, file, 'export writes the bundle to a regular file, which it replaces whole');
     // An export killed mid-write left its temp file beside the bundle, where no sweep of the store looks.
     removeStaleTemps(this.target, Date.now());
     this.temp = `${this.target}.${process.pid}.1.${randomHex(6)}${TEMP_SUFFIX}`;
@@ -144,13 +146,38 @@ export function firstLine(file: string): string {
 }
 
 function openBundle(file: string): number {
+  let fd: number;
   try {
-    return openSync(resolve(file), 'r');
+    fd = openSync(resolve(file), 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT')
       throw new SessionError('ENOTFOUND', `no bundle file ${file}`, { details: { file } });
     throw toSessionError(err, `reading ${file}`);
   }
+  // A pipe (/dev/stdin) cannot be read twice, and import reads the start first to tell the format.
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw notRegular(file, 'import reads a bundle from a regular file: save it to one first');
+  }
+  return fd;
+}
+
+/**
+ * An export's target may be missing, a regular file or a link (replaced, not followed); never a directory,
+ * a device (/dev/full), a pipe or a socket, which the rename of the finished bundle would replace.
+ */
+function refuseSpecialFile(target: string, file: string, why: string): void {
+  let info;
+  try {
+    info = lstatSync(target);
+  } catch {
+    return;
+  }
+  if (!info.isFile() && !info.isSymbolicLink()) throw notRegular(file, why);
+}
+
+function notRegular(file: string, why: string): SessionError {
+  return new SessionError('EINVALID', `${file} is not a regular file: ${why}`, { details: { file } });
 }
 
 export async function readBundleFile(file: string): Promise<string> {
