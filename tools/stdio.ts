@@ -2,7 +2,7 @@
 // descriptors. `process.stdin`, `process.stdout` and `process.stderr` build a Node stream on first use
 // and load `net` for a pipe: about a tenth of a hook's start-up, and 3 to 5 ms of every CLI command
 // whose output is piped. The streams are only used where plain calls cannot do: a non-blocking
-// descriptor (EAGAIN) and a terminal.
+// descriptor (EAGAIN), a terminal, and a pipe while a command waits for signals (see fdOutput).
 import { fstatSync, readSync, statSync, writeSync } from 'node:fs';
 import { builtinModule } from './builtin.js';
 
@@ -116,13 +116,14 @@ export function fdOutput(fd: 1 | 2, onError: (err: NodeJS.ErrnoException) => voi
     stream.on('error', fail);
     return stream;
   };
-  const mayBlock = () => kind === 'pipe' && process.listenerCount('SIGINT') + process.listenerCount('SIGTERM') > 0;
+  const wouldHoldUpSignals = () =>
+    kind === 'pipe' && process.listenerCount('SIGINT') + process.listenerCount('SIGTERM') > 0;
   if (kind === 'terminal') toStream();
   return {
     isTTY: kind === 'terminal',
     write(text) {
       if (gone) return true;
-      if (stream || mayBlock()) return (stream ?? toStream()).write(text);
+      if (stream || wouldHoldUpSignals()) return (stream ?? toStream()).write(text);
       const buffer = Buffer.from(text, 'utf8');
       let offset = 0;
       try {
