@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { killWhen } from './helpers/kill.mjs';
@@ -147,8 +147,10 @@ test('export -o never replaces a directory or a FIFO; import of a pipe says to s
   assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
   const dir = path.join(tmp, 'dir');
   mkdirSync(dir);
+  const link = path.join(tmp, 'link-to-fifo');
+  symlinkSync(fifo, link);
   const before = readdirSync(tmp).sort();
-  for (const target of [fifo, dir]) {
+  for (const target of [fifo, dir, link]) {
     const result = await cli(from, ['export', '--all', '-o', target]);
     assert.equal(result.code, 2, result.stderr);
     assert.equal(
@@ -157,7 +159,10 @@ test('export -o never replaces a directory or a FIFO; import of a pipe says to s
         'replaces whole\n',
     );
   }
-  assert.ok(lstatSync(fifo).isFIFO() && lstatSync(dir).isDirectory());
+  assert.ok(lstatSync(fifo).isFIFO() && lstatSync(dir).isDirectory() && lstatSync(link).isSymbolicLink());
+  // A FIFO with no writer: refused before it is opened (opening would wait for a writer).
+  const noWriter = await cli(to, ['import', fifo]);
+  assert.equal(noWriter.code, 2, noWriter.stderr);
   assert.deepEqual(readdirSync(tmp).sort(), before, 'no temp file left beside them');
   // A shell pipe as the bundle: import reads its start first, which a pipe cannot give twice.
   const piped = spawnSync(

@@ -7,6 +7,7 @@ import {
   readdirSync,
   readSync,
   renameSync,
+  statSync,
   unlinkSync,
   writeSync,
 } from 'node:fs';
@@ -146,6 +147,10 @@ export function firstLine(file: string): string {
 }
 
 function openBundle(file: string): number {
+  // Checked before opening too: opening a FIFO with no writer would wait for one, signals unheard.
+  const before = statSync(resolve(file), { throwIfNoEntry: false });
+  if (before && !before.isFile())
+    throw notRegular(file, 'import reads a bundle from a regular file: save it to one first');
   let fd: number;
   try {
     fd = openSync(resolve(file), 'r');
@@ -174,6 +179,9 @@ function refuseSpecialFile(target: string, file: string, why: string): void {
     return;
   }
   if (!info.isFile() && !info.isSymbolicLink()) throw notRegular(file, why);
+  // A link to a device or a pipe (/dev/stdout as root) would be replaced for every process that uses it.
+  const linked = info.isSymbolicLink() ? statSync(target, { throwIfNoEntry: false }) : undefined;
+  if (linked && !linked.isFile()) throw notRegular(file, why);
 }
 
 function notRegular(file: string, why: string): SessionError {
