@@ -1,6 +1,5 @@
 import {
   closeSync,
-  fstatSync,
   fsyncSync,
   lstatSync,
   openSync,
@@ -146,42 +145,37 @@ export function firstLine(file: string): string {
   }
 }
 
+const IMPORT_NEEDS_FILE = 'import reads a bundle from a regular file: save it to one first';
+
 function openBundle(file: string): number {
-  // Checked before opening too: opening a FIFO with no writer would wait for one, signals unheard.
-  const before = statSync(resolve(file), { throwIfNoEntry: false });
-  if (before && !before.isFile())
-    throw notRegular(file, 'import reads a bundle from a regular file: save it to one first');
-  let fd: number;
+  // Checked before opening: a pipe (/dev/stdin) cannot be read twice, and import reads the start first to
+  // tell the format; opening a FIFO with no writer would wait for one, signals unheard.
+  const info = statSync(resolve(file), { throwIfNoEntry: false });
+  if (info && !info.isFile()) throw notRegular(file, IMPORT_NEEDS_FILE);
   try {
-    fd = openSync(resolve(file), 'r');
+    return openSync(resolve(file), 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT')
       throw new SessionError('ENOTFOUND', `no bundle file ${file}`, { details: { file } });
     throw toSessionError(err, `reading ${file}`);
   }
-  // A pipe (/dev/stdin) cannot be read twice, and import reads the start first to tell the format.
-  if (!fstatSync(fd).isFile()) {
-    closeSync(fd);
-    throw notRegular(file, 'import reads a bundle from a regular file: save it to one first');
-  }
-  return fd;
 }
 
 /**
- * An export's target may be missing, a regular file or a link (replaced, not followed); never a directory,
- * a device (/dev/full), a pipe or a socket, which the rename of the finished bundle would replace.
+ * An export's target may be missing, a regular file, or a link to one or to nothing (the link is replaced,
+ * not followed); never a directory, a device (/dev/full), a pipe, a socket or a link to one (/dev/stdout),
+ * which the rename of the finished bundle would replace for everyone who uses it.
  */
 function refuseSpecialFile(target: string, file: string, why: string): void {
   let info;
   try {
-    info = lstatSync(target);
+    const own = lstatSync(target);
+    info = own.isSymbolicLink() ? statSync(target, { throwIfNoEntry: false }) : own;
   } catch {
+    // Nothing there (or no way to look): the temp file's creation says what is wrong, if anything.
     return;
   }
-  if (!info.isFile() && !info.isSymbolicLink()) throw notRegular(file, why);
-  // A link to a device or a pipe (/dev/stdout as root) would be replaced for every process that uses it.
-  const linked = info.isSymbolicLink() ? statSync(target, { throwIfNoEntry: false }) : undefined;
-  if (linked && !linked.isFile()) throw notRegular(file, why);
+  if (info && !info.isFile()) throw notRegular(file, why);
 }
 
 function notRegular(file: string, why: string): SessionError {
