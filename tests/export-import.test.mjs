@@ -3,7 +3,16 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { killWhen } from './helpers/kill.mjs';
@@ -180,6 +189,41 @@ test('export -o never replaces a directory or a FIFO; import of a pipe says to s
       'import reads a bundle from a regular file: save it to one first\n',
   );
   assert.deepEqual(sessionDirs(to), []);
+});
+
+test('the temp file of an export killed mid-write is removed by a later export to that name once stale', async (t) => {
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  await build(from, treeSpec('exp', 3, 12));
+  const out = path.join(tmp, 'out');
+  mkdirSync(out);
+  const file = path.join(out, 'bundle.json');
+  const temps = () => readdirSync(out).filter((name) => name.endsWith('.tmp'));
+  // Killed once its temp file is there (an export that finishes first is run again).
+  let left = [];
+  for (let attempt = 0; attempt < 10 && left.length === 0; attempt++) {
+    const run = await killWhen(['--dir', from, 'export', '--all', '-o', file], () => temps().length > 0, 'SIGKILL');
+    if (run.signal === 'SIGKILL') left = temps();
+    else assert.equal(run.code, 0, run.stderr);
+  }
+  assert.equal(left.length, 1, 'no export was killed while writing its temp file');
+  const [temp] = left;
+  assert.match(temp, /^bundle\.json\.\d+\.\d+\.[0-9a-f]+\.tmp$/);
+  const age = (file, ms) => utimesSync(file, new Date(Date.now() - ms), new Date(Date.now() - ms));
+  // Its writer is gone, but it is under a minute old: it may be an export that has just started.
+  assert.equal((await cli(from, ['export', '--all', '-o', file])).code, 0);
+  assert.deepEqual(temps(), [temp]);
+  // Two minutes old, its writer gone: removed. One as old whose writer runs (this process) is kept.
+  age(path.join(out, temp), 120_000);
+  const live = temp.replace(/^bundle\.json\.\d+\./, `bundle.json.${process.pid}.`);
+  writeFileSync(path.join(out, live), readFileSync(path.join(out, temp)));
+  age(path.join(out, live), 120_000);
+  assert.equal((await cli(from, ['export', '--all', '-o', file])).code, 0);
+  assert.deepEqual(temps(), [live], "the dead writer's temp file is removed, the live one's kept");
+  // A temp file untouched for over an hour goes whoever wrote it.
+  age(path.join(out, live), 2 * 3_600_000);
+  assert.equal((await cli(from, ['export', '--all', '-o', file])).code, 0);
+  assert.deepEqual(readdirSync(out), ['bundle.json']);
 });
 
 test('export refuses a subtree holding a record it cannot read, and writes no file', async (t) => {

@@ -21,6 +21,10 @@ import { processRuns } from '../store/pid.js';
 const DEAD_WRITER_MS = 60_000;
 const STALE_MS = 3_600_000;
 
+/** Hex digits in a temp file's name: the name it is made with and the name removeStaleTemps looks for. */
+const TEMP_HEX_DIGITS = 6;
+const TEMP_NAME = new RegExp(`^\\.(\\d+)\\.\\d+\\.[0-9a-f]{${TEMP_HEX_DIGITS}}\\.tmp$`);
+
 /** Text is written in chunks of about this size: one system call per chunk, not per line. */
 const CHUNK_CHARS = 1 << 20;
 
@@ -41,7 +45,7 @@ export class BundleFile {
     refuseSpecialFile(this.target, file, 'export writes the bundle to a regular file, which it replaces whole');
     // An export killed mid-write left its temp file beside the bundle, where no sweep of the store looks.
     removeStaleTemps(this.target, Date.now());
-    this.temp = `${this.target}.${process.pid}.1.${randomHex(6)}${TEMP_SUFFIX}`;
+    this.temp = `${this.target}.${process.pid}.1.${randomHex(TEMP_HEX_DIGITS)}${TEMP_SUFFIX}`;
     this.fd = this.io(() => openSync(this.temp, 'wx', 0o644));
   }
 
@@ -193,7 +197,7 @@ export async function readBundleFile(file: string): Promise<string> {
 }
 
 /**
- * Removes `<bundle>.<pid>.<n>.<hex>.tmp` files (writeFileAtomic's names for this bundle) of writers
+ * Removes `<bundle>.<pid>.<n>.<hex>.tmp` files (the names BundleFile gives this bundle's temp files) of writers
  * that died, or untouched for an hour. Only regular files of exactly that name; best effort.
  */
 function removeStaleTemps(target: string, now: number): string[] {
@@ -207,7 +211,7 @@ function removeStaleTemps(target: string, now: number): string[] {
   }
   for (const name of names) {
     if (!name.startsWith(`${base}.`) || !name.endsWith(TEMP_SUFFIX)) continue;
-    const pid = /^\.(\d+)\.\d+\.[0-9a-f]{12}\.tmp$/.exec(name.slice(base.length))?.[1];
+    const pid = TEMP_NAME.exec(name.slice(base.length))?.[1];
     if (pid === undefined || Number(pid) === process.pid) continue;
     const file = join(dirname(target), name);
     try {
