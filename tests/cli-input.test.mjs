@@ -350,6 +350,7 @@ test('numbers are decimal text and paths are not empty: 0x10 and "" are refused,
     [['list', '--limit', '0x10'], /--limit must be a whole number \(0 for all\), not "0x10"/],
     [['list', '--limit', ''], /--limit must be a whole number \(0 for all\), not ""/],
     [['export', 'old', '-o', ''], /--output needs a path, not an empty string/],
+    [['export', 'old', '-o', 'bundle/'], /--output bundle\/ ends with a slash: name the bundle's file/],
     [['import', ''], /import needs a path, not an empty string/],
   ];
   const results = await Promise.all(cases.map(([args]) => cli(store, args)));

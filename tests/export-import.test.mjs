@@ -137,7 +137,7 @@ test('export then import round-trips a subtree byte for byte, with its audit ent
   assert.deepEqual(trail.entries.slice(0, 4), bundle.audit);
 });
 
-test('export --all covers the store; stdout carries the bundle without -o', async (t) => {
+test('export --all covers the store; stdout carries the bundle without -o or with -o -', async (t) => {
   const tmp = tempDir(t);
   const from = path.join(tmp, 'from');
   const { ids, other } = await seed(from);
@@ -146,6 +146,11 @@ test('export --all covers the store; stdout carries the bundle without -o', asyn
   const bundle = parseBundle(result.stdout);
   assert.deepEqual(new Set(bundle.roots), new Set([ids[0], other]));
   assert.deepEqual(bundle.sessions.map((s) => s.agent_id).sort(), [...ids, other].sort());
+  // -o - is stdout too, not a file named "-".
+  const dashed = await cli(from, ['export', '--all', '-o', '-']);
+  assert.equal(dashed.code, 0, dashed.stderr);
+  assert.deepEqual(parseBundle(dashed.stdout).sessions, bundle.sessions);
+  assert.equal(existsSync(path.join(tmp, '-')), false);
   assert.equal((await cli(from, ['export'])).code, 2);
   assert.equal((await cli(from, ['export', 'no-such-session'])).code, 1);
 });

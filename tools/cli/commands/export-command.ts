@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Argv as Yargs } from 'yargs';
+import { SessionError } from '../../errors.js';
 import { exportSessions } from '../../transfer/export.js';
 import type { Argv } from '../command-context.js';
 import { openExisting } from '../store-origin.js';
@@ -28,14 +29,17 @@ export function builder(yargs: Yargs) {
       alias: 'o',
       type: 'string',
       requiresArg: true,
-      describe: 'Write the bundle to this file (default: stdout)',
+      describe: 'Write the bundle to this file (default, or -: stdout)',
     });
 }
 
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const output = checkPath(argv.output, '--output');
-  const file = output === undefined ? undefined : resolve(ctx.io.cwd, output);
+  // `-o -` is stdout, as in most tools; `-o dir/` names no file (resolve() would drop the slash).
+  if (output !== undefined && output !== '-' && /[/\\]$/.test(output))
+    throw new SessionError('EINVALID', `--output ${output} ends with a slash: name the bundle's file, not a directory`);
+  const file = output === undefined || output === '-' ? undefined : resolve(ctx.io.cwd, output);
   const sessions = openExisting(argv, argv.id);
   const id = argv.id === undefined ? undefined : resolveSessionRef(sessions, argv.id);
   // A bundle printed on the terminal would be torn by a bar drawn on the same screen.
