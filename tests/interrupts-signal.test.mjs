@@ -1,6 +1,7 @@
 // Commands stopped with SIGINT/SIGTERM (Ctrl-C): they stop at a safe point, release their locks and say
 // so, whether working, drawing a progress bar or waiting for a lock.
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
@@ -201,5 +202,30 @@ test(
       ids.filter((id) => !auditedIds('restore').has(id)),
       [],
     );
+  },
+);
+
+test(
+  'Ctrl-C during export --all is seen between two records, not only once the last is written',
+  { timeout: 120_000 },
+  async (t) => {
+    const base = tempDir(t);
+    const dir = path.join(base, 'store');
+    const ids = await oldTrees(dir, 80);
+    const file = path.join(base, 'bundle.json');
+    // The fifth record's read hangs for a second (a slow disk): no handler runs meanwhile, and the
+    // rest of the records take far less than that.
+    const f = faults(t, ['stall:export-record:5:1000']);
+    const running = cli(dir, ['export', '--all', '-o', file], { env: f.env });
+    await f.reached('export-record', running);
+    f.kill('export-record', 'SIGINT');
+    const run = await running;
+    assert.equal(run.code, 130, run.stderr);
+    const [, done, total] =
+      /^agent-session: interrupted after (\d+) of (\d+); run it again to finish\n$/.exec(run.stderr) ?? [];
+    assert.equal(Number(total), ids.length, run.stderr);
+    assert.ok(Number(done) < 10, `stopped after ${done} records, not at the next one: ${run.stderr}`);
+    assert.deepEqual(readdirSync(base).sort(), ['store'], 'no bundle and no temp file are left');
+    assert.deepEqual(locksLeft(dir), []);
   },
 );

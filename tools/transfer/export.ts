@@ -1,6 +1,7 @@
 import { readAudit } from '../audit/read.js';
 import { SessionError } from '../errors.js';
-import { throwIfInterrupted } from '../safe-points.js';
+import { breather, throwIfInterrupted } from '../safe-points.js';
+import { faultPoint } from '../store/fault-points.js';
 import { assertValidId } from '../ids.js';
 import { parseRecord, type SessionRecord } from '../record.js';
 import { sep } from 'node:path';
@@ -59,8 +60,13 @@ export async function exportSessions(sessions: SessionContext, options: ExportOp
     const prefix = dir.endsWith(sep) ? dir : dir + sep;
     // With --all, every session whose parent is not in the store is a root: only the links are kept.
     const parents = new Map<string, string | null>();
+    // The reads are synchronous: without a turn of the event loop now and then, a Ctrl-C would be
+    // seen only once every record is written.
+    const breathe = breather();
     for (const [i, id] of ids.entries()) {
+      await breathe();
       throwIfInterrupted(options.signal, i, ids.length);
+      await faultPoint('export-record');
       const record = subtree ? subtree[i]! : readForAll(prefix, id, problems);
       if (record !== undefined) {
         writer.session(record);
