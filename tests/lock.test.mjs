@@ -187,6 +187,55 @@ test(
 );
 
 test(
+  'holding many session locks: a signal aborted while they are taken stops the taking there; ' +
+    'the step never runs and every lock taken is let go of',
+  { timeout: 20_000 },
+  async (t) => {
+    const dir = tempDir(t);
+    const ids = Array.from({ length: 2000 }, (_, i) => `s${String(i).padStart(4, '0')}`);
+    const stop = new AbortController();
+    let calls = 0;
+    let takenAtAbort;
+    // Called every 64 locks: Ctrl-C comes once about 190 are taken.
+    const companion = () => {
+      if (++calls !== 3) return;
+      takenAtAbort = readdirSync(path.join(dir, '.locks')).length;
+      stop.abort();
+    };
+    let ran = false;
+    await assert.rejects(
+      withSessionLocks(dir, ids, 10_000, async () => (ran = true), stop.signal, companion),
+      (err) => {
+        assert.equal(err.code, 'EINTERRUPTED');
+        assert.deepEqual(err.details, { done: 0, total: 2000 });
+        return true;
+      },
+    );
+    assert.ok(takenAtAbort > 100 && takenAtAbort < 200, `${takenAtAbort} taken when aborted`);
+    assert.equal(ran, false, 'the step ran after the signal');
+    assert.deepEqual(readdirSync(path.join(dir, '.locks')), [], 'every lock taken is let go of');
+    // Aborted before the call: it stops after the first lock.
+    const before = new AbortController();
+    before.abort();
+    let companionCalls = 0;
+    await assert.rejects(
+      withSessionLocks(
+        dir,
+        ids,
+        10_000,
+        async () => (ran = true),
+        before.signal,
+        () => companionCalls++,
+      ),
+      { code: 'EINTERRUPTED' },
+    );
+    assert.equal(ran, false);
+    assert.equal(companionCalls, 0, 'over 64 locks were taken');
+    assert.deepEqual(readdirSync(path.join(dir, '.locks')), []);
+  },
+);
+
+test(
   'holding many session locks while a step awaits past the stale time: all stay fresh, nobody takes one over',
   { timeout: 20_000 },
   async (t) => {
@@ -322,8 +371,7 @@ test(
       t,
       `await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 1000, what: 'x' }, async () => {
       process.stdout.write('held\\n');
-      const until = Date.now() + ${LOCK_STALE_MS + 1500};
-      while (Date.now() < until);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${LOCK_STALE_MS + 1500});
     });`,
     );
     assert.equal(await stalled.ready, 'held');
@@ -356,14 +404,14 @@ test(
       mkdirSync(lockPath);
       const past = new Date(Date.now() - 10_000);
       utimesSync(lockPath, past, past);
-      // All start at the same instant (busy-waiting for it), so their takeovers collide.
+      // All start at the same instant (each thread blocked until then), so their takeovers collide.
       const start = Date.now() + 1500;
       const workers = Array.from({ length: 8 }, () =>
         child(
           t,
           `const fs = await import('node:fs');
         process.stdout.write('ready\\n');
-        while (Date.now() < ${start});
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.max(0, ${start} - Date.now()));
         await withLock(${JSON.stringify(lockPath)}, { timeoutMs: 10000, what: 'counter' }, async (check) => {
           const n = Number(fs.readFileSync(${JSON.stringify(counter)}, 'utf8'));
           await new Promise((resolve) => setTimeout(resolve, 5));

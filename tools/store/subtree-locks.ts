@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { SessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { faultPoint } from './fault-points.js';
-import { breather } from '../safe-points.js';
+import { breather, throwIfInterrupted } from '../safe-points.js';
 import { ensureAreaSync } from './regular-file.js';
 import { ensureStoreSync } from './store-root.js';
 import { takeLock, TOUCH_AFTER_MS, withLock, type Lock, type LockedReason } from './lock.js';
@@ -100,6 +100,10 @@ export async function withSessionLocks<T>(
           signal,
         }),
       );
+      // Ctrl-C between two locks: nothing has changed yet, and the thousands of locks still to take
+      // (then to let go of) would keep the user waiting for nothing. (A wait for a lock another
+      // process holds ends with its own EINTERRUPTED, in takeLock.)
+      throwIfInterrupted(signal, 0, sorted.length);
     }
     return await fn(check);
   } finally {
