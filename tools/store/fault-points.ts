@@ -34,7 +34,9 @@ export async function faultPoint(point: string): Promise<void> {
 
 async function pauseHere(point: string): Promise<void> {
   reachedHere(point);
-  while (!existsSync(join(faultsDir(), `${point}.go`))) await new Promise((resolve) => setTimeout(resolve, 5));
+  // Also goes on once the directory is gone: a test that ended without releasing it leaves no process behind.
+  while (!existsSync(join(faultsDir(), `${point}.go`)) && existsSync(faultsDir()))
+    await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 /** `<dir>/<point>.reached` holds this process's pid. */
