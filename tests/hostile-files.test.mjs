@@ -309,7 +309,8 @@ test(
     assert.match(linked.stderr, /is a symbolic link, not a regular file/);
     assert.doesNotMatch(linked.stderr, /root:x/);
 
-    // What an export killed mid-write leaves: a temp file of a process that is gone, named as writeFileAtomic names it.
+    // What an export killed mid-write leaves: a temp file of a process that is gone (12 hex digits: an older
+    // version's name).
     const bundle = path.join(project, 'out.bundle');
     const deadPid = 99_999_999;
     const stale = `${bundle}.${deadPid}.1.0123456789ab.tmp`;

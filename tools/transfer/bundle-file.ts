@@ -21,9 +21,11 @@ import { processRuns } from '../store/pid.js';
 const DEAD_WRITER_MS = 60_000;
 const STALE_MS = 3_600_000;
 
-/** Hex digits in a temp file's name: the name it is made with and the name removeStaleTemps looks for. */
-const TEMP_HEX_DIGITS = 6;
-const TEMP_NAME = new RegExp(`^\\.(\\d+)\\.\\d+\\.[0-9a-f]{${TEMP_HEX_DIGITS}}\\.tmp$`);
+/**
+ * A temp file's name after the bundle's: `.<pid>.<n>.<hex>.tmp`. removeStaleTemps takes any number of hex
+ * digits (those made by other versions of this package too).
+ */
+const TEMP_NAME = /^\.(\d+)\.\d+\.[0-9a-f]+\.tmp$/;
 
 /** Text is written in chunks of about this size: one system call per chunk, not per line. */
 const CHUNK_CHARS = 1 << 20;
@@ -45,7 +47,7 @@ export class BundleFile {
     refuseSpecialFile(this.target, file, 'export writes the bundle to a regular file, which it replaces whole');
     // An export killed mid-write left its temp file beside the bundle, where no sweep of the store looks.
     removeStaleTemps(this.target, Date.now());
-    this.temp = `${this.target}.${process.pid}.1.${randomHex(TEMP_HEX_DIGITS)}${TEMP_SUFFIX}`;
+    this.temp = `${this.target}.${process.pid}.1.${randomHex(6)}${TEMP_SUFFIX}`;
     this.fd = this.io(() => openSync(this.temp, 'wx', 0o644));
   }
 
