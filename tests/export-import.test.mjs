@@ -225,10 +225,15 @@ test('the temp file of an export killed mid-write is removed by a later export t
   age(path.join(out, live), 120_000);
   assert.equal((await cli(from, ['export', '--all', '-o', file])).code, 0);
   assert.deepEqual(temps(), [live], "the dead writer's temp file is removed, the live one's kept");
-  // A temp file untouched for over an hour goes whoever wrote it.
+  // A temp file untouched for over an hour goes whoever wrote it; somebody's files of look-alike names stay.
   age(path.join(out, live), 2 * 3_600_000);
+  const lookAlikes = ['bundle.json.2024.12.31.tmp', 'bundle.json.20250101.1.0.tmp', 'bundle.json.1.2.abc.tmp'];
+  for (const name of lookAlikes) {
+    writeFileSync(path.join(out, name), 'keep');
+    age(path.join(out, name), 2 * 3_600_000);
+  }
   assert.equal((await cli(from, ['export', '--all', '-o', file])).code, 0);
-  assert.deepEqual(readdirSync(out), ['bundle.json']);
+  assert.deepEqual(readdirSync(out).sort(), ['bundle.json', ...lookAlikes].sort());
 });
 
 test('export refuses a subtree holding a record it cannot read, and writes no file', async (t) => {

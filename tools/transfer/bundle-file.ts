@@ -22,10 +22,10 @@ const DEAD_WRITER_MS = 60_000;
 const STALE_MS = 3_600_000;
 
 /**
- * A temp file's name after the bundle's: `.<pid>.<n>.<hex>.tmp`. removeStaleTemps takes any number of hex
- * digits (those made by other versions of this package too).
+ * A temp file's name after the bundle's: `.<pid>.<n>.<hex>.tmp`, with 6 hex digits (12 in the names older
+ * versions of this package made). Nothing else: `<bundle>.2024.12.31.tmp` is somebody's file.
  */
-const TEMP_NAME = /^\.(\d+)\.\d+\.[0-9a-f]+\.tmp$/;
+const TEMP_NAME = /^\.(\d+)\.\d+\.(?:[0-9a-f]{6}|[0-9a-f]{12})\.tmp$/;
 
 /** Text is written in chunks of about this size: one system call per chunk, not per line. */
 const CHUNK_CHARS = 1 << 20;
@@ -49,7 +49,11 @@ export class BundleFile {
     removeStaleTemps(this.target, Date.now());
     this.temp = `${this.target}.${process.pid}.1.${randomHex(6)}${TEMP_SUFFIX}`;
     this.fd = this.io(() => openSync(this.temp, 'wx', 0o644));
+    // A process ended mid-write (a second Ctrl-C exits at once) takes its temp file with it.
+    process.once('exit', this.removeOnExit);
   }
+
+  private readonly removeOnExit = () => this.abort();
 
   write(text: string): void {
     this.pending.push(text);
@@ -63,6 +67,7 @@ export class BundleFile {
     this.io(() => fsyncSync(this.fd!));
     this.io(() => closeSync(this.fd!));
     this.fd = undefined;
+    process.off('exit', this.removeOnExit);
     this.io(() => renameSync(this.temp, this.target));
     // The rename itself is durable only once the directory is.
     const dir = this.io(() => openSync(dirname(this.target), 'r'));
@@ -75,6 +80,7 @@ export class BundleFile {
 
   /** Nothing of the bundle is left (best effort). */
   abort(): void {
+    process.off('exit', this.removeOnExit);
     if (this.fd === undefined) return;
     try {
       closeSync(this.fd);
