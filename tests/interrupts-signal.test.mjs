@@ -229,3 +229,25 @@ test(
     assert.deepEqual(locksLeft(dir), []);
   },
 );
+
+test(
+  'a second signal during export -o exits at once and takes the temp file with it',
+  { timeout: 120_000 },
+  async (t) => {
+    const base = tempDir(t);
+    const dir = path.join(base, 'store');
+    await oldTrees(dir, 80);
+    const file = path.join(base, 'bundle.json');
+    // Both signals arrive while the fifth record's read hangs: the first stops it, the second exits at once.
+    const f = faults(t, ['stall:export-record:5:1000']);
+    const running = cli(dir, ['export', '--all', '-o', file], { env: f.env });
+    await f.reached('export-record', running);
+    f.kill('export-record', 'SIGINT');
+    f.kill('export-record', 'SIGTERM');
+    const run = await running;
+    assert.equal(run.code, 130, run.stderr);
+    assert.match(run.stderr, /interrupted again: stopped at once/);
+    assert.deepEqual(readdirSync(base).sort(), ['store'], 'no bundle and no temp file are left');
+    assert.deepEqual(locksLeft(dir), []);
+  },
+);
