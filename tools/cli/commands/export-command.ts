@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { resolve, sep } from 'node:path';
 import type { Argv as Yargs } from 'yargs';
 import { SessionError } from '../../errors.js';
 import { exportSessions } from '../../transfer/export.js';
@@ -37,7 +37,7 @@ export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const output = checkPath(argv.output, '--output');
   // `-o -` is stdout, as in most tools; `-o dir/` names no file (resolve() would drop the slash).
-  if (output !== undefined && output !== '-' && /[/\\]$/.test(output))
+  if (output !== undefined && output !== '-' && (output.endsWith('/') || output.endsWith(sep)))
     throw new SessionError('EINVALID', `--output ${output} ends with a slash: name the bundle's file, not a directory`);
   const file = output === undefined || output === '-' ? undefined : resolve(ctx.io.cwd, output);
   const sessions = openExisting(argv, argv.id);
