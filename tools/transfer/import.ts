@@ -113,7 +113,10 @@ export async function importSessions(
       // Index markers go before the records they describe (see tools/store/children-index.ts). They
       // describe no live session until the commit, so they are written before any lock is taken.
       const index = new ChildrenIndex(store.dir);
+      // Synchronous writes: a turn of the event loop now and then lets a Ctrl-C be seen here.
+      const breathe = breather();
       for (let i = 0; i < staged.length; i += BATCH) {
+        await breathe();
         throwIfInterrupted(options.signal, 0, staged.length);
         index.addMany(staged.slice(i, i + BATCH).map((s) => ({ parent: s.parent, child: s.id })));
       }
@@ -125,6 +128,8 @@ export async function importSessions(
       ];
       await refuseParentsInTrash(sessions, staged, outside(staged));
       refuseTaken(staging, manifest);
+      await breathe();
+      throwIfInterrupted(options.signal, 0, staged.length);
       await commit(sessions, staging, manifest, placingOrder(staged), outside, options.signal);
       options.onProgress?.(staged.length, staged.length);
     } catch (err) {
