@@ -205,28 +205,34 @@ test(
   },
 );
 
+/**
+ * An `export --all -o` of 240 sessions whose fifth record's read hangs for a second (a slow disk: no
+ * handler runs meanwhile; the other records take far less), sent `signals` during the hang.
+ */
+async function exportStalled(t, signals) {
+  const base = tempDir(t);
+  const dir = path.join(base, 'store');
+  const ids = await oldTrees(dir, 80);
+  const f = faults(t, ['stall:export-record:5:1000']);
+  const running = cli(dir, ['export', '--all', '-o', path.join(base, 'bundle.json')], { env: f.env });
+  await f.reached('export-record', running);
+  for (const signal of signals) f.kill('export-record', signal);
+  const run = await running;
+  assert.equal(run.code, 130, run.stderr);
+  assert.deepEqual(readdirSync(base).sort(), ['store'], 'no bundle and no temp file are left');
+  assert.deepEqual(locksLeft(dir), []);
+  return { run, ids };
+}
+
 test(
   'Ctrl-C during export --all is seen between two records, not only once the last is written',
   { timeout: 120_000 },
   async (t) => {
-    const base = tempDir(t);
-    const dir = path.join(base, 'store');
-    const ids = await oldTrees(dir, 80);
-    const file = path.join(base, 'bundle.json');
-    // The fifth record's read hangs for a second (a slow disk): no handler runs meanwhile, and the
-    // rest of the records take far less than that.
-    const f = faults(t, ['stall:export-record:5:1000']);
-    const running = cli(dir, ['export', '--all', '-o', file], { env: f.env });
-    await f.reached('export-record', running);
-    f.kill('export-record', 'SIGINT');
-    const run = await running;
-    assert.equal(run.code, 130, run.stderr);
+    const { run, ids } = await exportStalled(t, ['SIGINT']);
     const [, done, total] =
       /^agent-session: interrupted after (\d+) of (\d+); run it again to finish\n$/.exec(run.stderr) ?? [];
     assert.equal(Number(total), ids.length, run.stderr);
     assert.ok(Number(done) < 10, `stopped after ${done} records, not at the next one: ${run.stderr}`);
-    assert.deepEqual(readdirSync(base).sort(), ['store'], 'no bundle and no temp file are left');
-    assert.deepEqual(locksLeft(dir), []);
   },
 );
 
@@ -234,20 +240,7 @@ test(
   'a second signal during export -o exits at once and takes the temp file with it',
   { timeout: 120_000 },
   async (t) => {
-    const base = tempDir(t);
-    const dir = path.join(base, 'store');
-    await oldTrees(dir, 80);
-    const file = path.join(base, 'bundle.json');
-    // Both signals arrive while the fifth record's read hangs: the first stops it, the second exits at once.
-    const f = faults(t, ['stall:export-record:5:1000']);
-    const running = cli(dir, ['export', '--all', '-o', file], { env: f.env });
-    await f.reached('export-record', running);
-    f.kill('export-record', 'SIGINT');
-    f.kill('export-record', 'SIGTERM');
-    const run = await running;
-    assert.equal(run.code, 130, run.stderr);
+    const { run } = await exportStalled(t, ['SIGINT', 'SIGTERM']);
     assert.match(run.stderr, /interrupted again: stopped at once/);
-    assert.deepEqual(readdirSync(base).sort(), ['store'], 'no bundle and no temp file are left');
-    assert.deepEqual(locksLeft(dir), []);
   },
 );
