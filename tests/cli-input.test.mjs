@@ -344,6 +344,7 @@ test('numbers are decimal text and paths are not empty: 0x10 and "" are refused,
   await sessions.create({ agentName: 'a', id: 'old' });
   await sessions.finalize('old', 'completed');
   const before = readFileSync(path.join(store, 'old', 'state.json'), 'utf8');
+  writeFileSync(path.join(root, 'keep.txt'), 'a file of the user\n');
   const cases = [
     [['cleanup', '--hours', ''], /--hours must be a number >= 0, not ""/], // yargs alone: 0 hours, purge all
     [['cleanup', '--hours', '0x10'], /--hours must be a number >= 0, not "0x10"/],
@@ -351,13 +352,16 @@ test('numbers are decimal text and paths are not empty: 0x10 and "" are refused,
     [['list', '--limit', ''], /--limit must be a whole number \(0 for all\), not ""/],
     [['export', 'old', '-o', ''], /--output needs a path, not an empty string/],
     [['export', 'old', '-o', 'bundle/'], /--output bundle\/ ends with a slash: name the bundle's file/],
+    // resolve() makes keep.txt/. keep.txt: the file would be replaced by the bundle.
+    [['export', 'old', '-o', 'keep.txt/.'], /--output keep\.txt\/\. names a directory: name the bundle's file/],
     [['import', ''], /import needs a path, not an empty string/],
   ];
   const results = await Promise.all(cases.map(([args]) => cli(store, args)));
   results.forEach((result, i) => refused(result, 2, cases[i][1]));
   // --dir "" would make the working directory the store.
   refused(await bare(root, ['--dir', '', 'create', '--agent', 'a']), 2, /--dir needs a directory/);
-  assert.deepEqual(readdirSync(root), ['store']);
+  assert.deepEqual(readdirSync(root).sort(), ['keep.txt', 'store']);
+  assert.equal(readFileSync(path.join(root, 'keep.txt'), 'utf8'), 'a file of the user\n');
   assert.equal(readFileSync(path.join(store, 'old', 'state.json'), 'utf8'), before);
   const listed = await cli(store, ['list', '--limit', ' 1 ', '--json']);
   assert.deepEqual(

@@ -36,9 +36,12 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const output = checkPath(argv.output, '--output');
-  // `-o -` is stdout, as in most tools; `-o dir/` names no file (resolve() would drop the slash).
-  if (output !== undefined && output !== '-' && (output.endsWith('/') || output.endsWith(sep)))
-    throw new SessionError('EINVALID', `--output ${output} ends with a slash: name the bundle's file, not a directory`);
+  // `-o -` is stdout, as in most tools; `-o dir/` and `-o dir/.` name no file (resolve() would drop the
+  // slash, and `f.txt/.` would become f.txt).
+  if (output !== undefined && output !== '-' && namesDirectory(output)) {
+    const why = output.endsWith('/') || output.endsWith(sep) ? 'ends with a slash' : 'names a directory';
+    throw new SessionError('EINVALID', `--output ${output} ${why}: name the bundle's file, not a directory`);
+  }
   const file = output === undefined || output === '-' ? undefined : resolve(ctx.io.cwd, output);
   const sessions = openExisting(argv, argv.id);
   const id = argv.id === undefined ? undefined : resolveSessionRef(sessions, argv.id);
@@ -66,4 +69,10 @@ export async function handler(argv: Argv<Args>) {
   if (file === undefined) return;
   if (argv.json) return ctx.json(result);
   ctx.out(`Exported ${result.sessions} session(s) and ${result.audit_entries} audit entries to ${file}.`);
+}
+
+/** A path ending in a separator, `.` or `..` (`out/`, `out/.`, `..`): a directory's name, never a file's. */
+function namesDirectory(path: string): boolean {
+  const last = path.split(sep === '/' ? '/' : /[\\/]/).pop();
+  return last === '' || last === '.' || last === '..';
 }
