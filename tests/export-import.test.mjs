@@ -236,6 +236,29 @@ test('the temp file of an export killed mid-write is removed by a later export t
   assert.deepEqual(readdirSync(out).sort(), ['bundle.json', ...lookAlikes].sort());
 });
 
+test('a bundle name of up to 255 bytes is written: its temp files take a shortened name, swept as well', async (t) => {
+  const tmp = tempDir(t);
+  const from = path.join(tmp, 'from');
+  await build(from, treeSpec('long', 2, 3));
+  const out = path.join(tmp, 'out');
+  mkdirSync(out);
+  // 250 bytes; 246 bytes of which the 222 a temp file's name keeps end in the middle of a character.
+  const names = [`${'b'.repeat(245)}.json`, `a${'\u65e5'.repeat(80)}.json`];
+  const bases = ['b'.repeat(222), `a${'\u65e5'.repeat(73)}`];
+  const age = (file, ms) => utimesSync(file, new Date(Date.now() - ms), new Date(Date.now() - ms));
+  for (const [i, name] of names.entries()) {
+    assert.equal(Buffer.byteLength(name) <= 255 && Buffer.byteLength(name) > 240, true);
+    // A temp file an export killed two hours ago left under the shortened name.
+    const stale = `${bases[i]}.${process.pid + 1}.1.abcdef.tmp`;
+    writeFileSync(path.join(out, stale), 'partial');
+    age(path.join(out, stale), 2 * 3_600_000);
+    const run = await cli(from, ['export', '--all', '-o', path.join(out, name)]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(parseBundle(readFileSync(path.join(out, name), 'utf8')).sessions.length, 4);
+  }
+  assert.deepEqual(readdirSync(out).sort(), [...names].sort(), 'no temp file is left, the stale ones are swept');
+});
+
 test('export refuses a subtree holding a record it cannot read, and writes no file', async (t) => {
   const tmp = tempDir(t);
   const from = path.join(tmp, 'from');

@@ -27,6 +27,13 @@ const STALE_MS = 3_600_000;
  */
 const TEMP_NAME = /^\.(\d+)\.\d+\.(?:[0-9a-f]{6}|[0-9a-f]{12})\.tmp$/;
 
+/**
+ * File names are at most 255 bytes (ext4, xfs, btrfs, APFS), and a temp file's name adds up to 33 to
+ * the bundle's (`.<pid>.<n>.<hex>.tmp`): a longer bundle name is cut to this many bytes in its temp
+ * files' names.
+ */
+const TEMP_BASE_BYTES = 255 - 33;
+
 /** Text is written in chunks of about this size: one system call per chunk, not per line. */
 const CHUNK_CHARS = 1 << 20;
 
@@ -47,7 +54,7 @@ export class BundleFile {
     refuseSpecialFile(this.target, file, 'export writes the bundle to a regular file, which it replaces whole');
     // An export killed mid-write left its temp file beside the bundle, where no sweep of the store looks.
     removeStaleTemps(this.target, Date.now());
-    this.temp = `${this.target}.${process.pid}.1.${randomHex(6)}${TEMP_SUFFIX}`;
+    this.temp = join(dirname(this.target), `${tempBase(this.target)}.${process.pid}.1.${randomHex(6)}${TEMP_SUFFIX}`);
     this.fd = this.io(() => openSync(this.temp, 'wx', 0o644));
     // A process ended mid-write (a second Ctrl-C exits at once) takes its temp file with it.
     process.once('exit', this.removeOnExit);
@@ -204,12 +211,22 @@ export async function readBundleFile(file: string): Promise<string> {
   }
 }
 
+/** The start of the names of the bundle's temp files: its own name, cut to fit (on a character's boundary). */
+function tempBase(target: string): string {
+  const name = basename(target);
+  if (Buffer.byteLength(name) <= TEMP_BASE_BYTES) return name;
+  let cut = Buffer.from(name).subarray(0, TEMP_BASE_BYTES).toString();
+  // A character cut in half decodes as U+FFFD: drop it.
+  if (cut.endsWith('\uFFFD') && !name.startsWith(cut)) cut = cut.slice(0, -1);
+  return cut;
+}
+
 /**
  * Removes `<bundle>.<pid>.<n>.<hex>.tmp` files (the names BundleFile gives this bundle's temp files) of writers
  * that died, or untouched for an hour. Only regular files of exactly that name; best effort.
  */
 function removeStaleTemps(target: string, now: number): string[] {
-  const base = basename(target);
+  const base = tempBase(target);
   const removed: string[] = [];
   let names: string[];
   try {
