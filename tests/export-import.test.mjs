@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { faults } from './helpers/faults.mjs';
 import { killWhen } from './helpers/kill.mjs';
 import { CLI, cleanEnv, cli, loadLibrary, tempDir } from './helpers/run.mjs';
 import { build, treeSpec } from './helpers/trees.mjs';
@@ -236,27 +237,121 @@ test('the temp file of an export killed mid-write is removed by a later export t
   assert.deepEqual(readdirSync(out).sort(), ['bundle.json', ...lookAlikes].sort());
 });
 
-test('a bundle name of up to 255 bytes is written: its temp files take a shortened name, swept as well', async (t) => {
+/** The start of a long bundle name's temp files: its first 200 bytes (whole characters) and a hash of it. */
+function tempBaseOf(name) {
+  let kept = '';
+  for (const char of name) {
+    if (Buffer.byteLength(kept + char) > 200) break;
+    kept += char;
+  }
+  return `${kept}.${createHash('sha256').update(name).digest('hex').slice(0, 12)}`;
+}
+
+test('a bundle name of up to 255 bytes is written; its temp files, named apart, are the only ones swept', async (t) => {
   const tmp = tempDir(t);
   const from = path.join(tmp, 'from');
   await build(from, treeSpec('long', 2, 3));
   const out = path.join(tmp, 'out');
   mkdirSync(out);
-  // 250 bytes; 246 bytes of which the 222 a temp file's name keeps end in the middle of a character.
-  const names = [`${'b'.repeat(245)}.json`, `a${'\u65e5'.repeat(80)}.json`];
-  const bases = ['b'.repeat(222), `a${'\u65e5'.repeat(73)}`];
   const age = (file, ms) => utimesSync(file, new Date(Date.now() - ms), new Date(Date.now() - ms));
-  for (const [i, name] of names.entries()) {
-    assert.equal(Buffer.byteLength(name) <= 255 && Buffer.byteLength(name) > 240, true);
-    // A temp file an export killed two hours ago left under the shortened name.
-    const stale = `${bases[i]}.${process.pid + 1}.1.abcdef.tmp`;
+  const q = 'q'.repeat(222);
+  // 250 bytes; 246 bytes, whose first 200 end in the middle of a character; 255 bytes.
+  const names = [`${'b'.repeat(245)}.json`, `a${'\u65e5'.repeat(80)}.json`, `${q}zzz.json${'z'.repeat(24)}`];
+  // Files of the user's that look like temp files of those names cut short: never swept.
+  const users = [`${'b'.repeat(222)}.99999.1.abcdef.tmp`, `${q}.99999.1.abcdef.tmp`];
+  for (const name of users) {
+    writeFileSync(path.join(out, name), 'the user');
+    age(path.join(out, name), 2 * 3_600_000);
+  }
+  for (const name of names) {
+    assert.ok(Buffer.byteLength(name) <= 255 && Buffer.byteLength(name) > 240);
+    // A temp file an export of that name killed two hours ago left.
+    const stale = `${tempBaseOf(name)}.${process.pid + 1}.1.abcdef.tmp`;
     writeFileSync(path.join(out, stale), 'partial');
     age(path.join(out, stale), 2 * 3_600_000);
     const run = await cli(from, ['export', '--all', '-o', path.join(out, name)]);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(parseBundle(readFileSync(path.join(out, name), 'utf8')).sessions.length, 4);
   }
-  assert.deepEqual(readdirSync(out).sort(), [...names].sort(), 'no temp file is left, the stale ones are swept');
+  assert.deepEqual(readdirSync(out).sort(), [...names, ...users].sort(), 'the stale temp files are swept, no other');
+  for (const name of users) assert.equal(readFileSync(path.join(out, name), 'utf8'), 'the user');
+  // A bundle whose own name has a temp file's form is not swept by its own export, which then fails.
+  const own = path.join(out, `${q}.99999.1.abcdef.tmp`);
+  const failed = await cli(from, ['export', '--all', '-o', own], {
+    env: { AGENT_SESSION_TEST_FAULTS: 'fail:export-record:1:EIO' },
+  });
+  assert.equal(failed.code, 4, failed.stderr);
+  assert.equal(readFileSync(own, 'utf8'), 'the user');
+  // Over 255 bytes: refused before anything is written.
+  const tooLong = await cli(from, ['export', '--all', '-o', path.join(out, 'z'.repeat(256))]);
+  assert.equal(tooLong.code, 2, tooLong.stderr);
+  assert.match(tooLong.stderr, /a file name is at most 255 bytes, not 256/);
+  assert.deepEqual(readdirSync(out).sort(), [...names, ...users].sort());
+});
+
+test('export -o: .. followed as a shell does, the store refused, no temp file after a failed rename', async (t) => {
+  const tmp = tempDir(t);
+  const project = path.join(tmp, 'project');
+  const store = path.join(project, '.claude', 'session');
+  const { ids } = await seed(store);
+  const elsewhere = path.join(tmp, 'elsewhere', 'sub');
+  mkdirSync(elsewhere, { recursive: true });
+  symlinkSync(elsewhere, path.join(project, 'link'));
+  writeFileSync(path.join(project, 'notes.txt'), 'notes\n');
+  const run = (output, env) => cli(store, ['export', '--all', '-o', output], { cwd: project, env });
+  // link/.. is the parent of the link's target, as for `cat > link/../x`; resolve() would say ./x.
+  assert.equal((await run('link/../beside.json')).code, 0);
+  assert.equal(existsSync(path.join(tmp, 'elsewhere', 'beside.json')), true);
+  assert.equal(existsSync(path.join(project, 'beside.json')), false);
+  // notes.txt/.. is no directory at all.
+  const through = await run('notes.txt/../x.json');
+  assert.equal(through.code, 4, through.stderr);
+  assert.match(through.stderr, /ENOTDIR/);
+  // Into the store: a record or the audit trail would be replaced by the bundle.
+  const audit = readFileSync(path.join(store, 'audit.jsonl'), 'utf8');
+  const record = state(store, ids[0]);
+  for (const inside of [
+    '.claude/session/audit.jsonl',
+    `.claude/session/${ids[0]}/state.json`,
+    'link/../../project/.claude/session/x.json',
+  ]) {
+    const refused = await run(inside);
+    assert.equal(refused.code, 2, `${inside}: ${refused.stderr}`);
+    assert.match(refused.stderr, /is inside the store .*: write the bundle elsewhere/);
+  }
+  assert.equal(readFileSync(path.join(store, 'audit.jsonl'), 'utf8'), audit);
+  assert.equal(state(store, ids[0]), record);
+  assert.deepEqual(readdirSync(project).sort(), ['.claude', 'link', 'notes.txt']);
+  // A directory made at the bundle's path while the export writes: the rename fails, and its temp file goes.
+  const f = faults(t, ['pause:export-record:1']);
+  const target = path.join(project, 'bundle.json');
+  const running = run(target, f.env);
+  await f.reached('export-record', running);
+  mkdirSync(path.join(target, 'inside'), { recursive: true });
+  f.release('export-record');
+  const blocked = await running;
+  assert.equal(blocked.code, 4, blocked.stderr);
+  assert.deepEqual(
+    readdirSync(project).sort(),
+    ['.claude', 'bundle.json', 'link', 'notes.txt'],
+    'no temp file is left',
+  );
+});
+
+test('the library refuses a bundle path that names a directory, as the CLI does', async (t) => {
+  const tmp = tempDir(t);
+  const { sessions } = await seed(path.join(tmp, 'store'));
+  const { exportSessions } = await loadLibrary();
+  writeFileSync(path.join(tmp, 'notes.txt'), 'notes\n');
+  for (const file of [`${tmp}/notes.txt/.`, `${tmp}/notes.txt/..`, `${tmp}/out/`]) {
+    await assert.rejects(exportSessions(sessions, { all: true, file }), (err) => {
+      assert.equal(err.code, 'EINVALID');
+      assert.match(err.message, /(names a directory|ends with a slash): name the bundle's file/);
+      return true;
+    });
+  }
+  assert.equal(readFileSync(path.join(tmp, 'notes.txt'), 'utf8'), 'notes\n');
+  assert.deepEqual(readdirSync(tmp).sort(), ['notes.txt', 'store']);
 });
 
 test('export refuses a subtree holding a record it cannot read, and writes no file', async (t) => {

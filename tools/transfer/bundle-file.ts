@@ -5,14 +5,16 @@ import {
   openSync,
   readdirSync,
   readSync,
+  realpathSync,
   renameSync,
   statSync,
   unlinkSync,
   writeSync,
 } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, resolve, sep } from 'node:path';
 import { SessionError, toSessionError } from '../errors.js';
+import { sha256Hex } from '../audit/sha256.js';
 import { randomHex } from '../random.js';
 import { TEMP_SUFFIX } from '../store/atomic.js';
 import { processRuns } from '../store/pid.js';
@@ -27,12 +29,12 @@ const STALE_MS = 3_600_000;
  */
 const TEMP_NAME = /^\.(\d+)\.\d+\.(?:[0-9a-f]{6}|[0-9a-f]{12})\.tmp$/;
 
-/**
- * File names are at most 255 bytes (ext4, xfs, btrfs, APFS), and a temp file's name adds up to 33 to
- * the bundle's (`.<pid>.<n>.<hex>.tmp`): a longer bundle name is cut to this many bytes in its temp
- * files' names.
- */
-const TEMP_BASE_BYTES = 255 - 33;
+/** The longest file name the file systems take (ext4, xfs, btrfs, APFS): in bytes. */
+const NAME_MAX_BYTES = 255;
+/** The most a temp file's name adds to the bundle's: `.<pid>.<n>.<hex>.tmp`. */
+const TEMP_SUFFIX_MAX_BYTES = 33;
+/** How much of a bundle name too long for that its temp files' names keep, before a hash of the whole. */
+const KEPT_BYTES = 200;
 
 /** Text is written in chunks of about this size: one system call per chunk, not per line. */
 const CHUNK_CHARS = 1 << 20;
@@ -49,12 +51,25 @@ export class BundleFile {
   private pending: string[] = [];
   private pendingChars = 0;
 
-  constructor(private readonly file: string) {
-    this.target = resolve(file);
+  /** `store`: the store exported from, which the bundle may not be written into. */
+  constructor(
+    private readonly file: string,
+    store: string,
+  ) {
+    refuseDirectoryPath(file, file);
+    this.target = outputPath(process.cwd(), file);
+    const bytes = Buffer.byteLength(basename(this.target));
+    if (bytes > NAME_MAX_BYTES) {
+      throw new SessionError('EINVALID', `${file}: a file name is at most ${NAME_MAX_BYTES} bytes, not ${bytes}`, {
+        details: { file },
+      });
+    }
     refuseSpecialFile(this.target, file, 'export writes the bundle to a regular file, which it replaces whole');
+    refuseInsideStore(this.target, file, store);
     // An export killed mid-write left its temp file beside the bundle, where no sweep of the store looks.
     removeStaleTemps(this.target, Date.now());
-    this.temp = join(dirname(this.target), `${tempBase(this.target)}.${process.pid}.1.${randomHex(6)}${TEMP_SUFFIX}`);
+    // Joined, not resolved: a `..` in the path is the file system's to follow (see outputPath).
+    this.temp = `${dirname(this.target)}${sep}${tempBase(this.target)}.${process.pid}.1.${randomHex(6)}${TEMP_SUFFIX}`;
     this.fd = this.io(() => openSync(this.temp, 'wx', 0o644));
     // A process ended mid-write (a second Ctrl-C exits at once) takes its temp file with it.
     process.once('exit', this.removeOnExit);
@@ -75,7 +90,13 @@ export class BundleFile {
     this.io(() => closeSync(this.fd!));
     this.fd = undefined;
     process.off('exit', this.removeOnExit);
-    this.io(() => renameSync(this.temp, this.target));
+    try {
+      this.io(() => renameSync(this.temp, this.target));
+    } catch (err) {
+      // A directory made at that path meanwhile, say: the temp file would stay for good.
+      removeQuietly(this.temp);
+      throw err;
+    }
     // The rename itself is durable only once the directory is.
     const dir = this.io(() => openSync(dirname(this.target), 'r'));
     try {
@@ -95,11 +116,7 @@ export class BundleFile {
       // Already closed by a failed write: the temp file is removed all the same.
     }
     this.fd = undefined;
-    try {
-      unlinkSync(this.temp);
-    } catch {
-      // Gone already.
-    }
+    removeQuietly(this.temp);
   }
 
   private flush(): void {
@@ -211,14 +228,71 @@ export async function readBundleFile(file: string): Promise<string> {
   }
 }
 
-/** The start of the names of the bundle's temp files: its own name, cut to fit (on a character's boundary). */
+/**
+ * Refuses a path ending in a separator, `.` or `..` (`out/`, `notes.txt/.`): a directory's name, never a
+ * file's. Resolved, it would lose that ending and name another file (`notes.txt`, replaced by the bundle).
+ */
+export function refuseDirectoryPath(path: string, what: string): void {
+  const last = path.split(sep === '/' ? '/' : /[\\/]/).pop();
+  if (last !== '' && last !== '.' && last !== '..') return;
+  const why = last === '' ? 'ends with a slash' : 'names a directory';
+  throw new SessionError('EINVALID', `${what} ${why}: name the bundle's file, not a directory`, {
+    details: { file: path },
+  });
+}
+
+/**
+ * `file` as an absolute path. A `..` in it is left for the file system to follow, as a shell does:
+ * `link/../x` is beside the link's target, and `notes.txt/../x` is no path at all, where resolve() would
+ * drop `link` or `notes.txt` with the `..` and name `./x`, replacing that file if there is one.
+ */
+export function outputPath(cwd: string, file: string): string {
+  if (!file.split(/[\\/]/).includes('..')) return resolve(cwd, file);
+  return isAbsolute(file) ? file : `${cwd}${sep}${file}`;
+}
+
+/** A bundle written into the store would replace one of its files: a record, the audit trail. */
+function refuseInsideStore(target: string, file: string, store: string): void {
+  let dir: string;
+  let root: string;
+  try {
+    dir = realpathSync(dirname(target));
+    root = realpathSync(store);
+  } catch {
+    // No such directory (the temp file's creation says so) or no store yet: nothing to replace.
+    return;
+  }
+  if (dir === root || dir.startsWith(root.endsWith(sep) ? root : `${root}${sep}`)) {
+    throw new SessionError('EINVALID', `${file} is inside the store ${store}: write the bundle elsewhere`, {
+      details: { file, store },
+    });
+  }
+}
+
+/**
+ * The start of the names of the bundle's temp files: the bundle's own name. One too long for a temp
+ * file's name keeps its first 200 bytes (whole characters) and a hash of the whole name, so that the
+ * temp files of two long names that start alike are told apart, and only this bundle's are swept.
+ */
 function tempBase(target: string): string {
   const name = basename(target);
-  if (Buffer.byteLength(name) <= TEMP_BASE_BYTES) return name;
-  let cut = Buffer.from(name).subarray(0, TEMP_BASE_BYTES).toString();
-  // A character cut in half decodes as U+FFFD: drop it.
-  if (cut.endsWith('\uFFFD') && !name.startsWith(cut)) cut = cut.slice(0, -1);
-  return cut;
+  if (Buffer.byteLength(name) + TEMP_SUFFIX_MAX_BYTES <= NAME_MAX_BYTES) return name;
+  let kept = '';
+  let bytes = 0;
+  for (const char of name) {
+    bytes += Buffer.byteLength(char);
+    if (bytes > KEPT_BYTES) break;
+    kept += char;
+  }
+  return `${kept}.${sha256Hex(name).slice(0, 12)}`;
+}
+
+function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // Gone already.
+  }
 }
 
 /**
@@ -235,10 +309,11 @@ function removeStaleTemps(target: string, now: number): string[] {
     return removed;
   }
   for (const name of names) {
-    if (!name.startsWith(`${base}.`) || !name.endsWith(TEMP_SUFFIX)) continue;
+    // The bundle itself may have a name of that form: it is never a temp file.
+    if (name === basename(target) || !name.startsWith(`${base}.`) || !name.endsWith(TEMP_SUFFIX)) continue;
     const pid = TEMP_NAME.exec(name.slice(base.length))?.[1];
     if (pid === undefined || Number(pid) === process.pid) continue;
-    const file = join(dirname(target), name);
+    const file = `${dirname(target)}${sep}${name}`;
     try {
       const info = lstatSync(file);
       const age = now - info.mtimeMs;

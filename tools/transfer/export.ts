@@ -50,7 +50,7 @@ export async function exportSessions(sessions: SessionContext, options: ExportOp
   const ids = subtree ? subtree.map((r) => r.agent_id) : sessions.store.ids().sort();
   throwIfInterrupted(options.signal, 0, ids.length);
   const chunks: string[] = [];
-  const file = options.file === undefined ? undefined : new BundleFile(options.file);
+  const file = options.file === undefined ? undefined : new BundleFile(options.file, sessions.store.dir);
   const emit = file ? (t: string) => file.write(t) : (options.out ?? ((t: string) => void chunks.push(t)));
   try {
     const writer = new BundleWriter(emit);

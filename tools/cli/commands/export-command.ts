@@ -1,6 +1,5 @@
-import { resolve, sep } from 'node:path';
 import type { Argv as Yargs } from 'yargs';
-import { SessionError } from '../../errors.js';
+import { outputPath, refuseDirectoryPath } from '../../transfer/bundle-file.js';
 import { exportSessions } from '../../transfer/export.js';
 import type { Argv } from '../command-context.js';
 import { openExisting } from '../store-origin.js';
@@ -36,13 +35,9 @@ export function builder(yargs: Yargs) {
 export async function handler(argv: Argv<Args>) {
   const { ctx } = argv;
   const output = checkPath(argv.output, '--output');
-  // `-o -` is stdout, as in most tools; `-o dir/` and `-o dir/.` name no file (resolve() would drop the
-  // slash, and `f.txt/.` would become f.txt).
-  if (output !== undefined && output !== '-' && namesDirectory(output)) {
-    const why = output.endsWith('/') || output.endsWith(sep) ? 'ends with a slash' : 'names a directory';
-    throw new SessionError('EINVALID', `--output ${output} ${why}: name the bundle's file, not a directory`);
-  }
-  const file = output === undefined || output === '-' ? undefined : resolve(ctx.io.cwd, output);
+  // `-o -` is stdout, as in most tools.
+  if (output !== undefined && output !== '-') refuseDirectoryPath(output, `--output ${output}`);
+  const file = output === undefined || output === '-' ? undefined : outputPath(ctx.io.cwd, output);
   const sessions = openExisting(argv, argv.id);
   const id = argv.id === undefined ? undefined : resolveSessionRef(sessions, argv.id);
   // A bundle printed on the terminal would be torn by a bar drawn on the same screen.
@@ -69,10 +64,4 @@ export async function handler(argv: Argv<Args>) {
   if (file === undefined) return;
   if (argv.json) return ctx.json(result);
   ctx.out(`Exported ${result.sessions} session(s) and ${result.audit_entries} audit entries to ${file}.`);
-}
-
-/** A path ending in a separator, `.` or `..` (`out/`, `out/.`, `..`): a directory's name, never a file's. */
-function namesDirectory(path: string): boolean {
-  const last = path.split(sep === '/' ? '/' : /[\\/]/).pop();
-  return last === '' || last === '.' || last === '..';
 }
