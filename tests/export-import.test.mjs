@@ -306,7 +306,10 @@ test('export -o: .. followed as a shell does, the store refused, no temp file af
   // notes.txt/.. is no directory at all.
   const through = await run('notes.txt/../x.json');
   assert.equal(through.code, 4, through.stderr);
-  assert.match(through.stderr, /ENOTDIR/);
+  assert.match(through.stderr, /notes\.txt\/\.\. goes through a file that is not a directory \(ENOTDIR\)\n$/);
+  const nowhere = await run('nodir/x.json');
+  assert.equal(nowhere.code, 4, nowhere.stderr);
+  assert.match(nowhere.stderr, /: \S+\/project\/nodir does not exist \(ENOENT\)\n$/);
   // Into the store: a record or the audit trail would be replaced by the bundle.
   const audit = readFileSync(path.join(store, 'audit.jsonl'), 'utf8');
   const record = state(store, ids[0]);

@@ -70,12 +70,27 @@ export class BundleFile {
     removeStaleTemps(this.target, Date.now());
     // Joined, not resolved: a `..` in the path is the file system's to follow (see outputPath).
     this.temp = `${dirname(this.target)}${sep}${tempBase(this.target)}.${process.pid}.1.${randomHex(6)}${TEMP_SUFFIX}`;
-    this.fd = this.io(() => openSync(this.temp, 'wx', 0o644));
+    this.fd = this.openTemp();
     // A process ended mid-write (a second Ctrl-C exits at once) takes its temp file with it.
     process.once('exit', this.removeOnExit);
   }
 
   private readonly removeOnExit = () => this.abort();
+
+  /** The temp file, created; a missing directory is named as such, not by the temp file's name. */
+  private openTemp(): number {
+    try {
+      return openSync(this.temp, 'wx', 0o644);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw toSessionError(err, `writing ${this.file}`);
+      const why = code === 'ENOENT' ? 'does not exist' : 'goes through a file that is not a directory';
+      throw new SessionError('EIO', `writing ${this.file}: ${dirname(this.target)} ${why} (${code})`, {
+        cause: err,
+        details: { file: this.file },
+      });
+    }
+  }
 
   write(text: string): void {
     this.pending.push(text);
