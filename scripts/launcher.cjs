@@ -29,7 +29,12 @@ try {
       process.stderr.write(`agent-session NAME: failing open: cannot load ${bundle}: ${err && err.stack}\n`);
   } else {
     const reason = String(err && err.message).split('\n')[0];
-    process.stderr.write(`agent-session: cannot load ${bundle} (${reason}); reinstall the package\n`);
+    // Node cannot tell where it runs once its working directory is deleted: the package is fine.
+    process.stderr.write(
+      err && err.syscall === 'uv_cwd'
+        ? `agent-session: the current directory no longer exists (${reason}); cd to one that does and run it again\n`
+        : `agent-session: cannot load ${bundle} (${reason}); reinstall the package\n`,
+    );
     process.exitCode = 4;
   }
 }

@@ -209,6 +209,30 @@ test('the CLI without its bundle says so and exits 4', async (t) => {
   assert.match(result.stderr, /^agent-session: cannot load .*agent-session\.cjs \(.*\); reinstall the package\n$/);
 });
 
+test('the CLI run from a directory deleted under it says so, not "reinstall", and exits 4', (t) => {
+  const gone = path.join(tempDir(t, 'agent-session-launcher-'), 'gone');
+  // The shell enters the directory, removes it, then starts the CLI there: Node's process.cwd() fails.
+  const cli = path.join(DIST, 'bin', 'agent-session.js');
+  for (const args of ['--version', 'list']) {
+    mkdirSync(gone);
+    const result = spawnSync(
+      'sh',
+      ['-c', `cd "$1" && rmdir "$1" && exec "$2" "$3" ${args}`, 'sh', gone, process.execPath, cli],
+      {
+        env: cleanEnv(),
+        encoding: 'utf8',
+      },
+    );
+    assert.equal(result.status, 4, result.stderr);
+    assert.equal(result.stdout, '');
+    assert.match(
+      result.stderr,
+      /^agent-session: the current directory no longer exists \(.*uv_cwd\); cd to one that does/,
+    );
+    assert.doesNotMatch(result.stderr, /reinstall/);
+  }
+});
+
 test("the CLI run through a symlink (npm's .bin) finds its bundle, even with --preserve-symlinks-main", async (t) => {
   const dir = tempDir(t, 'agent-session-launcher-');
   const bin = path.join(dir, 'node_modules', '.bin');
