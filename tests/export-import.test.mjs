@@ -353,6 +353,11 @@ test('the library refuses a bundle path that names a directory, as the CLI does'
       return true;
     });
   }
+  await assert.rejects(exportSessions(sessions, { all: true, file: '' }), (err) => {
+    assert.equal(err.code, 'EINVALID');
+    assert.match(err.message, /^the bundle's path is empty: name its file$/);
+    return true;
+  });
   assert.equal(readFileSync(path.join(tmp, 'notes.txt'), 'utf8'), 'notes\n');
   assert.deepEqual(readdirSync(tmp).sort(), ['notes.txt', 'store']);
 });

@@ -250,6 +250,8 @@ export async function readBundleFile(file: string): Promise<string> {
 export function refuseDirectoryPath(path: string, what: string): void {
   const last = path.split(sep === '/' ? '/' : /[\\/]/).pop();
   if (last !== '' && last !== '.' && last !== '..') return;
+  if (path === '')
+    throw new SessionError('EINVALID', "the bundle's path is empty: name its file", { details: { file: path } });
   const why = last === '' ? 'ends with a slash' : 'names a directory';
   throw new SessionError('EINVALID', `${what} ${why}: name the bundle's file, not a directory`, {
     details: { file: path },
