@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { git } from './helpers/git.mjs';
 import { cleanEnv, runCli, tempDir } from './helpers/run.mjs';
 
 async function createIn(cwd, env, id = 's1') {
@@ -87,4 +88,42 @@ test('read-only commands never create the store', async (t) => {
     assert.notEqual(result.code, 2, `${args}: ${result.stderr}`);
   }
   assert.ok(!existsSync(path.join(root, '.claude')), 'a read created directories');
+});
+
+test("a worktree Claude Code made for a subagent (.claude/worktrees/<name>) belongs to its project", async (t) => {
+  const project = tempDir(t);
+  git(project, 'init', '-q', '-b', 'main');
+  writeFileSync(path.join(project, 'README'), 'the project\n');
+  // The committed settings: the worktree's checkout has a .claude/ of its own.
+  mkdirSync(path.join(project, '.claude'));
+  writeFileSync(path.join(project, '.claude', 'settings.json'), '{}\n');
+  git(project, 'add', '-A');
+  git(project, 'commit', '-q', '-m', 'first');
+  await createIn(project, {}, 'paused1');
+  const worktree = path.join(project, '.claude', 'worktrees', 'agent-a1b2c3');
+  git(project, 'worktree', 'add', '-q', worktree);
+  assert.ok(existsSync(path.join(worktree, '.claude', 'settings.json')));
+  const sub = path.join(worktree, 'src');
+  mkdirSync(sub);
+  for (const cwd of [worktree, sub]) {
+    const updated = await runCli(['update', 'paused1', '--phase', 'approval'], { cwd, env: cleanEnv() });
+    assert.equal(updated.code, 0, updated.stderr);
+  }
+  const got = await runCli(['get', 'paused1', '--json'], { cwd: project, env: cleanEnv() });
+  assert.equal(JSON.parse(got.stdout).phase, 'approval');
+  assert.ok(!existsSync(path.join(worktree, '.claude', 'session')), 'no store inside the worktree');
+  const status = await runCli(['status', '--json'], { cwd: worktree, env: cleanEnv() });
+  assert.deepEqual(JSON.parse(status.stdout).project, { dir: project, reason: 'claude-worktree' });
+  const listed = await runCli(['list', '--json'], { cwd: sub, env: cleanEnv() });
+  assert.deepEqual(
+    JSON.parse(listed.stdout).sessions.map((s) => s.agent_id),
+    ['paused1'],
+  );
+
+  // A clone that merely sits there (its .git a directory) is a project of its own.
+  const clone = path.join(project, '.claude', 'worktrees', 'a-clone');
+  git(project, 'clone', '-q', project, clone);
+  const list = await runCli(['list'], { cwd: clone, env: cleanEnv() });
+  assert.equal(list.code, 1);
+  assert.match(list.stderr, new RegExp(`the store ${clone}/\\.claude/session does not exist`));
 });

@@ -10,7 +10,7 @@ import { cleanEnv, runCli } from '../helpers/run.mjs';
 import { git } from '../helpers/git.mjs';
 import { ensureClaude } from './install-claude.mjs';
 import { hookGroup, makeProject, runClaude, writeLoggingHook } from './harness.mjs';
-import { isSubagent, lastToolResult, startMockApi } from './mock-api.mjs';
+import { allText, isSubagent, lastToolResult, startMockApi } from './mock-api.mjs';
 
 const MADE = 'made-by-agent.txt';
 
@@ -79,4 +79,65 @@ test('an agent in its own worktree: the session owns it; delete refuses its work
   assert.equal(deleted.code, 0, deleted.stderr);
   assert.ok(deleted.stdout.includes(`Checkout ${project.dir} (shared`), deleted.stdout);
   assert.ok(existsSync(join(worktree, MADE)), 'delete leaves the worktree as it is');
+});
+
+test("an agent in its own worktree pauses itself with its prompt footer's command: the session waits", async (t) => {
+  const project = makeProject();
+  t.after(() => project.cleanup());
+  git(project.dir, 'init', '-q', '-b', 'main');
+  project.writeFile('README', 'the project\n');
+  git(project.dir, 'add', 'README');
+  git(project.dir, 'commit', '-q', '-m', 'first');
+  const env = cleanEnv({ HOME: project.home });
+  const installed = await runCli(['install'], { cwd: project.dir, env });
+  assert.equal(installed.code, 0, installed.stderr);
+  const allow = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } };
+  const allowHook = writeLoggingHook(project.root, { name: 'allow-bash', stdout: JSON.stringify(allow) });
+  project.writeSettings({ hooks: { PreToolUse: [hookGroup(allowHook.command, { matcher: 'Bash' })] } });
+
+  let ran;
+  const api = await startMockApi({
+    script: (req) => {
+      if (isSubagent(req)) {
+        const result = lastToolResult(req);
+        if (result) {
+          ran = result.text;
+          return { text: 'E2E-SUB: waiting for your approval to drop the table.' };
+        }
+        // The command the footer gives, run where the agent works: its worktree, without CLAUDE_PROJECT_DIR.
+        const footer = /run `([^`]*--phase <phase>)`/.exec(allText(req));
+        const command = footer ? footer[1].replace('<phase>', 'approval') : 'echo NO-FOOTER-COMMAND';
+        return {
+          toolUse: { name: 'Bash', input: { command: `pwd; ${command}; echo "exit $?"`, description: 'pause' } },
+        };
+      }
+      if (lastToolResult(req)) return { text: 'E2E-MAIN: done.' };
+      const input = {
+        description: 'Drop the legacy table',
+        prompt: 'E2E-SUBAGENT ask before dropping',
+        subagent_type: 'general-purpose',
+        run_in_background: false,
+        isolation: 'worktree',
+      };
+      return { toolUse: { name: 'Agent', input } };
+    },
+  });
+  t.after(() => api.close());
+  const run = await runClaude({
+    projectDir: project.dir,
+    home: project.home,
+    tmp: project.tmp,
+    apiUrl: api.url,
+    prompt: 'E2E prompt',
+    timeoutMs: 90_000,
+  });
+  assert.deepEqual(api.scriptErrors(), []);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(ran, /\.claude\/worktrees\/agent-/, 'the command ran in the worktree');
+  assert.match(ran, /exit 0/, ran);
+
+  const listed = await runCli(['list', '--json'], { cwd: project.dir, env });
+  const [summary] = JSON.parse(listed.stdout).sessions;
+  const got = await runCli(['get', summary.agent_id, '--json'], { cwd: project.dir, env });
+  assert.equal(JSON.parse(got.stdout).phase, 'approval', 'paused, not finalized as completed');
 });

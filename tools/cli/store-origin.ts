@@ -16,6 +16,8 @@ export function whyProject({ dir, reason }: ProjectLocation, cwd: string): strin
         : `nearest directory with .claude/ above ${cwd}`;
     case 'git':
       return `git work tree root of ${cwd}`;
+    case 'claude-worktree':
+      return `${cwd} is in a worktree Claude Code made under ${dir}/.claude/worktrees/`;
     case 'cwd':
       return 'the current directory: no .claude/ or git work tree above it';
   }

@@ -1,5 +1,5 @@
 import { mkdirSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import {
   configError,
   environmentWarnings,
@@ -23,7 +23,7 @@ interface Locate {
 }
 
 /** Why a directory is the project: what `status` and `install` print. */
-export type ProjectReason = 'CLAUDE_PROJECT_DIR' | 'claude-dir' | 'git' | 'cwd';
+export type ProjectReason = 'CLAUDE_PROJECT_DIR' | 'claude-dir' | 'git' | 'claude-worktree' | 'cwd';
 
 export interface ProjectLocation {
   dir: string;
@@ -34,6 +34,8 @@ export interface ProjectLocation {
  * The project Claude Code would use: `CLAUDE_PROJECT_DIR`, else the nearest ancestor of cwd with a
  * `.claude/` directory, else the root of the git work tree around cwd, else cwd itself. The search
  * for `.claude/` stops at the work tree's root: a stray `.claude/` above a repository is not its project.
+ * A worktree Claude Code made for a subagent (`<project>/.claude/worktrees/<name>`, where its Bash
+ * runs without CLAUDE_PROJECT_DIR) belongs to that project: its sessions are recorded there.
  */
 export function locateProject({ cwd, env }: Locate): ProjectLocation {
   if (env.CLAUDE_PROJECT_DIR) return { dir: resolve(env.CLAUDE_PROJECT_DIR), reason: 'CLAUDE_PROJECT_DIR' };
@@ -43,11 +45,21 @@ export function locateProject({ cwd, env }: Locate): ProjectLocation {
   const home = resolve(env.HOME || builtinModule('node:os').homedir());
   for (let dir = start; ; dir = dirname(dir)) {
     if (isDirectory(join(dir, '.claude')) && (dir === start || !isHome(dir, home)))
-      return { dir, reason: 'claude-dir' };
+      return claudeWorktreeOwner(dir) ?? { dir, reason: 'claude-dir' };
     // A work tree's .git is a directory, or a file in a linked work tree or a submodule.
-    if (exists(join(dir, '.git'))) return { dir, reason: 'git' };
+    if (exists(join(dir, '.git'))) return claudeWorktreeOwner(dir) ?? { dir, reason: 'git' };
     if (dirname(dir) === dir) return { dir: start, reason: 'cwd' };
   }
+}
+
+/** The project whose worktree `dir` is, when `dir` is `<project>/.claude/worktrees/<name>` with a `.git` file. */
+function claudeWorktreeOwner(dir: string): ProjectLocation | undefined {
+  const worktrees = dirname(dir);
+  const claude = dirname(worktrees);
+  if (basename(worktrees) !== 'worktrees' || basename(claude) !== '.claude') return undefined;
+  // A linked work tree's .git is a file; a clone that merely sits there has a directory.
+  if (!isFile(join(dir, '.git'))) return undefined;
+  return { dir: dirname(claude), reason: 'claude-worktree' };
 }
 
 export function findProjectDir(locate: Locate): string {
@@ -141,6 +153,14 @@ function exists(p: string): boolean {
   try {
     statSync(p);
     return true;
+  } catch {
+    return false;
+  }
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
   } catch {
     return false;
   }
