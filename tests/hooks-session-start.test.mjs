@@ -204,6 +204,53 @@ describe('resume from another conversation', { concurrency: 3 }, () => {
     );
   });
 
+  it('a custom id is named as `session <id>`: advised and resumed so; a mere word names nothing', async (t) => {
+    const proj = project(t);
+    const cli = (args) => runCli([...args, '--dir', proj.store], { cwd: proj.dir });
+    assert.equal((await cli(['create', '--agent', 'planner', '--id', 'climade1', '--purpose', 'Plan it'])).code, 0);
+    assert.equal((await cli(['update', 'climade1', '--phase', 'approval'])).code, 0);
+    const text = await startText(proj, { session_id: 'sess-7' });
+    assert.match(
+      text,
+      /climade1 \(planner "Plan it"\): approval, .*; continue it: delegate to planner naming session climade1$/m,
+    );
+    const show = await cli(['show', 'climade1']);
+    assert.match(show.stdout, /delegate to planner naming session climade1 \(the new agent gets the resume brief\)/);
+
+    // Only a session that exists counts: "the session handling" and a missing id name nothing.
+    const other = await paused(proj, { n: 2, type: 'planner' });
+    const before = sessionIds(proj.store).sort();
+    const unnamed = flow({
+      session: 'sess-2',
+      toolUseId: 'toolu_8',
+      agentId: 'c8',
+      type: 'planner',
+      prompt: 'Fix the session handling; see session nosuch1.',
+    });
+    const again = (await pre(proj, unnamed.pre)).json.hookSpecificOutput;
+    assert.deepEqual(sessionIds(proj.store).sort(), before, "no new session: its own conversation's one is resumed");
+    assert.equal(
+      readSession(proj.store, other.agent_id).history.at(-1).event,
+      'resume_decision',
+      JSON.stringify(again),
+    );
+
+    const named = flow({
+      session: 'sess-7',
+      toolUseId: 'toolu_9',
+      agentId: 'b9',
+      type: 'planner',
+      prompt: 'Approved. Continue session climade1.',
+    });
+    const out = (await pre(proj, named.pre)).json.hookSpecificOutput;
+    assert.match(out.updatedInput.prompt, /You are resuming session climade1/);
+    assert.deepEqual(sessionIds(proj.store).sort(), before);
+    for (const payload of [named.post, named.start, named.stop('Done.')]) await life(proj, payload);
+    const done = readSession(proj.store, 'climade1');
+    assert.equal(done.phase, 'completed');
+    assert.deepEqual(done.claude.agent_ids, ['b9']);
+  });
+
   it("a second conversation naming it before the first one's agent starts gets a new session", async (t) => {
     const proj = project(t);
     const s = await paused(proj);

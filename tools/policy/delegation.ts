@@ -2,6 +2,7 @@
 // one by denying the spawn in favour of SendMessage or by briefing the new agent. Pure: the records,
 // the transcript lookups and the clock are facts the caller gathers first.
 import type { Settings } from '../config.js';
+import { isValidId } from '../ids.js';
 import type { SessionRecord } from '../record.js';
 import type { ClaudeIndexData, SpawnEntry } from '../store/claude-index.js';
 import { parseTimestamp } from '../time.js';
@@ -21,6 +22,8 @@ export interface DelegationRequest {
   caller: string | null;
   /** `tool_input.isolation`: `worktree` gives the agent a git worktree of its own. */
   isolation?: string | null;
+  /** Sessions the text names as `session <id>` that exist in the store (see sessionMentions). */
+  mentioned?: string[];
 }
 
 /** An earlier tool call of a conversation: a denied delegation, or a spawn. */
@@ -65,12 +68,37 @@ export interface DelegationFacts {
 /** Session ids this tool generates, as they appear in a prompt that names one explicitly. */
 const GENERATED_ID = /\bagent-\d{8}-\d{6}-[0-9a-f]{8}\b/g;
 
+/** `session <id>` (or `session: <id>`), how the advice names a session whose id is not a generated one. */
+const SESSION_MENTION = /\bsession[:\s]+([A-Za-z0-9_][A-Za-z0-9._-]{0,127})/gi;
+/** More mentions than this in one delegation are not looked up (each costs a stat). */
+const MENTIONS_CHECKED = 8;
+
 /**
- * The sessions a delegation may resume: those its prompt names explicitly, otherwise this
- * conversation's sessions of the same agent type.
+ * The ids a delegation's text names as `session <id>`, other than generated ones (found anywhere):
+ * a custom id (`create --id`, an orchestrator's) is a plain word, so only this form names it. The
+ * caller keeps those that exist in the store: `the session handling` names nothing.
+ */
+export function sessionMentions(request: Pick<DelegationRequest, 'description' | 'prompt'>): string[] {
+  const ids = [request.description, request.prompt].flatMap((text) =>
+    [...text.matchAll(SESSION_MENTION)].map((m) => m[1]!.replace(/\.+$/, '')),
+  );
+  return [...new Set(ids)].filter((id) => isValidId(id) && !GENERATED_ID_ONLY.test(id)).slice(0, MENTIONS_CHECKED);
+}
+
+const GENERATED_ID_ONLY = /^agent-\d{8}-\d{6}-[0-9a-f]{8}$/;
+
+/** How a prompt names session `id` so that a delegation finds it: the id itself, or `session <id>` for a custom one. */
+export function mentionOf(id: string): string {
+  return GENERATED_ID_ONLY.test(id) ? id : `session ${id}`;
+}
+
+/**
+ * The sessions a delegation may resume: those its prompt names explicitly (a generated id anywhere,
+ * or `session <id>` of a session that exists), otherwise this conversation's sessions of the same agent type.
  */
 export function candidateIds(request: DelegationRequest, data: ClaudeIndexData): { ids: string[]; named: boolean } {
-  const named = [...new Set([request.description, request.prompt].flatMap((text) => text.match(GENERATED_ID) ?? []))];
+  const generated = [request.description, request.prompt].flatMap((text) => text.match(GENERATED_ID) ?? []);
+  const named = [...new Set([...generated, ...(request.mentioned ?? [])])];
   if (named.length > 0) return { ids: named, named: true };
   const ids = Object.values(data.spawns)
     .filter((s) => s.agent_type === request.agentType)

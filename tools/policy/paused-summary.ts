@@ -3,6 +3,7 @@
 import { isFinalPhase, isResumablePhase } from '../phases.js';
 import type { SessionRecord } from '../record.js';
 import { parseTimestamp } from '../time.js';
+import { mentionOf } from './delegation.js';
 import { decideResume, resumeWindowMs, type ResumeRules } from './resume.js';
 import { truncate } from './status-line.js';
 
@@ -68,7 +69,7 @@ function next(record: SessionRecord, notResumable: string | null, conversation: 
       const agentId = record.claude?.agent_id;
       if (record.claude?.session_id === conversation && typeof agentId === 'string')
         return `continue it with SendMessage to "${agentId}"`;
-      return `continue it: delegate to ${record.agent_name} naming ${record.agent_id}`;
+      return `continue it: delegate to ${record.agent_name} naming ${mentionOf(record.agent_id)}`;
     }
     case 'expired':
       return `expired (its resume window is ${span(resumeWindowMs(rules, record.phase))}), not resumed`;

@@ -3,6 +3,7 @@
 // belongs to, what its agent last said and what to do next. Pure: record and decision in, words out.
 import { isFinalPhase, isResumablePhase } from '../phases.js';
 import type { SessionRecord } from '../record.js';
+import { mentionOf } from './delegation.js';
 import type { ResumeDecision } from './resume.js';
 import { truncateStart } from './status-line.js';
 
@@ -70,7 +71,7 @@ export function lastMessage(record: SessionRecord): string[] | null {
 /** The one thing to do next, in words, with the ids and commands it takes. */
 export function nextStep(record: SessionRecord, decision: ResumeDecision): string {
   const id = record.agent_id;
-  const delegate = `delegate to ${record.agent_name} naming ${id} (the new agent gets the resume brief)`;
+  const delegate = `delegate to ${record.agent_name} naming ${mentionOf(id)} (the new agent gets the resume brief)`;
   const claude = claudeFields(record);
   switch (sessionStatus(record, decision)) {
     case 'final':

@@ -9,6 +9,7 @@ import {
   type DelegationDecision,
   type DelegationFacts,
   type DelegationPlan,
+  sessionMentions,
   type TranscriptView,
 } from '../../policy/delegation.js';
 import type { SessionRecord } from '../../record.js';
@@ -46,9 +47,12 @@ export async function onDelegation(ctx: HookContext, d: Delegation): Promise<Del
 
 async function decideAndApply(
   ctx: HookContext,
-  d: Delegation,
+  delegation: Delegation,
   data: ClaudeIndexData,
 ): Promise<{ data: ClaudeIndexData; result: DelegationResult }> {
+  // Custom ids the text names as `session <id>` count only when that session exists (a stat each).
+  const mentioned = sessionMentions(delegation).filter((id) => ctx.sessions.store.has(id));
+  const d = mentioned.length > 0 ? { ...delegation, mentioned } : delegation;
   const decision = decideDelegation(await gatherFacts(ctx, d, data));
   const { data: next, result } = await apply(ctx, d, data, decision);
   await recordPassedOver(ctx, d, decision, result.session);
