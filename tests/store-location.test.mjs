@@ -90,7 +90,7 @@ test('read-only commands never create the store', async (t) => {
   assert.ok(!existsSync(path.join(root, '.claude')), 'a read created directories');
 });
 
-test("a worktree Claude Code made for a subagent (.claude/worktrees/<name>) belongs to its project", async (t) => {
+test('a worktree Claude Code made for a subagent (.claude/worktrees/<name>) belongs to its project', async (t) => {
   const project = tempDir(t);
   git(project, 'init', '-q', '-b', 'main');
   writeFileSync(path.join(project, 'README'), 'the project\n');
