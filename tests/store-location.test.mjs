@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { git } from './helpers/git.mjs';
-import { cleanEnv, runCli, tempDir } from './helpers/run.mjs';
+import { fixture } from './helpers/hooks.mjs';
+import { cleanEnv, DIST, runCli, runNode, tempDir } from './helpers/run.mjs';
 
 async function createIn(cwd, env, id = 's1') {
   const result = await runCli(['create', '--agent', 'a', '--id', id, '--json'], { cwd, env: cleanEnv(env) });
@@ -76,8 +77,38 @@ test('--dir beats AGENT_SESSION_DIR, which beats CLAUDE_PROJECT_DIR', async (t) 
   assert.ok(existsSync(path.join(root, 'from-flag', 'd1', 'state.json')));
   await createIn(root, env);
   assert.ok(existsSync(path.join(root, 'from-env', 's1', 'state.json')));
+  mkdirSync(path.join(root, 'proj'));
   await createIn(root, { HOME: root, CLAUDE_PROJECT_DIR: path.join(root, 'proj') });
   assert.ok(existsSync(path.join(root, 'proj', '.claude', 'session', 's1', 'state.json')));
+});
+
+test('a CLAUDE_PROJECT_DIR naming no directory is refused (exit 2), the hooks fail open, nothing is made', async (t) => {
+  const root = tempDir(t);
+  const missing = path.join(root, 'no-such-project');
+  const env = cleanEnv({ HOME: root, CLAUDE_PROJECT_DIR: missing });
+  for (const args of [['create', '--agent', 'a'], ['list'], ['update', 's1', '--phase', 'approval']]) {
+    const result = await runCli(args, { cwd: root, env });
+    assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+    assert.equal(
+      result.stderr,
+      `agent-session: CLAUDE_PROJECT_DIR names no directory: ${missing} ` +
+        '(Claude Code sets it to the project it runs in; unset it, or set it to the project directory)\n',
+    );
+  }
+  const payload = fixture('pretooluse-task', { cwd: root, session_id: 'sess-1', tool_use_id: 'toolu_1' });
+  for (const script of ['pre_delegate', 'subagent_stop']) {
+    const hooked = await runNode(path.join(DIST, 'hooks', `${script}.js`), [], {
+      cwd: root,
+      env: { ...env, CLAUDECODE: '1' },
+      input: JSON.stringify(script === 'pre_delegate' ? payload : fixture('sessionstart', { cwd: root })),
+    });
+    assert.equal(hooked.code, 0);
+    assert.equal(hooked.stdout, '');
+  }
+  assert.ok(!existsSync(missing), 'no directory made there');
+  // With --dir or AGENT_SESSION_DIR the project is not used, and not checked.
+  const viaDir = await runCli(['create', '--agent', 'a', '--dir', 'store'], { cwd: root, env });
+  assert.equal(viaDir.code, 0, viaDir.stderr);
 });
 
 test('read-only commands never create the store', async (t) => {

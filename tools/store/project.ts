@@ -8,7 +8,7 @@ import {
   type ConfigProblem,
   type Settings,
 } from '../config.js';
-import type { SessionError } from '../errors.js';
+import { SessionError } from '../errors.js';
 import { parseJson } from '../json.js';
 import { decodeUtf8, readRegularFileSync } from './regular-file.js';
 import { builtinModule } from '../builtin.js';
@@ -76,9 +76,22 @@ function isHome(dir: string, home: string): boolean {
   }
 }
 
-/** `--dir` / `dir`, else `AGENT_SESSION_DIR`, else `<project>/.claude/session`. */
+/**
+ * `--dir` / `dir`, else `AGENT_SESSION_DIR`, else `<project>/.claude/session`. A CLAUDE_PROJECT_DIR
+ * naming no directory is refused (EINVALID): a store made there would be one nobody looks at.
+ */
 export function resolveStoreDir(locate: Locate): string {
-  return locateStore(locate).dir;
+  const store = locateStore(locate);
+  const project = store.project;
+  if (project?.reason === 'CLAUDE_PROJECT_DIR' && !isDirectory(project.dir)) {
+    throw new SessionError(
+      'EINVALID',
+      `CLAUDE_PROJECT_DIR names no directory: ${project.dir} (Claude Code sets it to the project it runs in; ` +
+        'unset it, or set it to the project directory)',
+      { details: { env: 'CLAUDE_PROJECT_DIR', dir: project.dir } },
+    );
+  }
+  return store.dir;
 }
 
 /** `AGENT_SESSION_CONFIG`, else `<project>/.claude/agent-session.json`. */

@@ -54,7 +54,8 @@ export class HookRun {
     const message = err instanceof Error ? err.message : String(err);
     const line = `${formatTimestamp(Date.now())} ${this.name} ${this.event} pid=${process.pid} ${code}: ${message}`;
     this.failure = { code, message: message.slice(0, 500) };
-    const logged = await appendHookLog(this.storeDir(), line.slice(0, 2000));
+    const store = this.storeDir();
+    const logged = store !== undefined && (await appendHookLog(store, line.slice(0, 2000)));
     this.note(`failing open: ${code}: ${message}${logged ? '' : ' (the hook log could not be written)'}`);
     if (this.debug && err instanceof Error && err.stack) this.diagnostics.push(err.stack);
   }
@@ -62,7 +63,9 @@ export class HookRun {
   /** Records this run as its event's last one (`status` shows it): one small write in place, never throws. */
   finished(outcome: string | undefined): void {
     const now = Date.now();
-    recordHookRun(this.storeDir(), {
+    const store = this.storeDir();
+    if (store === undefined) return;
+    recordHookRun(store, {
       event: this.event === '-' ? 'unknown' : this.event,
       hook: this.name,
       time: formatTimestamp(now),
@@ -74,7 +77,12 @@ export class HookRun {
     });
   }
 
-  private storeDir(): string {
-    return this.opened?.sessions.store.dir ?? resolveStoreDir({ cwd: this.cwd, env: this.env });
+  /** Undefined when there is no store to write to (CLAUDE_PROJECT_DIR naming no directory). */
+  private storeDir(): string | undefined {
+    try {
+      return this.opened?.sessions.store.dir ?? resolveStoreDir({ cwd: this.cwd, env: this.env });
+    } catch {
+      return undefined;
+    }
   }
 }
