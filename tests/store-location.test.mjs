@@ -82,7 +82,7 @@ test('--dir beats AGENT_SESSION_DIR, which beats CLAUDE_PROJECT_DIR', async (t) 
   assert.ok(existsSync(path.join(root, 'proj', '.claude', 'session', 's1', 'state.json')));
 });
 
-test('a CLAUDE_PROJECT_DIR naming no directory is refused (exit 2), the hooks fail open, nothing is made', async (t) => {
+test('a CLAUDE_PROJECT_DIR naming no directory is refused (exit 2), hooks fail open, nothing made', async (t) => {
   const root = tempDir(t);
   const missing = path.join(root, 'no-such-project');
   const env = cleanEnv({ HOME: root, CLAUDE_PROJECT_DIR: missing });
