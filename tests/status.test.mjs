@@ -514,3 +514,40 @@ test('doctor names the config file once', async (t) => {
   const line = text.stdout.split('\n').find((l) => /config/.test(l));
   assert.equal(line.split(file).length, 2, line);
 });
+
+test('the env of the settings files, as the hooks get it: a bad value or AGENT_SESSION_DISABLE=1 there', async (t) => {
+  const { dir, home, run } = setup(t);
+  assert.equal((await run(['install'])).code, 0);
+  const file = path.join(dir, '.claude', 'settings.local.json');
+  const withEnv = (env) => {
+    const settings = JSON.parse(readFileSync(file, 'utf8'));
+    writeFileSync(file, JSON.stringify({ ...settings, env }, null, 2));
+  };
+  const fine = await run(['status', '--json']);
+  assert.equal(fine.code, 0, JSON.stringify(fine.json.findings));
+
+  // The user's settings set a bad value; the local file's env wins over it with a good one.
+  mkdirSync(path.join(home, '.claude'));
+  writeFileSync(path.join(home, '.claude', 'settings.json'), '{"env": {"AGENT_SESSION_ERROR_BUDGET": "zero"}}\n');
+  const bad = await run(['status', '--json']);
+  assert.equal(bad.code, 1);
+  assert.equal(
+    findings(bad.json, 'config', 'error')[0].message,
+    'environment variable AGENT_SESSION_ERROR_BUDGET must be a number >= 1, got "zero" (every hook fails open on ' +
+      `it; set in the env of ${path.join(home, '.claude', 'settings.json')})`,
+  );
+  withEnv({ AGENT_SESSION_ERROR_BUDGET: '4', OTHER: 'x' });
+  assert.equal((await run(['status', '--json'])).code, 0);
+
+  withEnv({ AGENT_SESSION_DISABLE: '1' });
+  const off = await run(['status']);
+  assert.equal(off.code, 1);
+  assert.match(
+    off.stdout,
+    new RegExp(`AGENT_SESSION_DISABLE=1 in the env of ${file}: every hook returns at once and no session is recorded`),
+  );
+  withEnv({ AGENT_SESSION_ERROR_BUDGET: '4' });
+  const shell = await run(['status', '--json'], { AGENT_SESSION_DISABLE: '1' });
+  assert.equal(shell.code, 1);
+  assert.match(findings(shell.json, 'config', 'error')[0].message, /^AGENT_SESSION_DISABLE=1 in this environment:/);
+});

@@ -76,8 +76,11 @@ export async function status({ dir, cwd, env, now }: StatusOptions): Promise<Sta
   const store = locateStore({ dir, cwd, env });
   const exists = storeExists(store.dir);
   findings.push(...projectFindings(project, cwd));
-  const config = readConfig(cwd, env, findings);
   const { settings, tables } = await readSettings(project.dir, env, findings);
+  // What the hooks see: Claude Code applies its settings' `env` to the processes it starts.
+  const hookEnv = hookEnvironment(env, settings);
+  const config = readConfig(cwd, hookEnv, findings);
+  findings.push(...disabledFindings(hookEnv));
   const plugins = await pluginTables(project.dir, env, settings, findings);
   const hooks = [...tables, ...plugins.tables].flatMap((table) => findRegistrations(table, scriptExists));
   findings.push(...hookFindings(hooks, ownCliCommand({ projectDir: project.dir, env })));
@@ -129,17 +132,61 @@ function projectFindings(project: ProjectLocation, cwd: string): StatusFinding[]
   ];
 }
 
+interface HookEnvironment {
+  env: Env;
+  /** The settings file each variable set by a settings `env` comes from. */
+  setIn: Map<string, string>;
+}
+
+/**
+ * The environment Claude Code gives its hooks: this one, with the `env` of its settings files over
+ * it (the user's, then the project's, then the local file's, the last one winning).
+ */
+function hookEnvironment(env: Env, settings: SettingsRead[]): HookEnvironment {
+  const merged: Env = { ...env };
+  const setIn = new Map<string, string>();
+  for (const place of ['user', 'project', 'local'] as const) {
+    for (const read of settings.filter((r) => r.place === place)) {
+      const vars = read.settings?.env;
+      if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) continue;
+      for (const [name, value] of Object.entries(vars)) {
+        if (!name.startsWith('AGENT_SESSION_') || typeof value !== 'string') continue;
+        merged[name] = value;
+        setIn.set(name, read.file);
+      }
+    }
+  }
+  return { env: merged, setIn };
+}
+
+/** AGENT_SESSION_DISABLE=1 where the hooks see it: they return at once and record nothing. */
+function disabledFindings({ env, setIn }: HookEnvironment): StatusFinding[] {
+  if (env.AGENT_SESSION_DISABLE !== '1') return [];
+  const file = setIn.get('AGENT_SESSION_DISABLE');
+  return [
+    {
+      check: 'config',
+      severity: 'error',
+      message:
+        `AGENT_SESSION_DISABLE=1 ${file ? `in the env of ${file}` : 'in this environment'}: ` +
+        'every hook returns at once and no session is recorded',
+    },
+  ];
+}
+
 /** The config as the CLI and the hooks resolve it: every problem they would refuse, and misspelt variables. */
-function readConfig(cwd: string, env: Env, findings: StatusFinding[]): StatusReport['config'] {
+function readConfig(cwd: string, { env, setIn }: HookEnvironment, findings: StatusFinding[]): StatusReport['config'] {
   const file = configFilePath({ cwd, env });
   const from = env.AGENT_SESSION_CONFIG ? 'AGENT_SESSION_CONFIG' : 'project';
   const problems = configProblems({ cwd, env });
-  for (const p of problems)
+  for (const p of problems) {
+    const where = p.env && setIn.has(p.env) ? `; set in the env of ${setIn.get(p.env)}` : '';
     findings.push({
       check: 'config',
       severity: p.severity,
-      message: p.severity === 'error' ? `${p.message} (every hook fails open on it)` : p.message,
+      message: p.severity === 'error' ? `${p.message} (every hook fails open on it${where})` : `${p.message}${where}`,
     });
+  }
   const error = problems.find((p) => p.severity === 'error')?.message ?? null;
   return { file, from, exists: configExists(file), error };
 }
