@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { test } from 'node:test';
 import { flow, hookLog, pre, project, sessionIds } from './helpers/hooks.mjs';
-import { cleanEnv, cli, loadLibrary, pool, ROOT, runCli, tempDir } from './helpers/run.mjs';
+import { cleanEnv, cli, literally, loadLibrary, pool, ROOT, runCli, tempDir } from './helpers/run.mjs';
 
 const lib = await loadLibrary();
 const VERSION = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
@@ -231,7 +231,7 @@ test('AGENT_SESSION_CONFIG naming no file is a usage error; the default config f
   refused(
     await bare(root, ['list'], { AGENT_SESSION_CONFIG: missing }),
     2,
-    new RegExp(`AGENT_SESSION_CONFIG names no file: ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    new RegExp(`AGENT_SESSION_CONFIG names no file: ${literally(missing)}`),
   );
   refused(await bare(root, ['list'], { AGENT_SESSION_CONFIG: 'relative/none.json' }), 2, /names no file: .*none\.json/);
   mkdirSync(path.join(root, '.claude', 'session'), { recursive: true });

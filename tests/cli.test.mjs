@@ -651,9 +651,12 @@ test('read-only commands never create directories, wherever the store would be',
   );
   results.forEach((result, i) => {
     // No store anywhere here: the read commands say so (1), should-resume says no (1), a dry run has nothing to do.
-    const expected = runs[i][0][0] === 'cleanup' ? 0 : 1;
+    // A CLAUDE_PROJECT_DIR naming no directory is refused first (2).
+    const badProject = runs[i][1].env.CLAUDE_PROJECT_DIR !== undefined;
+    const expected = badProject ? 2 : runs[i][0][0] === 'cleanup' ? 0 : 1;
     assert.equal(result.code, expected, `${runs[i][0]}: ${result.stderr}`);
-    if (['should-resume', 'cleanup'].includes(runs[i][0][0])) JSON.parse(result.stdout);
+    if (badProject) assert.match(result.stderr, /CLAUDE_PROJECT_DIR names no directory/);
+    else if (['should-resume', 'cleanup'].includes(runs[i][0][0])) JSON.parse(result.stdout);
   });
   assert.deepEqual(tree(root), before);
 });

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { flow, life, onlySession, pre, project, readSession } from './helpers/hooks.mjs';
-import { cleanEnv, cli, cliJson, loadLibrary, runNode, SUBAGENT_STOP } from './helpers/run.mjs';
+import { cleanEnv, cli, CLI_COMMAND, cliJson, literally, loadLibrary, runNode, SUBAGENT_STOP } from './helpers/run.mjs';
 
 const { rebuildClaudeIndexes, Sessions } = await loadLibrary();
 
@@ -66,7 +66,10 @@ describe('show and list of sessions made by the hooks', { concurrency: 3 }, () =
       out.stdout,
       /resume now: +no \(expired\): last updated \d+ s ago, beyond the 0 s resume window of approval\n/,
     );
-    assert.match(out.stdout, new RegExp(`renew its window \\(agent-session update ${s.agent_id} --phase approval\\)`));
+    assert.match(
+      out.stdout,
+      new RegExp(`renew its window \\(${literally(CLI_COMMAND)} update ${s.agent_id} --phase approval\\)`),
+    );
     const list = await cli(proj.store, ['list'], { env });
     assert.match(list.stdout, /^ID +AGENT +PHASE +STATUS +UPDATED +PURPOSE\n/);
     assert.match(list.stdout, new RegExp(`${s.agent_id} +reviewer +approval +paused, expired +`));
@@ -82,7 +85,7 @@ describe('show and list of sessions made by the hooks', { concurrency: 3 }, () =
     const out = await show(proj, [AGENT]);
     assert.match(out.stdout, /phase: +investigating \(paused, error budget spent\)\n/);
     assert.match(out.stdout, /resume now: +no \(too_many_errors\): 3 errors reach the budget of 3\n/);
-    assert.match(out.stdout, new RegExp(`end it with agent-session finalize ${s.agent_id} failed`));
+    assert.match(out.stdout, new RegExp(`end it with ${literally(CLI_COMMAND)} finalize ${s.agent_id} failed`));
     const list = await cli(proj.store, ['list']);
     assert.match(list.stdout, new RegExp(`${s.agent_id} +reviewer +investigating +paused, error budget spent +`));
   });

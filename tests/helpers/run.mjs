@@ -10,6 +10,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const DIST = path.resolve(ROOT, process.env.AGENT_SESSION_DIST ?? 'dist');
 export const CLI = path.join(DIST, 'bin', 'agent-session.js');
+/** How our texts name the CLI for a project without the package in its node_modules: the build's file. */
+export const CLI_COMMAND = `node ${CLI}`;
+/** `text` as a regular expression matching it literally. */
+export const literally = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 export const PRE_DELEGATE = path.join(DIST, 'hooks', 'pre_delegate.js');
 export const SUBAGENT_STOP = path.join(DIST, 'hooks', 'subagent_stop.js');
 export const FIXTURES = path.join(ROOT, 'tests', 'fixtures');

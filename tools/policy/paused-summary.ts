@@ -22,13 +22,14 @@ const HOW =
 /**
  * The paused sessions among `records` (resumable ones first, newest first), or null when none is
  * paused. `conversation`: the Claude Code session starting, where an agent of its own can be continued
- * with SendMessage.
+ * with SendMessage. `cli`: the command that runs our CLI there (see ownCliCommand).
  */
 export function pausedSummary(
   records: SessionRecord[],
   conversation: string,
   now: number,
   rules: ResumeRules,
+  cli = 'agent-session',
 ): string | null {
   const paused = records
     .filter((r) => isResumablePhase(r.phase) && !isFinalPhase(r.phase) && !r.finalized_at)
@@ -43,7 +44,7 @@ export function pausedSummary(
     lines.push(line);
     shown += 1;
   }
-  if (paused.length > shown) lines.push(`and ${paused.length - shown} more: agent-session list --paused`);
+  if (paused.length > shown) lines.push(`and ${paused.length - shown} more: ${cli} list --paused`);
   if (paused.some((p) => p.decision.resume)) lines.push(HOW);
   return lines.join('\n');
 }

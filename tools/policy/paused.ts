@@ -69,7 +69,7 @@ export function lastMessage(record: SessionRecord): string[] | null {
 }
 
 /** The one thing to do next, in words, with the ids and commands it takes. */
-export function nextStep(record: SessionRecord, decision: ResumeDecision): string {
+export function nextStep(record: SessionRecord, decision: ResumeDecision, cli = 'agent-session'): string {
   const id = record.agent_id;
   const delegate = `delegate to ${record.agent_name} naming ${mentionOf(id)} (the new agent gets the resume brief)`;
   const claude = claudeFields(record);
@@ -88,14 +88,13 @@ export function nextStep(record: SessionRecord, decision: ResumeDecision): strin
     case 'paused, expired':
       return (
         `a delegation naming it starts a new session; to resume it, renew its window ` +
-        `(agent-session update ${id} --phase ${record.phase}), then ${delegate}`
+        `(${cli} update ${id} --phase ${record.phase}), then ${delegate}`
       );
     case 'paused, error budget spent':
       return (
-        `a delegation naming it starts a new session; end it with agent-session finalize ${id} failed ` +
-        `(or abandoned)`
+        `a delegation naming it starts a new session; end it with ${cli} finalize ${id} failed ` + `(or abandoned)`
       );
     case 'paused, not resume ready':
-      return `to resume it, mark it resumable (agent-session update ${id} --phase ${record.phase}), then ${delegate}`;
+      return `to resume it, mark it resumable (${cli} update ${id} --phase ${record.phase}), then ${delegate}`;
   }
 }

@@ -21,6 +21,6 @@ export function onSessionStart(ctx: HookContext, e: ConversationStart): SessionS
   const { resumeWindowMs, phaseWindowsMs = {}, clockSkewMs } = sessions.rules;
   const longest = Math.max(resumeWindowMs, ...Object.values(phaseWindowsMs));
   const records = sessions.store.recent(RECENT_SESSIONS, sessions.now() - longest - clockSkewMs, RESUMABLE_CAP);
-  const text = pausedSummary(records, e.claudeSession, sessions.now(), sessions.rules);
+  const text = pausedSummary(records, e.claudeSession, sessions.now(), sessions.rules, ctx.cliCommand());
   return text === null ? { kind: 'ignored', why: 'no paused session' } : { kind: 'context', text };
 }

@@ -1,5 +1,7 @@
 import type { Argv as Yargs } from 'yargs';
+import { ownCliCommand } from '../../claude/own-cli.js';
 import { claudeFields, lastMessage, nextStep, sessionStatus } from '../../policy/paused.js';
+import { findProjectDir } from '../../store/project.js';
 import { decideResume, type ResumeDecision } from '../../policy/resume.js';
 import type { SessionRecord } from '../../record.js';
 import type { Argv } from '../command-context.js';
@@ -25,7 +27,9 @@ export async function handler(argv: Argv<{ id: string }>) {
   if (argv.json) return ctx.json(record);
   const now = sessions.now();
   // The same rule the hooks apply, so what show says is what a delegation would do now.
-  const lines = describeSession(record, now, decideResume(record, now, sessions.rules));
+  // The commands it advises as they run here (`npx --no agent-session` in a project install).
+  const cli = ownCliCommand({ projectDir: findProjectDir({ cwd: ctx.io.cwd, env: ctx.io.env }), env: ctx.io.env });
+  const lines = describeSession(record, now, decideResume(record, now, sessions.rules), cli);
   const { palette } = ctx.style;
   if (!palette.enabled) for (const line of lines) ctx.out(line);
   else await ctx.outStyled(paint(lines.map(escapeControls), record, palette));
@@ -49,7 +53,7 @@ function paint(lines: string[], r: SessionRecord, palette: Palette): string[] {
   });
 }
 
-function describeSession(r: SessionRecord, now: number, decision: ResumeDecision): string[] {
+function describeSession(r: SessionRecord, now: number, decision: ResumeDecision, cli: string): string[] {
   const ago = (t: string | undefined) => `${t} (${relativeTime(t, now)})`;
   const status = sessionStatus(r, decision);
   const lines = [
@@ -58,7 +62,7 @@ function describeSession(r: SessionRecord, now: number, decision: ResumeDecision
     `  purpose:      ${r.purpose ?? '-'}`,
     `  phase:        ${r.phase}${status.startsWith('paused') ? ` (${status})` : ''}`,
     `  resume now:   ${decision.resume ? 'yes' : `no (${decision.reason}): ${decision.detail}`}`,
-    `  next step:    ${nextStep(r, decision)}`,
+    `  next step:    ${nextStep(r, decision, cli)}`,
     ...describeClaude(r),
     `  created:      ${ago(r.created_at)}`,
     `  last updated: ${ago(r.last_updated)}`,
