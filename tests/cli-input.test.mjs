@@ -225,6 +225,88 @@ test('library: unknown keys and settings are EINVALID with details; configProble
   );
 });
 
+test('library: a misspelt option of a public function is EINVALID naming the closest; nothing runs', async (t) => {
+  const { root } = setup(t);
+  const store = path.join(root, 'store');
+  const refuses = async (call, message, suggestion) => {
+    await assert.rejects(
+      async () => call(),
+      (err) => {
+        assert.equal(err.code, 'EINVALID');
+        assert.equal(err.message, message);
+        assert.equal(err.details.suggestion, suggestion);
+        return true;
+      },
+    );
+  };
+  await refuses(
+    () => lib.Sessions.open({ dri: store, cwd: root }),
+    'unknown option "dri" of Sessions.open; did you mean "dir"?',
+    'dir',
+  );
+  assert.ok(!existsSync(path.join(root, '.claude')), 'no store opened elsewhere');
+  const sessions = lib.Sessions.open({ dir: store, cwd: root, env: { HOME: root } });
+  await refuses(
+    () => sessions.create({ agentName: 'a', purpse: 'p' }),
+    'unknown option "purpse" of create; did you mean "purpose"?',
+    'purpose',
+  );
+  assert.ok(!existsSync(store), 'nothing created');
+  const s = await sessions.create({ agentName: 'a', id: 'old1' });
+  const before = readFileSync(path.join(store, 'old1', 'state.json'), 'utf8');
+  await refuses(
+    () => sessions.update('old1', { phse: 'approval' }),
+    'unknown option "phse" of update; did you mean "phase"?',
+    'phase',
+  );
+  assert.equal(readFileSync(path.join(store, 'old1', 'state.json'), 'utf8'), before, 'last_updated not moved');
+  await refuses(
+    () => sessions.list({ activeonly: true }),
+    'unknown option "activeonly" of list; did you mean "activeOnly"?',
+    'activeOnly',
+  );
+  // A misspelt dryRun must not clean or delete for real.
+  await refuses(
+    () => lib.cleanup(sessions, { dryrun: true }),
+    'unknown option "dryrun" of cleanup; did you mean "dryRun"?',
+    'dryRun',
+  );
+  await refuses(
+    () => lib.deleteSession(sessions, s.agent_id, { dryrun: true }),
+    'unknown option "dryrun" of deleteSession; did you mean "dryRun"?',
+    'dryRun',
+  );
+  await refuses(
+    () => lib.doctor(sessions, { repare: true }),
+    'unknown option "repare" of doctor; did you mean "repair"?',
+    'repair',
+  );
+  await refuses(
+    () => lib.importSessions(sessions, { file: 'x' }, { overwirte: true }),
+    'unknown option "overwirte" of importSessions; did you mean "overwrite"?',
+    'overwrite',
+  );
+  await refuses(
+    () => lib.exportSessions(sessions, { all: true, fiel: 'x' }),
+    'unknown option "fiel" of exportSessions; did you mean "file"?',
+    'file',
+  );
+  await refuses(
+    () => lib.restoreSession(sessions, 'old1', { sigal: undefined }),
+    'unknown option "sigal" of restoreSession; did you mean "signal"?',
+    'signal',
+  );
+  await refuses(
+    () => sessions.list({ zzz: 1 }),
+    'unknown option "zzz" of list; it takes activeOnly, paused, agentName, phase, parent, limit',
+    undefined,
+  );
+  assert.deepEqual(
+    (await sessions.list()).sessions.map((r) => r.agent_id),
+    ['old1'],
+  );
+});
+
 test('AGENT_SESSION_CONFIG naming no file is a usage error; the default config file may be absent', async (t) => {
   const { root } = setup(t);
   const missing = path.join(root, 'nowhere', 'agent-session.json');

@@ -20,6 +20,7 @@ import { AuditLog } from './store/audit-log.js';
 import { loadSettings, resolveStoreDir } from './store/project.js';
 import { ChildrenIndex } from './store/children-index.js';
 import { notFound, SessionStore } from './store/store.js';
+import { checkOptions, type OptionKeys } from './options.js';
 
 export interface SessionsOptions {
   /** The store directory; see SESSION_README.md for how it is found otherwise. */
@@ -42,6 +43,32 @@ export interface CreateInput {
   /** Claude Code's ids (the hooks set it at creation). */
   claude?: JsonObject;
 }
+
+const OPEN_KEYS: OptionKeys<SessionsOptions> = {
+  dir: true,
+  cwd: true,
+  env: true,
+  now: true,
+  settings: true,
+  actor: true,
+};
+const CREATE_KEYS: OptionKeys<CreateInput> = {
+  agentName: true,
+  purpose: true,
+  metadata: true,
+  parent: true,
+  id: true,
+  claude: true,
+};
+const UPDATE_KEYS: OptionKeys<UpdateRequest> = { phase: true, metadata: true, error: true, event: true };
+const LIST_KEYS: OptionKeys<ListFilter> = {
+  activeOnly: true,
+  paused: true,
+  agentName: true,
+  phase: true,
+  parent: true,
+  limit: true,
+};
 
 export interface ShouldResumeResult extends ResumeDecision {
   session: SessionRecord | null;
@@ -72,6 +99,7 @@ export class Sessions implements SessionContext {
   }
 
   static open(options: SessionsOptions = {}): Sessions {
+    checkOptions(options, OPEN_KEYS, 'Sessions.open');
     const locate = { dir: options.dir, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env };
     const settings = loadSettings(locate, options.settings);
     const store = new SessionStore(resolveStoreDir(locate), { lockTimeoutMs: settings.lockTimeoutMs });
@@ -138,6 +166,7 @@ export class Sessions implements SessionContext {
   }
 
   async create(input: CreateInput): Promise<SessionRecord> {
+    checkOptions(input, CREATE_KEYS, 'create');
     const now = this.clock();
     const id = input.id ?? generateId(new Date(now));
     const record = newRecord({ ...input, id }, now);
@@ -174,6 +203,7 @@ export class Sessions implements SessionContext {
 
   async update(id: string, request: UpdateRequest): Promise<SessionRecord> {
     assertValidId(id);
+    checkOptions(request, UPDATE_KEYS, 'update');
     validateUpdate(request);
     return this.store.update(
       id,
@@ -221,6 +251,7 @@ export class Sessions implements SessionContext {
   }
 
   async list(filter: ListFilter = {}): Promise<ListResult> {
+    checkOptions(filter, LIST_KEYS, 'list');
     checkFilter(filter);
     const selection = sessionSelection(filter, this.clock(), this.rules);
     const parent = filter.parent;

@@ -19,6 +19,7 @@ import {
   type Found,
   type StoreSnapshot,
 } from './checks.js';
+import { checkOptions, type OptionKeys } from '../options.js';
 
 export type { DoctorFinding } from './checks.js';
 
@@ -50,7 +51,10 @@ export interface DoctorReport {
 }
 
 /** Checks the whole store; with `repair`, fixes what can be fixed without losing data, then checks again. */
+const DOCTOR_KEYS: OptionKeys<DoctorOptions> = { repair: true, signal: true, configProblem: true, onProgress: true };
+
 export async function doctor(sessions: SessionContext, options: DoctorOptions = {}): Promise<DoctorReport> {
+  checkOptions(options, DOCTOR_KEYS, 'doctor');
   const config: DoctorFinding[] = options.configProblem
     ? [{ check: 'config', severity: 'error', subject: options.configProblem.file, ...configText(options) }]
     : [];

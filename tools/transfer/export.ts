@@ -10,6 +10,7 @@ import { BundleFile } from './bundle-file.js';
 import { readRecordText, STATE_FILE, type StoreProblem } from '../store/store.js';
 import { subtreeNodes } from '../trees/hierarchy.js';
 import { BundleWriter } from './bundle.js';
+import { checkOptions, type OptionKeys } from '../options.js';
 
 export interface ExportOptions {
   /** Export this session and all its descendants. */
@@ -42,7 +43,17 @@ export interface ExportResult {
  * A portable bundle of a session and its descendants (or of the store): records and their audit
  * entries, written as they are read (each record once), in the line format of tools/transfer/bundle.ts.
  */
+const EXPORT_KEYS: OptionKeys<ExportOptions> = {
+  id: true,
+  all: true,
+  file: true,
+  out: true,
+  signal: true,
+  onProgress: true,
+};
+
 export async function exportSessions(sessions: SessionContext, options: ExportOptions): Promise<ExportResult> {
+  checkOptions(options, EXPORT_KEYS, 'exportSessions');
   if (Boolean(options.all) === (options.id !== undefined))
     throw new SessionError('EINVALID', 'export needs a session id or --all (not both)');
   // The subtree's records are read (and an unreadable one refused) before anything is written.

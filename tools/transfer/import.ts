@@ -20,6 +20,7 @@ import {
   type BundleItem,
   type BundleSummary,
 } from './bundle.js';
+import { checkOptions, type OptionKeys } from '../options.js';
 
 export type ImportSource = { file: string } | { text: string } | { bundle: unknown };
 
@@ -66,11 +67,14 @@ const LOCK_BATCH = 64;
  * bundle is read once, as it is staged: nothing becomes live before the whole of it is read and its
  * checksum verified.
  */
+const IMPORT_KEYS: OptionKeys<ImportOptions> = { rename: true, overwrite: true, signal: true, onProgress: true };
+
 export async function importSessions(
   sessions: SessionContext,
   source: ImportSource,
   options: ImportOptions = {},
 ): Promise<ImportResult> {
+  checkOptions(options, IMPORT_KEYS, 'importSessions');
   if (options.rename && options.overwrite)
     throw new SessionError('EINVALID', '--rename and --overwrite cannot be used together');
   const open = openBundle(source);

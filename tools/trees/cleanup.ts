@@ -26,6 +26,7 @@ import { reconcileIndex, subtreeNodes, type ExtraLinks } from './hierarchy.js';
 import { recoverTrash } from './recover.js';
 import { describe } from './remove-subtree.js';
 import { TrashWriter, type EntryHeader, type PendingSubtree } from './trash-writer.js';
+import { checkOptions, type OptionKeys } from '../options.js';
 
 export type { CleanupReport } from './cleanup-steps.js';
 
@@ -48,7 +49,16 @@ export interface CleanupOptions {
 const CLEANUP_LOCK_WAIT_MS = 5000;
 
 /** Scan, then purge: see SESSION_README.md, "Cleanup". One cleanup at a time per store (ELOCKED otherwise). */
+const CLEANUP_KEYS: OptionKeys<CleanupOptions> = {
+  olderThanHours: true,
+  dryRun: true,
+  backup: true,
+  onProgress: true,
+  signal: true,
+};
+
 export async function cleanup(sessions: SessionContext, options: CleanupOptions = {}): Promise<CleanupReport> {
+  checkOptions(options, CLEANUP_KEYS, 'cleanup');
   const hours = options.olderThanHours ?? sessions.settings.cleanupHours;
   if (typeof hours !== 'number' || !Number.isFinite(hours) || hours < 0) {
     throw new SessionError('EINVALID', `hours must be a number >= 0, got ${JSON.stringify(hours)}`);

@@ -6,6 +6,7 @@ import { indexedSubtreeIds, reconcileIndex, subtreeNodes } from './hierarchy.js'
 import { recoverTrash } from './recover.js';
 import { removeSubtree, workBlocker, type Removal } from './remove-subtree.js';
 import { findCheckouts, findUnsavedWork, type UnsavedWork } from './work.js';
+import { checkOptions, type OptionKeys } from '../options.js';
 
 export interface DeleteOptions {
   /** Remove the descendants too (default). When false, a session with children is refused. */
@@ -56,11 +57,24 @@ export interface DeleteResult {
 }
 
 /** Deletes a session and its descendants: guarded, atomic, backed up to the trash by default. */
+const DELETE_KEYS: OptionKeys<DeleteOptions> = {
+  cascade: true,
+  force: true,
+  forceRunning: true,
+  discardWork: true,
+  dryRun: true,
+  backup: true,
+  preserveWork: true,
+  onProgress: true,
+  signal: true,
+};
+
 export async function deleteSession(
   sessions: SessionContext,
   id: string,
   options: DeleteOptions = {},
 ): Promise<DeleteResult> {
+  checkOptions(options, DELETE_KEYS, 'deleteSession');
   const opts = {
     cascade: options.cascade ?? true,
     force: Boolean(options.force || options.forceRunning),

@@ -1,5 +1,6 @@
 import { isSessionError, SessionError } from '../errors.js';
 import { isValidId } from '../ids.js';
+import { checkOptions } from '../options.js';
 import { throwIfInterrupted } from '../safe-points.js';
 import type { SessionContext } from '../session-context.js';
 import { ChildrenIndex } from '../store/children-index.js';
@@ -90,6 +91,7 @@ export async function restoreSession(
   target: string,
   options: { signal?: AbortSignal; onProgress?: (progress: { done: number; total: number }) => void } = {},
 ): Promise<RestoreResult> {
+  checkOptions(options, { signal: true, onProgress: true }, 'restoreSession');
   const trash = new Trash(sessions.store.dir);
   const { entry, id } = await findEntry(trash, target);
   await faultPoint('restore-entry-found');
