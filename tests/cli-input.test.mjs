@@ -181,6 +181,25 @@ test('an unknown config key is a usage error naming it and the closest key; noth
   );
 });
 
+test('counts are whole numbers, and a number too large for JSON is named as Infinity, not null', async (t) => {
+  const { root } = setup(t);
+  mkdirSync(path.join(root, '.claude'));
+  const config = path.join(root, '.claude', 'agent-session.json');
+  writeFileSync(config, '{"error_budget": 2.5}');
+  refused(await bare(root, ['list']), 2, /error_budget in .* must be a whole number >= 1, got 2\.5\n$/);
+  writeFileSync(config, '{"audit_keep": 1.5}');
+  refused(await bare(root, ['list']), 2, /audit_keep in .* must be a whole number >= 1, got 1\.5\n$/);
+  refused(
+    await bare(root, ['list'], { AGENT_SESSION_ERROR_BUDGET: '2.5' }),
+    2,
+    /must be a whole number >= 1, got 2\.5\n$/,
+  );
+  writeFileSync(config, '{"resume_window_minutes": 1e400}');
+  refused(await bare(root, ['list']), 2, /resume_window_minutes in .* must be a number >= 0, got Infinity\n$/);
+  writeFileSync(config, '{"error_budget": 4}');
+  assert.equal((await bare(root, ['list'])).code, 1, 'a whole number is fine (no store yet: exit 1)');
+});
+
 test('library: unknown keys and settings are EINVALID with details; configProblems lists them, never throws', (t) => {
   const { root } = setup(t);
   mkdirSync(path.join(root, '.claude'));

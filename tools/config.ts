@@ -29,7 +29,7 @@ export interface Settings {
   resumeWindowMinutesPlanning: number | null;
 }
 
-type Kind = { number: { min: number } } | { boolean: true } | { oneOf: readonly string[] };
+type Kind = { number: { min: number; integer?: true } } | { boolean: true } | { oneOf: readonly string[] };
 
 interface SettingSpec {
   env: string;
@@ -56,7 +56,12 @@ const SETTING_SPECS: Record<keyof Settings, SettingSpec> = {
     default: 30,
     kind: { number: { min: 0 } },
   },
-  errorBudget: { env: 'AGENT_SESSION_ERROR_BUDGET', file: 'error_budget', default: 3, kind: { number: { min: 1 } } },
+  errorBudget: {
+    env: 'AGENT_SESSION_ERROR_BUDGET',
+    file: 'error_budget',
+    default: 3,
+    kind: { number: { min: 1, integer: true } },
+  },
   clockSkewSeconds: {
     env: 'AGENT_SESSION_CLOCK_SKEW_SECONDS',
     file: 'clock_skew_seconds',
@@ -94,7 +99,12 @@ const SETTING_SPECS: Record<keyof Settings, SettingSpec> = {
     default: 5 * 1024 * 1024,
     kind: { number: { min: 4096 } },
   },
-  auditKeep: { env: 'AGENT_SESSION_AUDIT_KEEP', file: 'audit_keep', default: 5, kind: { number: { min: 1 } } },
+  auditKeep: {
+    env: 'AGENT_SESSION_AUDIT_KEEP',
+    file: 'audit_keep',
+    default: 5,
+    kind: { number: { min: 1, integer: true } },
+  },
   resumePolicy: {
     env: 'AGENT_SESSION_RESUME_POLICY',
     file: 'resume_policy',
@@ -284,11 +294,14 @@ type Checked = { ok: unknown } | { problem: ConfigProblem };
 
 function check(value: unknown, spec: SettingSpec, where: string, at: Partial<ConfigProblem>): Checked {
   const { kind } = spec;
-  const got = `got ${JSON.stringify(value)}`;
+  // JSON.stringify writes Infinity (a file's 1e400) and NaN as null.
+  const got = `got ${typeof value === 'number' ? String(value) : JSON.stringify(value)}`;
   let expected: string;
   if ('number' in kind) {
-    if (typeof value === 'number' && Number.isFinite(value) && value >= kind.number.min) return { ok: value };
-    expected = `a number >= ${kind.number.min}`;
+    const { min, integer } = kind.number;
+    const whole = !integer || Number.isInteger(value);
+    if (typeof value === 'number' && Number.isFinite(value) && value >= min && whole) return { ok: value };
+    expected = integer ? `a whole number >= ${min}` : `a number >= ${min}`;
   } else if ('boolean' in kind) {
     if (typeof value === 'boolean') return { ok: value };
     expected = 'true or false (1 or 0)';

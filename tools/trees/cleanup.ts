@@ -67,8 +67,21 @@ export async function cleanup(sessions: SessionContext, options: CleanupOptions 
   // No store, nothing to clean: a dry run's report, without making the store for the cleanup lock.
   if (!storeExists(sessions.store.dir))
     return { ...(await run(sessions, hours, { ...options, dryRun: true })), dry_run: false };
-  const what = 'cleanup (another cleanup is running on this store)';
-  return withAreaLock(sessions.store.dir, 'cleanup', CLEANUP_LOCK_WAIT_MS, what, () => run(sessions, hours, options));
+  const what = 'the store for cleanup';
+  let locked = false;
+  const locking = withAreaLock(sessions.store.dir, 'cleanup', CLEANUP_LOCK_WAIT_MS, what, () => {
+    locked = true;
+    return run(sessions, hours, options);
+  });
+  return locking.catch((err) => {
+    // A wait for the lock that timed out means another cleanup; a lock that cannot be made (EACCES) says so itself.
+    if (locked || !(err instanceof SessionError && err.code === 'ELOCKED' && err.details.reason === 'timeout'))
+      throw err;
+    throw new SessionError('ELOCKED', `another cleanup is running on this store; ${err.message}`, {
+      details: err.details,
+      cause: err,
+    });
+  });
 }
 
 async function run(sessions: SessionContext, hours: number, options: CleanupOptions): Promise<CleanupReport> {
