@@ -533,8 +533,8 @@ test('the env of the settings files, as the hooks get it: a bad value or AGENT_S
   assert.equal(bad.code, 1);
   assert.equal(
     findings(bad.json, 'config', 'error')[0].message,
-    'environment variable AGENT_SESSION_ERROR_BUDGET must be a whole number >= 1, got "zero" (every hook fails open on ' +
-      `it; set in the env of ${path.join(home, '.claude', 'settings.json')})`,
+    'environment variable AGENT_SESSION_ERROR_BUDGET must be a whole number >= 1, got "zero" ' +
+      `(every hook fails open on it; set in the env of ${path.join(home, '.claude', 'settings.json')})`,
   );
   withEnv({ AGENT_SESSION_ERROR_BUDGET: '4', OTHER: 'x' });
   assert.equal((await run(['status', '--json'])).code, 0);
