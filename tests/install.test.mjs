@@ -960,3 +960,19 @@ test(
     assert.equal(JSON.parse(ran.stdout).hookSpecificOutput.permissionDecision, undefined);
   },
 );
+
+test('install and uninstall refuse --dir (exit 2): the hooks find their store from the project', async (t) => {
+  const { dir, run } = setup(t);
+  for (const command of ['install', 'uninstall']) {
+    for (const extra of [[], ['--mcp'], ['--statusline']]) {
+      const result = await run(command, ...extra, '--dir', 'elsewhere');
+      assert.equal(result.code, 2, result.stderr);
+      assert.equal(result.stdout, '');
+      assert.match(
+        result.stderr,
+        new RegExp(`^agent-session: ${command} does not take --dir: the hooks find the store`),
+      );
+    }
+  }
+  assert.deepEqual(readdirSync(dir), [], 'nothing written');
+});

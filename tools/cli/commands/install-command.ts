@@ -8,6 +8,7 @@ import {
   type McpInstallReport,
   type StatusLineInstallReport,
 } from '../../install/install.js';
+import { SessionError } from '../../errors.js';
 import { EXIT } from '../exit-codes.js';
 import type { Argv, Context } from '../command-context.js';
 import { whyProject } from '../store-origin.js';
@@ -117,8 +118,16 @@ function printStatusLineReport(ctx: Context, report: StatusLineInstallReport, js
 }
 
 /** Shared by install and uninstall: the flags and the command's working directory, environment and clock. */
-export function installOptions(argv: Argv<InstallArgs>): InstallOptions {
+export function installOptions(argv: Argv<InstallArgs>, command = 'install'): InstallOptions {
   const { io } = argv.ctx;
+  // --dir is every command's option, but the hooks find their store from the project they run in.
+  if (argv.dir !== undefined) {
+    throw new SessionError(
+      'EINVALID',
+      `${command} does not take --dir: the hooks find the store from the project they run in ` +
+        '(to keep it elsewhere, set AGENT_SESSION_DIR in the "env" of the settings file)',
+    );
+  }
   const { user, shared, allowSelf, dryRun } = argv;
   return { user, shared, allowSelf, dryRun, cwd: io.cwd, env: io.env, now: io.now?.() };
 }

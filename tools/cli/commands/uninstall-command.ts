@@ -22,8 +22,14 @@ export function builder(yargs: Yargs) {
 }
 
 export async function handler(argv: Argv<InstallArgs>) {
-  if (argv.mcp) return printMcpReport(argv.ctx, await uninstallMcp(installOptions(argv)), argv.json === true);
+  if (argv.mcp)
+    return printMcpReport(argv.ctx, await uninstallMcp(installOptions(argv, 'uninstall')), argv.json === true);
   if (argv.statusline)
-    return printReport(argv.ctx, await uninstallStatusLine(installOptions(argv)), argv.json === true, 'status line');
-  printReport(argv.ctx, await uninstallHooks(installOptions(argv)), argv.json === true);
+    return printReport(
+      argv.ctx,
+      await uninstallStatusLine(installOptions(argv, 'uninstall')),
+      argv.json === true,
+      'status line',
+    );
+  printReport(argv.ctx, await uninstallHooks(installOptions(argv, 'uninstall')), argv.json === true);
 }
