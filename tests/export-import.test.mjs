@@ -396,6 +396,11 @@ test('a tampered bundle and a newer format are refused, and nothing is imported'
   writeFileSync(truncated, text.slice(0, text.length / 2));
   assert.equal((await cli(to, ['import', truncated])).code, 4);
 
+  const empty = path.join(tmp, 'empty.json');
+  writeFileSync(empty, '\n');
+  const emptied = await cli(to, ['import', empty]);
+  assert.deepEqual([emptied.code, emptied.stderr], [4, 'agent-session: bundle refused: the file is empty\n']);
+
   const missingEnd = path.join(tmp, 'no-checksum.json');
   writeFileSync(missingEnd, text.split('\n').slice(0, -2).join('\n'));
   assert.equal((await cli(to, ['import', missingEnd])).code, 4);

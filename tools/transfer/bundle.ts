@@ -252,6 +252,7 @@ export function parseBundleText(text: string): unknown {
     return parseJson(text);
   } catch (err) {
     if (err instanceof JsonTooDeepError) throw corrupt(`it is ${err.message}`, err);
+    if (text.trim() === '') throw corrupt('the file is empty', err);
     throw corrupt(`it is not valid JSON (${(err as Error).message})`, err);
   }
 }
