@@ -183,6 +183,14 @@ test('update: phase, metadata merge patch and errors; --json prints the new stat
   const human = await cli(store, ['update', 'u', '--phase', 'executing']);
   assert.equal(human.code, 0, human.stderr);
   assert.match(human.stdout, /^[^\n]*executing[^\n]*\n$/);
+  // Paused again: resume ready while the error budget (3) lasts, then it says why not.
+  const paused = await cli(store, ['update', 'u', '--phase', 'approval', '--error', 'second']);
+  assert.equal(paused.stdout, 'Updated session u: phase approval, resume ready, 2 error(s).\n');
+  const spent = await cli(store, ['update', 'u', '--error', 'third']);
+  assert.equal(
+    spent.stdout,
+    'Updated session u: phase approval, 3 error(s); not resumable: 3 errors reach the budget of 3.\n',
+  );
 });
 
 test('update: every error path has its exit code and leaves the file untouched', async (t) => {

@@ -1,4 +1,5 @@
 import type { Argv as Yargs } from 'yargs';
+import { decideResume } from '../../policy/resume.js';
 import { PHASES, type Phase } from '../../phases.js';
 import type { Argv } from '../command-context.js';
 import { parseMetadata } from '../parse.js';
@@ -39,7 +40,11 @@ export async function handler(argv: Argv<Args>) {
   const record = await sessions.update(id, { phase: argv.phase, metadata, error: argv.error });
   if (argv.json) ctx.json(record);
   else {
-    const ready = record.resume_ready ? ', resume ready' : '';
-    ctx.out(`Updated session ${record.agent_id}: phase ${record.phase}${ready}, ${record.error_count} error(s).`);
+    // What a delegation would do with it now: resume ready alone says nothing of the error budget.
+    const decision = decideResume(record, sessions.now(), sessions.rules);
+    const ready = record.resume_ready && decision.resume ? ', resume ready' : '';
+    const blocked = record.resume_ready && !decision.resume ? `; not resumable: ${decision.detail}` : '';
+    const { agent_id: updated, phase, error_count: errors } = record;
+    ctx.out(`Updated session ${updated}: phase ${phase}${ready}, ${errors} error(s)${blocked}.`);
   }
 }
