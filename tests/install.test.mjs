@@ -769,6 +769,22 @@ test(
       JSON.parse(ran.stdout).hookSpecificOutput.updatedInput.prompt,
       /\[agent-session\] Your session: agent-/,
     );
+
+    // --user from that copy: every project's hooks would hang on this one project's node_modules.
+    const user = await runNode(path.join(pkg, 'dist', 'bin', 'agent-session.js'), ['install', '--user', '--json'], {
+      cwd: p.dir,
+      env: cleanEnv({ HOME: p.home }),
+    });
+    assert.equal(user.code, 0, user.stderr);
+    assert.deepEqual(JSON.parse(user.stdout).warnings.slice(-1), [
+      `the user hooks run the copy of agent-session inside ${p.dir}: removing that project or its node_modules ` +
+        'turns them off in every project (install the package globally, npm install -g agent-session, ' +
+        'and run agent-session install --user from there)',
+    ]);
+    const fromBuild = await p.run('uninstall', '--user');
+    assert.equal(fromBuild.code, 0, fromBuild.stderr);
+    assert.doesNotMatch((await p.run('install', '--user')).stdout, /inside/, 'a copy outside the project: no warning');
+
     rmSync(path.join(p.dir, 'node_modules'), { recursive: true });
     assert.deepEqual(await sh(command, { env: hookEnv, input: payload }), { code: 0, stdout: '' });
 

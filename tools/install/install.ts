@@ -109,6 +109,13 @@ export async function installHooks(options: InstallOptions): Promise<InstallRepo
   const file = scope === 'user' ? userSettingsPath(options.env) : projectSettingsPath(project!.dir, scope === 'local');
   const change = await planFile(file, scope, (old) => planInstall(old, commands, HOOK_TIMEOUT_SECONDS), false);
   warnings.push(...(await doubleRegistrations(file, project, options.env, commands)));
+  if (scope === 'user' && project && isInside(hooks.pre_delegate, project.dir)) {
+    warnings.push(
+      `the user hooks run the copy of agent-session inside ${project.dir}: removing that project or its ` +
+        'node_modules turns them off in every project (install the package globally, npm install -g ' +
+        'agent-session, and run agent-session install --user from there)',
+    );
+  }
   if (!options.dryRun) await writeAll([change], options.now);
   const exclude = scope === 'local' ? await keepOutOfGit(file, options, warnings) : null;
   return report('install', scope, project, options, [change.report], warnings, exclude);
@@ -512,4 +519,10 @@ async function targetProject(
     );
   }
   return { location, pkg };
+}
+
+/** Whether `file` lies inside directory `dir`. */
+function isInside(file: string, dir: string): boolean {
+  const rel = relative(dir, file);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
 }
