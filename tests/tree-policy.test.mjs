@@ -58,11 +58,17 @@ test('judgeSession: final, paused, running, stuck, recent', () => {
   assert.equal(judgeSession(rec('a', 'completed', -0.01), NOW, RULES).kind, 'recent');
   const plan = planCleanup([rec('a', 'completed', -200)], [], NOW, RULES);
   assert.deepEqual([plan.purge.length, plan.skipped.map((s) => s.id)], [0, ['a']]);
-  // With a zero cutoff, a session updated a minute ago is running, not purged or abandoned.
-  assert.equal(
-    judgeSession(rec('a', 'planning', 1 / 60), NOW, { ...RULES, cutoffMs: 0, stuckMs: RULES.runningMs }).kind,
-    'running',
-  );
+  // With a zero cutoff, a session updated a minute ago is kept, not purged or abandoned; one paused just now is
+  // said to be waiting, not running.
+  const zero = { ...RULES, cutoffMs: 0, stuckMs: RULES.runningMs };
+  assert.deepEqual(judgeSession(rec('a', 'planning', 1 / 60), NOW, zero), {
+    kind: 'running',
+    reason: 'paused (planning, updated 60 s ago)',
+  });
+  assert.deepEqual(judgeSession(rec('a', 'executing', 1 / 60), NOW, zero), {
+    kind: 'running',
+    reason: 'running (executing, updated 60 s ago)',
+  });
 });
 
 test('planCleanup: whole subtrees only, protected by any live descendant; orphans judged as roots', () => {

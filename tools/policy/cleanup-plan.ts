@@ -55,7 +55,9 @@ export function judgeSession(record: CleanupFacts, now: number, rules: CleanupRu
     return { kind: 'recent', reason: `${record.phase} ${hours(age)} ago` };
   }
   if (age < rules.runningMs) {
-    const reason = `running (${record.phase}, updated ${Math.round(age / 1000)} s ago)`;
+    // A session paused just now is as young as a running one, but it is waiting, not running.
+    const state = isResumablePhase(record.phase) ? 'paused' : 'running';
+    const reason = `${state} (${record.phase}, updated ${Math.round(age / 1000)} s ago)`;
     return age > rules.cutoffMs ? { kind: 'running', reason } : { kind: 'recent', reason };
   }
   if (isResumablePhase(record.phase)) {
