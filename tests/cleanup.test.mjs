@@ -369,7 +369,7 @@ test('the text report summarises: counts by reason, the first 20 ids, sizes; --v
   const dry = await cli(dir, ['cleanup', '--hours', '24', '--dry-run']);
   assert.equal(dry.code, 0, dry.stderr);
   const lines = dry.stdout.trimEnd().split('\n');
-  assert.match(lines[1], /^Would purge 26, abandoned 0, quarantined 0, skipped 0, kept 0 recent\.$/);
+  assert.match(lines[1], /^Would purge 26, abandon 0, quarantine 0, skip 0, keep 0 recent\.$/);
   // A count per reason, figures stripped; the child counts under its root's reason.
   assert.ok(lines.includes('  would purge 24: completed, last activity over the cutoff'), dry.stdout);
   assert.ok(lines.includes('  would purge 2: failed, last activity over the cutoff'), dry.stdout);

@@ -65,11 +65,13 @@ export async function handler(argv: Argv<Args>) {
 const FIRST_IDS = 20;
 
 function describeReport(r: CleanupReport, verbose: boolean): string[] {
-  const would = r.dry_run ? 'Would purge' : 'Purged';
+  const counts = [r.purged.length, r.abandoned.length, r.quarantined.length, r.skipped.length, r.kept];
+  const words = r.dry_run
+    ? ['Would purge', 'abandon', 'quarantine', 'skip', 'keep']
+    : ['Purged', 'abandoned', 'quarantined', 'skipped', 'kept'];
   const lines = [
     `Scanned ${r.scanned} session(s); cutoff ${r.cutoff}${r.dry_run ? ' (dry run: nothing changed)' : ''}.`,
-    `${would} ${r.purged.length}, abandoned ${r.abandoned.length}, quarantined ${r.quarantined.length}, ` +
-      `skipped ${r.skipped.length}, kept ${r.kept} recent.`,
+    `${words.map((word, i) => `${word} ${counts[i]}`).join(', ')} recent.`,
   ];
   // A count per reason, each followed by its own ids: all of them with --verbose, else the category's
   // first 20 in all (ids of about 30 characters, three to a line: readable in an 80-column terminal).
