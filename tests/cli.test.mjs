@@ -531,7 +531,7 @@ test('demo: walks through the lifecycle in its own temporary project and exits 0
   t.after(() => rmSync(project, { recursive: true, force: true }));
   for (const step of ['create', 'update', 'should-resume', 'finalize', 'list', 'cleanup'])
     assert.ok(result.stdout.includes(step), step);
-  assert.match(result.stdout, /should-resume-> true \(resumable\)/);
+  assert.match(result.stdout, /should-resume -> true \(resumable\)/);
   assert.match(result.stdout, /-> false \(expired\)/);
   assert.match(result.stdout, /-> false \(finalized\)/);
   assert.deepEqual(readdirSync(root), [], 'nothing written in the working directory');

@@ -132,5 +132,5 @@ function phasePath(record: SessionRecord): string[] {
 
 /** The text of a step, as `demo` prints it. */
 export function formatStep(s: DemoStep): string {
-  return `${String(s.step).padStart(2)}. ${s.command.padEnd(13)}-> ${s.did}`;
+  return `${String(s.step).padStart(2)}. ${s.command.padEnd(13)} -> ${s.did}`;
 }
