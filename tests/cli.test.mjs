@@ -15,7 +15,7 @@ import {
 import path from 'node:path';
 import { test } from 'node:test';
 import { holdLock } from './helpers/locks.mjs';
-import { CLI, cleanEnv, cli, loadLibrary, pool, runCli, tempDir } from './helpers/run.mjs';
+import { CLI, CLI_COMMAND, cleanEnv, cli, loadLibrary, pool, runCli, runNode, tempDir } from './helpers/run.mjs';
 
 const MIN = 60_000;
 const { Sessions } = await loadLibrary();
@@ -535,6 +535,13 @@ test('demo: walks through the lifecycle in its own temporary project and exits 0
   assert.match(result.stdout, /-> false \(expired\)/);
   assert.match(result.stdout, /-> false \(finalized\)/);
   assert.deepEqual(readdirSync(root), [], 'nothing written in the working directory');
+  // The command it suggests runs as printed (no agent-session on PATH here: the build's file).
+  const suggested = /look at it with: (.+)$/m.exec(result.stdout)[1];
+  assert.equal(suggested, `${CLI_COMMAND} --dir ${path.join(project, '.claude', 'session')} list`);
+  const [, script, ...args] = suggested.split(' ');
+  const looked = await runNode(script, args, { cwd: root, env: cleanEnv({ HOME: root }) });
+  assert.equal(looked.code, 0, looked.stderr);
+  assert.match(looked.stdout, /debugger +initializing/);
 
   // With --json, one JSON document: the project and the steps.
   const json = await runCli(['demo', '--json'], { cwd: root, env: cleanEnv({ HOME: root }) });
