@@ -123,6 +123,9 @@ test('a misspelt option gets the closest option; a misspelt command the closest 
     [['list', '-j'], /^agent-session: unknown option -j \(agent-session list --help lists them\)\n$/],
     [['lsit'], /unknown command "lsit"; did you mean list\?/],
     [['frobnicate'], /unknown command "frobnicate" \(agent-session --help lists them\)/],
+    // Help on no command is not the general help with exit 0.
+    [['help', 'lsit'], /^agent-session: unknown command "lsit"; did you mean list\?\n$/],
+    [['frobnicate', '--help'], /^agent-session: unknown command "frobnicate" \(agent-session --help lists them\)\n$/],
     [['show', 'a', 'b'], /unexpected argument "b": agent-session show <id>/],
   ];
   const results = await Promise.all(cases.map(([args]) => cli(store, args)));

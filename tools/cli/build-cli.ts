@@ -63,6 +63,9 @@ declare const AGENT_SESSION_VERSION: string;
 
 type CommandModule = (typeof COMMANDS)[number];
 
+/** Every command's yargs form, like `finalize <id> <outcome>`. */
+export const COMMAND_FORMS: string[] = COMMANDS.map((m) => m.command);
+
 /** A configured yargs instance; nothing runs until it is parsed. */
 export function buildCli(argv: string[], ctx: Context) {
   // The command whose builder ran: yargs runs only the matched command's, before any usage error.
@@ -104,7 +107,7 @@ export function buildCli(argv: string[], ctx: Context) {
       const text = describeUsageError(message ?? err?.message ?? 'invalid command line', {
         argv,
         command: current?.command,
-        commands: COMMANDS.map((m) => m.command),
+        commands: COMMAND_FORMS,
         options: Object.keys(knownOptions(cli).key),
       });
       throw new SessionError('EINVALID', text, { details: { usage: true } });

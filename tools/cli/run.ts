@@ -1,8 +1,9 @@
 import { environmentWarnings } from '../config.js';
 import { formatError, SessionError } from '../errors.js';
-import { buildCli } from './build-cli.js';
+import { buildCli, COMMAND_FORMS } from './build-cli.js';
 import { makeContext, type Io } from './command-context.js';
 import { exitCodeFor } from './exit-codes.js';
+import { unknownHelpTopic } from './usage-error.js';
 
 /** Runs one command line and returns its exit code; all output goes through `io`. */
 export async function runCli(argv: string[], io: Io): Promise<number> {
@@ -13,6 +14,8 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     let output = '';
     // A bare `agent-session` is someone finding out what it does: the usage, not an error.
     const args = argv.length === 0 ? ['--help'] : helpCommand(argv);
+    const unknown = unknownHelpTopic(args, COMMAND_FORMS);
+    if (unknown) throw new SessionError('EINVALID', unknown, { details: { usage: true } });
     await buildCli(args, ctx).parseAsync(args, {}, (_err, _args, text) => {
       output = text;
     });
@@ -27,7 +30,8 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
 
 /** `agent-session help [command]`, as git and npm accept it: the same as `agent-session [command] --help`. */
 function helpCommand(argv: string[]): string[] {
-  return argv[0] === 'help' ? [...argv.slice(1), '--help'] : argv;
+  const at = argv.findIndex((a, i) => !a.startsWith('-') && argv[i - 1] !== '--dir');
+  return argv[at] === 'help' ? [...argv.slice(0, at), ...argv.slice(at + 1), '--help'] : argv;
 }
 
 function describeFailure(err: unknown, env: Record<string, string | undefined>): string {

@@ -47,8 +47,23 @@ export function describeUsageError(text: string, ctx: UsageContext): string {
 }
 
 /** The first word that is not an option (nor --dir's value): the command the user meant. */
+function commandWord(argv: string[]): string | undefined {
+  return argv.find((a, i) => !a.startsWith('-') && argv[i - 1] !== '--dir');
+}
+
+/**
+ * `help bogus` / `bogus --help`: yargs shows the general help and exits 0 when the word is no command;
+ * the message of an unknown command instead (undefined when the word is a command, or there is none).
+ */
+export function unknownHelpTopic(argv: string[], commands: string[]): string | undefined {
+  if (!argv.includes('--help') && !argv.includes('-h')) return undefined;
+  const word = commandWord(argv);
+  if (word === undefined || word === 'help' || commands.some((c) => c.split(' ')[0] === word)) return undefined;
+  return unknownCommand({ argv, commands, options: [] });
+}
+
 function unknownCommand({ argv, commands }: UsageContext): string {
-  const word = argv.find((a, i) => !a.startsWith('-') && argv[i - 1] !== '--dir');
+  const word = commandWord(argv);
   const names = commands.map((c) => c.split(' ')[0]!);
   const suggestion = word === undefined ? undefined : closest(word, names);
   const hint = suggestion ? `; did you mean ${suggestion}?` : ' (agent-session --help lists them)';
