@@ -16,37 +16,17 @@ const MADE = 'made-by-agent.txt';
 
 before(() => ensureClaude(), { timeout: 10 * 60_000 });
 
-test('an agent in its own worktree: the session owns it; delete refuses its work until --discard-work', async (t) => {
-  const project = makeProject();
-  t.after(() => project.cleanup());
-  git(project.dir, 'init', '-q', '-b', 'main');
-  project.writeFile('README', 'the project\n');
-  git(project.dir, 'add', 'README');
-  git(project.dir, 'commit', '-q', '-m', 'first');
-  const env = cleanEnv({ HOME: project.home });
-  const installed = await runCli(['install'], { cwd: project.dir, env });
-  assert.equal(installed.code, 0, installed.stderr);
-  // Bash in a fresh HOME asks for permission; a PreToolUse hook allowing it stands in for the user.
-  const allow = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } };
-  const allowHook = writeLoggingHook(project.root, { name: 'allow-bash', stdout: JSON.stringify(allow) });
-  project.writeSettings({ hooks: { PreToolUse: [hookGroup(allowHook.command, { matcher: 'Bash' })] } });
-  project.writeFile('untracked-by-the-person.txt', "not the session's\n");
-
+/**
+ * One run of Claude Code: the main agent delegates to a general-purpose agent in its own worktree,
+ * whose turns `subagent(req)` scripts. Returns the record of the one session it made.
+ */
+async function delegateToWorktree(t, { project, env }, { description, prompt, subagent }) {
   const api = await startMockApi({
     script: (req) => {
-      if (isSubagent(req)) {
-        if (lastToolResult(req)) return { text: 'E2E-SUB: wrote the file.' };
-        return { toolUse: { name: 'Bash', input: { command: `echo agent > ${MADE}`, description: 'write' } } };
-      }
+      if (isSubagent(req)) return subagent(req);
       if (lastToolResult(req)) return { text: 'E2E-MAIN: done.' };
-      const input = {
-        description: 'Work apart',
-        prompt: 'E2E-SUBAGENT write a file',
-        subagent_type: 'general-purpose',
-        run_in_background: false,
-        isolation: 'worktree',
-      };
-      return { toolUse: { name: 'Agent', input } };
+      const input = { description, prompt, subagent_type: 'general-purpose', run_in_background: false };
+      return { toolUse: { name: 'Agent', input: { ...input, isolation: 'worktree' } } };
     },
   });
   t.after(() => api.close());
@@ -60,12 +40,47 @@ test('an agent in its own worktree: the session owns it; delete refuses its work
   });
   assert.deepEqual(api.scriptErrors(), []);
   assert.equal(run.code, 0, run.stderr);
-
   const listed = await runCli(['list', '--json'], { cwd: project.dir, env });
   assert.equal(listed.code, 0, listed.stderr);
   const [summary] = JSON.parse(listed.stdout).sessions;
   const got = await runCli(['get', summary.agent_id, '--json'], { cwd: project.dir, env });
-  const record = JSON.parse(got.stdout);
+  return JSON.parse(got.stdout);
+}
+
+/** A git project with one commit and our hooks installed, whose Bash calls are allowed. */
+async function gitProject(t) {
+  const project = makeProject();
+  t.after(() => project.cleanup());
+  git(project.dir, 'init', '-q', '-b', 'main');
+  project.writeFile('README', 'the project\n');
+  git(project.dir, 'add', 'README');
+  git(project.dir, 'commit', '-q', '-m', 'first');
+  const env = cleanEnv({ HOME: project.home });
+  const installed = await runCli(['install'], { cwd: project.dir, env });
+  assert.equal(installed.code, 0, installed.stderr);
+  // Bash in a fresh HOME asks for permission; a PreToolUse hook allowing it stands in for the user.
+  const allow = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } };
+  const allowHook = writeLoggingHook(project.root, { name: 'allow-bash', stdout: JSON.stringify(allow) });
+  project.writeSettings({ hooks: { PreToolUse: [hookGroup(allowHook.command, { matcher: 'Bash' })] } });
+  return { project, env };
+}
+
+test('an agent in its own worktree: the session owns it; delete refuses its work until --discard-work', async (t) => {
+  const { project, env } = await gitProject(t);
+  project.writeFile('untracked-by-the-person.txt', "not the session's\n");
+
+  const record = await delegateToWorktree(
+    t,
+    { project, env },
+    {
+      description: 'Work apart',
+      prompt: 'E2E-SUBAGENT write a file',
+      subagent: (req) =>
+        lastToolResult(req)
+          ? { text: 'E2E-SUB: wrote the file.' }
+          : { toolUse: { name: 'Bash', input: { command: `echo agent > ${MADE}`, description: 'write' } } },
+    },
+  );
   assert.equal(record.phase, 'completed');
   const agentId = record.claude.agent_id;
   const worktree = join(project.dir, '.claude', 'worktrees', `agent-${agentId}`);
@@ -82,23 +97,16 @@ test('an agent in its own worktree: the session owns it; delete refuses its work
 });
 
 test("an agent in its own worktree pauses itself with its prompt footer's command: the session waits", async (t) => {
-  const project = makeProject();
-  t.after(() => project.cleanup());
-  git(project.dir, 'init', '-q', '-b', 'main');
-  project.writeFile('README', 'the project\n');
-  git(project.dir, 'add', 'README');
-  git(project.dir, 'commit', '-q', '-m', 'first');
-  const env = cleanEnv({ HOME: project.home });
-  const installed = await runCli(['install'], { cwd: project.dir, env });
-  assert.equal(installed.code, 0, installed.stderr);
-  const allow = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } };
-  const allowHook = writeLoggingHook(project.root, { name: 'allow-bash', stdout: JSON.stringify(allow) });
-  project.writeSettings({ hooks: { PreToolUse: [hookGroup(allowHook.command, { matcher: 'Bash' })] } });
+  const { project, env } = await gitProject(t);
 
   let ran;
-  const api = await startMockApi({
-    script: (req) => {
-      if (isSubagent(req)) {
+  const record = await delegateToWorktree(
+    t,
+    { project, env },
+    {
+      description: 'Drop the legacy table',
+      prompt: 'E2E-SUBAGENT ask before dropping',
+      subagent: (req) => {
         const result = lastToolResult(req);
         if (result) {
           ran = result.text;
@@ -110,34 +118,10 @@ test("an agent in its own worktree pauses itself with its prompt footer's comman
         return {
           toolUse: { name: 'Bash', input: { command: `pwd; ${command}; echo "exit $?"`, description: 'pause' } },
         };
-      }
-      if (lastToolResult(req)) return { text: 'E2E-MAIN: done.' };
-      const input = {
-        description: 'Drop the legacy table',
-        prompt: 'E2E-SUBAGENT ask before dropping',
-        subagent_type: 'general-purpose',
-        run_in_background: false,
-        isolation: 'worktree',
-      };
-      return { toolUse: { name: 'Agent', input } };
+      },
     },
-  });
-  t.after(() => api.close());
-  const run = await runClaude({
-    projectDir: project.dir,
-    home: project.home,
-    tmp: project.tmp,
-    apiUrl: api.url,
-    prompt: 'E2E prompt',
-    timeoutMs: 90_000,
-  });
-  assert.deepEqual(api.scriptErrors(), []);
-  assert.equal(run.code, 0, run.stderr);
+  );
   assert.match(ran, /\.claude\/worktrees\/agent-/, 'the command ran in the worktree');
   assert.match(ran, /exit 0/, ran);
-
-  const listed = await runCli(['list', '--json'], { cwd: project.dir, env });
-  const [summary] = JSON.parse(listed.stdout).sessions;
-  const got = await runCli(['get', summary.agent_id, '--json'], { cwd: project.dir, env });
-  assert.equal(JSON.parse(got.stdout).phase, 'approval', 'paused, not finalized as completed');
+  assert.equal(record.phase, 'approval', 'paused, not finalized as completed');
 });
