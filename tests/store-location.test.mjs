@@ -151,10 +151,37 @@ test('a worktree Claude Code made for a subagent (.claude/worktrees/<name>) belo
     ['paused1'],
   );
 
-  // A clone that merely sits there (its .git a directory) is a project of its own.
+  // A worktree made inside that worktree (claude -w, then a subagent's own) is the project's too.
+  const nested = path.join(worktree, '.claude', 'worktrees', 'agent-d4e5');
+  git(project, 'worktree', 'add', '-q', nested);
+  const deep = await runCli(['update', 'paused1', '--phase', 'planning'], { cwd: nested, env: cleanEnv() });
+  assert.equal(deep.code, 0, deep.stderr);
+  // A worktree with a store of its own (Claude Code started there records in it) keeps it.
+  const started = path.join(project, '.claude', 'worktrees', 'started-here');
+  git(project, 'worktree', 'add', '-q', started);
+  await createIn(started, { CLAUDE_PROJECT_DIR: started }, 'own1');
+  const own = await runCli(['list', '--json'], { cwd: started, env: cleanEnv() });
+  assert.deepEqual(
+    JSON.parse(own.stdout).sessions.map((s) => s.agent_id),
+    ['own1'],
+  );
+
+  // Not a worktree of this project: a clone (its .git a directory), a worktree of another repository,
+  // a .git file naming no work tree. Each is a project of its own.
+  const other = path.join(path.dirname(project), 'other');
+  mkdirSync(other);
+  git(other, 'init', '-q', '-b', 'main');
+  git(other, 'commit', '-q', '--allow-empty', '-m', 'first');
+  const foreign = path.join(project, '.claude', 'worktrees', 'foreign');
+  git(other, 'worktree', 'add', '-q', foreign);
   const clone = path.join(project, '.claude', 'worktrees', 'a-clone');
   git(project, 'clone', '-q', project, clone);
-  const list = await runCli(['list'], { cwd: clone, env: cleanEnv() });
-  assert.equal(list.code, 1);
-  assert.match(list.stderr, new RegExp(`the store ${clone}/\\.claude/session does not exist`));
+  const junk = path.join(project, '.claude', 'worktrees', 'junk');
+  mkdirSync(junk);
+  writeFileSync(path.join(junk, '.git'), 'not a gitdir line\n');
+  for (const dir of [clone, foreign, junk]) {
+    const list = await runCli(['list'], { cwd: dir, env: cleanEnv() });
+    assert.equal(list.code, 1, `${dir}: ${list.stderr}`);
+    assert.match(list.stderr, new RegExp(`the store ${dir}/\\.claude/session does not exist`));
+  }
 });

@@ -1,5 +1,5 @@
-import { mkdirSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import {
   configError,
   environmentWarnings,
@@ -52,14 +52,51 @@ export function locateProject({ cwd, env }: Locate): ProjectLocation {
   }
 }
 
-/** The project whose worktree `dir` is, when `dir` is `<project>/.claude/worktrees/<name>` with a `.git` file. */
+/**
+ * The project of a worktree Claude Code made: `dir` is `<X>/.claude/worktrees/<name>`, a linked work tree
+ * of the repository whose main checkout `M` holds it (its `.git` file names `M/.git/worktrees/<n>`).
+ * Of `dir`, `X`, and the worktrees `X` itself may be in (`claude -w`, then a subagent's worktree inside),
+ * the innermost that has a store wins (a Claude Code started there records in it); else `M`.
+ */
 function claudeWorktreeOwner(dir: string): ProjectLocation | undefined {
+  if (claudeWorktreeParent(dir) === undefined || exists(join(dir, '.claude', 'session'))) return undefined;
+  const main = mainCheckout(dir);
+  if (main === undefined || !isInside(dir, main)) return undefined;
+  for (let at = claudeWorktreeParent(dir); at !== undefined; at = claudeWorktreeParent(at)) {
+    if (at === main || exists(join(at, '.claude', 'session'))) return { dir: at, reason: 'claude-worktree' };
+    if (!isInside(at, main)) break;
+  }
+  return { dir: main, reason: 'claude-worktree' };
+}
+
+/** `X` when `dir` is `X/.claude/worktrees/<name>`. */
+function claudeWorktreeParent(dir: string): string | undefined {
   const worktrees = dirname(dir);
   const claude = dirname(worktrees);
-  if (basename(worktrees) !== 'worktrees' || basename(claude) !== '.claude') return undefined;
-  // A linked work tree's .git is a file; a clone that merely sits there has a directory.
-  if (!isFile(join(dir, '.git'))) return undefined;
-  return { dir: dirname(claude), reason: 'claude-worktree' };
+  return basename(worktrees) === 'worktrees' && basename(claude) === '.claude' ? dirname(claude) : undefined;
+}
+
+/** The main checkout `M` of the repository whose linked work tree `dir` is (`.git`: `gitdir: M/.git/worktrees/<n>`). */
+function mainCheckout(dir: string): string | undefined {
+  let text: string;
+  try {
+    const file = join(dir, '.git');
+    if (!statSync(file).isFile()) return undefined;
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const gitdir = /^gitdir: (.+)$/m.exec(text)?.[1];
+  if (!gitdir) return undefined;
+  const worktrees = dirname(resolve(dir, gitdir.trim()));
+  const git = dirname(worktrees);
+  return basename(worktrees) === 'worktrees' && basename(git) === '.git' ? dirname(git) : undefined;
+}
+
+/** Whether `inner` lies strictly inside directory `outer`. */
+function isInside(inner: string, outer: string): boolean {
+  const rel = relative(outer, inner);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
 }
 
 export function findProjectDir(locate: Locate): string {
@@ -166,14 +203,6 @@ function exists(p: string): boolean {
   try {
     statSync(p);
     return true;
-  } catch {
-    return false;
-  }
-}
-
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
   } catch {
     return false;
   }
