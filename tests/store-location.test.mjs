@@ -145,6 +145,11 @@ test('a worktree Claude Code made for a subagent (.claude/worktrees/<name>) belo
   assert.ok(!existsSync(path.join(worktree, '.claude', 'session')), 'no store inside the worktree');
   const status = await runCli(['status', '--json'], { cwd: worktree, env: cleanEnv() });
   assert.deepEqual(JSON.parse(status.stdout).project, { dir: project, reason: 'claude-worktree' });
+  assert.deepEqual(
+    JSON.parse(status.stdout).findings.filter((f) => f.check === 'project'),
+    [],
+    'no advice to start claude elsewhere',
+  );
   const listed = await runCli(['list', '--json'], { cwd: sub, env: cleanEnv() });
   assert.deepEqual(
     JSON.parse(listed.stdout).sessions.map((s) => s.agent_id),
@@ -168,8 +173,7 @@ test('a worktree Claude Code made for a subagent (.claude/worktrees/<name>) belo
 
   // Not a worktree of this project: a clone (its .git a directory), a worktree of another repository,
   // a .git file naming no work tree. Each is a project of its own.
-  const other = path.join(path.dirname(project), 'other');
-  mkdirSync(other);
+  const other = tempDir(t);
   git(other, 'init', '-q', '-b', 'main');
   git(other, 'commit', '-q', '--allow-empty', '-m', 'first');
   const foreign = path.join(project, '.claude', 'worktrees', 'foreign');

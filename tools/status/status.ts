@@ -120,7 +120,8 @@ function projectFindings(project: ProjectLocation, cwd: string): StatusFinding[]
             message: `the project directory ${project.dir} (CLAUDE_PROJECT_DIR) does not exist: no hook runs there`,
           },
         ];
-  if (resolve(cwd) === project.dir) return [];
+  // In a worktree Claude Code made (claude -w), Claude Code runs the project's hooks.
+  if (resolve(cwd) === project.dir || project.reason === 'claude-worktree') return [];
   return [
     {
       check: 'project',
