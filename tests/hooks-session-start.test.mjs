@@ -111,7 +111,7 @@ describe('SessionStart', { concurrency: 3 }, () => {
     assert.match(line, new RegExp(`continue it: delegate to general-purpose naming ${s.agent_id}$`));
     assert.match(
       text,
-      /delegate to its agent type with its session id in the prompt: the new agent gets the resume brief/,
+      /delegate to its agent type naming it in the prompt as its line says: the new agent gets the resume brief/,
     );
     assert.doesNotMatch(text, / more: /);
     // The conversation the agent ran in (resumed, cleared or compacted): SendMessage reaches it.
@@ -217,7 +217,12 @@ describe('resume from another conversation', { concurrency: 3 }, () => {
     const show = await cli(['show', 'climade1']);
     assert.match(show.stdout, /delegate to planner naming session climade1 \(the new agent gets the resume brief\)/);
 
-    // Only a session that exists counts: "the session handling" and a missing id name nothing.
+    // Only a paused session of the delegation's type counts: "the session handling", a missing id, a
+    // finished session and one of another type name nothing, and the conversation's own is resumed.
+    assert.equal((await cli(['create', '--agent', 'planner', '--id', 'done1'])).code, 0);
+    assert.equal((await cli(['finalize', 'done1', 'completed'])).code, 0);
+    assert.equal((await cli(['create', '--agent', 'Explore', '--id', 'explore1'])).code, 0);
+    assert.equal((await cli(['update', 'explore1', '--phase', 'approval'])).code, 0);
     const other = await paused(proj, { n: 2, type: 'planner' });
     const before = sessionIds(proj.store).sort();
     const unnamed = flow({
@@ -225,7 +230,7 @@ describe('resume from another conversation', { concurrency: 3 }, () => {
       toolUseId: 'toolu_8',
       agentId: 'c8',
       type: 'planner',
-      prompt: 'Fix the session handling; see session nosuch1.',
+      prompt: 'Fix the session handling; session done1 did the parser, session explore1 the docs; see session nosuch1.',
     });
     const again = (await pre(proj, unnamed.pre)).json.hookSpecificOutput;
     assert.deepEqual(sessionIds(proj.store).sort(), before, "no new session: its own conversation's one is resumed");
@@ -245,6 +250,18 @@ describe('resume from another conversation', { concurrency: 3 }, () => {
     const out = (await pre(proj, named.pre)).json.hookSpecificOutput;
     assert.match(out.updatedInput.prompt, /You are resuming session climade1/);
     assert.deepEqual(sessionIds(proj.store).sort(), before);
+    // An id ending in a dot is found as written, at the end of a sentence too.
+    assert.equal((await cli(['create', '--agent', 'planner', '--id', 'v1.'])).code, 0);
+    assert.equal((await cli(['update', 'v1.', '--phase', 'approval'])).code, 0);
+    const dotted = flow({
+      session: 'sess-8',
+      toolUseId: 'toolu_10',
+      agentId: 'd10',
+      type: 'planner',
+      prompt: 'Go on with session v1.',
+    });
+    const resumedDotted = (await pre(proj, dotted.pre)).json.hookSpecificOutput;
+    assert.match(resumedDotted.updatedInput.prompt, /You are resuming session v1\./);
     for (const payload of [named.post, named.start, named.stop('Done.')]) await life(proj, payload);
     const done = readSession(proj.store, 'climade1');
     assert.equal(done.phase, 'completed');

@@ -3,6 +3,7 @@
 // the transcript lookups and the clock are facts the caller gathers first.
 import type { Settings } from '../config.js';
 import { isValidId } from '../ids.js';
+import { isFinalPhase, isResumablePhase } from '../phases.js';
 import type { SessionRecord } from '../record.js';
 import type { ClaudeIndexData, SpawnEntry } from '../store/claude-index.js';
 import { parseTimestamp } from '../time.js';
@@ -22,7 +23,7 @@ export interface DelegationRequest {
   caller: string | null;
   /** `tool_input.isolation`: `worktree` gives the agent a git worktree of its own. */
   isolation?: string | null;
-  /** Sessions the text names as `session <id>` that exist in the store (see sessionMentions). */
+  /** Sessions the text names as `session <id>` that count (see sessionMentions, mentionTakes). */
   mentioned?: string[];
 }
 
@@ -68,21 +69,34 @@ export interface DelegationFacts {
 /** Session ids this tool generates, as they appear in a prompt that names one explicitly. */
 const GENERATED_ID = /\bagent-\d{8}-\d{6}-[0-9a-f]{8}\b/g;
 
-/** `session <id>` (or `session: <id>`), how the advice names a session whose id is not a generated one. */
-const SESSION_MENTION = /\bsession[:\s]+([A-Za-z0-9_][A-Za-z0-9._-]{0,127})/gi;
-/** More mentions than this in one delegation are not looked up (each costs a stat). */
-const MENTIONS_CHECKED = 8;
+/**
+ * `session <id>` (or `session: <id>`), how the advice names a session whose id is not a generated one;
+ * a word longer than an id is no id.
+ */
+const SESSION_MENTION = /\bsession[:\s]+([A-Za-z0-9_-][A-Za-z0-9._-]{0,127})(?![A-Za-z0-9._-])/gi;
+/** More distinct words than this after "session" in one delegation are not looked up (each costs a stat). */
+const MENTIONS_CHECKED = 32;
 
 /**
- * The ids a delegation's text names as `session <id>`, other than generated ones (found anywhere):
- * a custom id (`create --id`, an orchestrator's) is a plain word, so only this form names it. The
- * caller keeps those that exist in the store: `the session handling` names nothing.
+ * The ids a delegation's text may name as `session <id>`, other than generated ones (found anywhere):
+ * a custom id (`create --id`, an orchestrator's) is a plain word, so only this form names it. A word
+ * ending a sentence is looked up with its dots and without. The caller keeps those that `mentionTakes`.
  */
 export function sessionMentions(request: Pick<DelegationRequest, 'description' | 'prompt'>): string[] {
-  const ids = [request.description, request.prompt].flatMap((text) =>
-    [...text.matchAll(SESSION_MENTION)].map((m) => m[1]!.replace(/\.+$/, '')),
+  const words = [request.description, request.prompt].flatMap((text) =>
+    [...text.matchAll(SESSION_MENTION)].flatMap((m) => [m[1]!, m[1]!.replace(/\.+$/, '')]),
   );
-  return [...new Set(ids)].filter((id) => isValidId(id) && !GENERATED_ID_ONLY.test(id)).slice(0, MENTIONS_CHECKED);
+  return [...new Set(words)].filter((id) => isValidId(id) && !GENERATED_ID_ONLY.test(id)).slice(0, MENTIONS_CHECKED);
+}
+
+/**
+ * Whether a session a delegation's text names as `session <id>` counts as named: a paused session of the
+ * delegation's agent type. A plain word collides easily (`do session 1`), so a final session, one of
+ * another type or one still working leaves the choice to the conversation's own sessions.
+ */
+export function mentionTakes(record: SessionRecord, request: Pick<DelegationRequest, 'agentType'>): boolean {
+  const paused = isResumablePhase(record.phase) && !isFinalPhase(record.phase) && !record.finalized_at;
+  return paused && record.agent_name === request.agentType;
 }
 
 const GENERATED_ID_ONLY = /^agent-\d{8}-\d{6}-[0-9a-f]{8}$/;

@@ -16,7 +16,7 @@ const WAITING_CHARS = 100;
 const HEADER =
   'agent-session: paused subagent sessions of this project (their work continues instead of starting over):';
 const HOW =
-  'To continue one from another conversation, delegate to its agent type with its session id in the prompt: ' +
+  'To continue one from another conversation, delegate to its agent type naming it in the prompt as its line says: ' +
   'the new agent gets the resume brief.';
 
 /**

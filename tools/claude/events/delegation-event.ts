@@ -9,6 +9,7 @@ import {
   type DelegationDecision,
   type DelegationFacts,
   type DelegationPlan,
+  mentionTakes,
   sessionMentions,
   type TranscriptView,
 } from '../../policy/delegation.js';
@@ -50,8 +51,7 @@ async function decideAndApply(
   delegation: Delegation,
   data: ClaudeIndexData,
 ): Promise<{ data: ClaudeIndexData; result: DelegationResult }> {
-  // Custom ids the text names as `session <id>` count only when that session exists (a stat each).
-  const mentioned = sessionMentions(delegation).filter((id) => ctx.sessions.store.has(id));
+  const mentioned = await mentionedSessions(ctx, delegation);
   const d = mentioned.length > 0 ? { ...delegation, mentioned } : delegation;
   const decision = decideDelegation(await gatherFacts(ctx, d, data));
   const { data: next, result } = await apply(ctx, d, data, decision);
@@ -101,6 +101,13 @@ async function apply(
     data: withSpawn(data, d, session, ctx.sessions.now()),
     result: { kind: 'created', session, input: footed(ctx, d, session) } as const,
   };
+}
+
+/** Custom ids the text names as `session <id>`: a stat each, then the record of those that exist. */
+async function mentionedSessions(ctx: HookContext, d: Delegation): Promise<string[]> {
+  const existing = sessionMentions(d).filter((id) => ctx.sessions.store.has(id));
+  const records = await Promise.all(existing.map((id) => readOrNothing(ctx, id)));
+  return records.filter((r): r is SessionRecord => r !== undefined && mentionTakes(r, d)).map((r) => r.agent_id);
 }
 
 /** What the decision needs from the disk: the candidates' records and what the transcripts say. */
