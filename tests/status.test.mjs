@@ -550,4 +550,20 @@ test('the env of the settings files, as the hooks get it: a bad value or AGENT_S
   const shell = await run(['status', '--json'], { AGENT_SESSION_DISABLE: '1' });
   assert.equal(shell.code, 1);
   assert.match(findings(shell.json, 'config', 'error')[0].message, /^AGENT_SESSION_DISABLE=1 in this environment:/);
+  // A number is its text, as in the hooks' environment.
+  withEnv({ AGENT_SESSION_ERROR_BUDGET: '4', AGENT_SESSION_DISABLE: 1 });
+  assert.equal((await run(['status', '--json'])).code, 1);
+
+  // The store and config the hooks use: relative paths from the project, where the hooks run.
+  mkdirSync(path.join(dir, 'sub'));
+  writeFileSync(path.join(dir, 'cfg.json'), '{"error_budget": 5}');
+  withEnv({ AGENT_SESSION_ERROR_BUDGET: '4', AGENT_SESSION_DIR: 'elsewhere/store', AGENT_SESSION_CONFIG: 'cfg.json' });
+  const moved = await runCli(['status', '--json'], { cwd: path.join(dir, 'sub'), env: cleanEnv({ HOME: home }) });
+  const report = JSON.parse(moved.stdout);
+  assert.deepEqual(report.store, {
+    dir: path.join(dir, 'elsewhere', 'store'),
+    reason: 'AGENT_SESSION_DIR',
+    exists: false,
+  });
+  assert.deepEqual([report.config.file, report.config.error], [path.join(dir, 'cfg.json'), null]);
 });

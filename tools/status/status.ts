@@ -73,12 +73,12 @@ const PLUGIN = 'agent-session';
 export async function status({ dir, cwd, env, now }: StatusOptions): Promise<StatusReport> {
   const findings: StatusFinding[] = [];
   const project = locateProject({ cwd, env });
-  const store = locateStore({ dir, cwd, env });
-  const exists = storeExists(store.dir);
   findings.push(...projectFindings(project, cwd));
   const { settings, tables } = await readSettings(project.dir, env, findings);
   // What the hooks see: Claude Code applies its settings' `env` to the processes it starts.
-  const hookEnv = hookEnvironment(env, settings);
+  const hookEnv = hookEnvironment(env, settings, project.dir);
+  const store = locateStore({ dir, cwd, env: hookEnv.env });
+  const exists = storeExists(store.dir);
   const config = readConfig(cwd, hookEnv, findings);
   findings.push(...disabledFindings(hookEnv));
   const plugins = await pluginTables(project.dir, env, settings, findings);
@@ -139,11 +139,15 @@ interface HookEnvironment {
   setIn: Map<string, string>;
 }
 
+/** Variables naming a path: one a settings file sets is taken from the project, where the hooks run. */
+const PATH_VARIABLES = ['AGENT_SESSION_DIR', 'AGENT_SESSION_CONFIG'];
+
 /**
  * The environment Claude Code gives its hooks: this one, with the `env` of its settings files over
- * it (the user's, then the project's, then the local file's, the last one winning).
+ * it (the user's, then the project's, then the local file's, the last one winning). A number or a
+ * boolean there is its text, as a child process's environment makes it.
  */
-function hookEnvironment(env: Env, settings: SettingsRead[]): HookEnvironment {
+function hookEnvironment(env: Env, settings: SettingsRead[], projectDir: string): HookEnvironment {
   const merged: Env = { ...env };
   const setIn = new Map<string, string>();
   for (const place of ['user', 'project', 'local'] as const) {
@@ -151,8 +155,10 @@ function hookEnvironment(env: Env, settings: SettingsRead[]): HookEnvironment {
       const vars = read.settings?.env;
       if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) continue;
       for (const [name, value] of Object.entries(vars)) {
-        if (!name.startsWith('AGENT_SESSION_') || typeof value !== 'string') continue;
-        merged[name] = value;
+        if (!name.startsWith('AGENT_SESSION_')) continue;
+        if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') continue;
+        const text = String(value);
+        merged[name] = PATH_VARIABLES.includes(name) && text !== '' ? resolve(projectDir, text) : text;
         setIn.set(name, read.file);
       }
     }
