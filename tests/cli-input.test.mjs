@@ -327,6 +327,52 @@ test('library: a misspelt option of a public function is EINVALID naming the clo
     (await sessions.list()).sessions.map((r) => r.agent_id),
     ['old1'],
   );
+  // Inherited keys count; only plain objects are options; the other public functions check theirs too.
+  await refuses(
+    () => lib.cleanup(sessions, Object.create({ dryrun: true })),
+    'unknown option "dryrun" of cleanup; did you mean "dryRun"?',
+    'dryRun',
+  );
+  for (const [value, what] of [
+    [new Map(), 'a Map'],
+    [() => {}, 'a function'],
+    [null, 'null'],
+    [['x'], 'an array'],
+  ]) {
+    await assert.rejects(
+      async () => lib.cleanup(sessions, value),
+      (err) => err.code === 'EINVALID' && err.message === `the options of cleanup must be a plain object, not ${what}`,
+    );
+  }
+  await refuses(
+    () => lib.listOrphans(sessions, { agentname: 'a' }),
+    'unknown option "agentname" of listOrphans; did you mean "agentName"?',
+    'agentName',
+  );
+  await refuses(
+    () => lib.readAudit(sessions, { sesion: 'old1' }),
+    'unknown option "sesion" of readAudit; did you mean "session"?',
+    'session',
+  );
+  await refuses(
+    () => lib.computeStats(sessions, { buy: 'day' }),
+    'unknown option "buy" of computeStats; did you mean "by"?',
+    'by',
+  );
+  await refuses(
+    () => lib.importSessions(sessions, { fiel: 'x' }),
+    'unknown option "fiel" of the source of importSessions; did you mean "file"?',
+    'file',
+  );
+  await assert.rejects(
+    async () => lib.importSessions(sessions, { file: 'x', text: '{}' }),
+    (err) => err.code === 'EINVALID' && /one of \{ file \}, \{ text \} or \{ bundle \}/.test(err.message),
+  );
+  await assert.rejects(
+    async () => lib.exportSessions(sessions, { all: true, file: '   ' }),
+    (err) => err.code === 'EINVALID' && err.message === "the bundle's path is blank: name its file",
+  );
+  assert.deepEqual(readdirSync(root).sort(), ['store'], 'no file written');
 });
 
 test('AGENT_SESSION_CONFIG naming no file is a usage error; the default config file may be absent', async (t) => {

@@ -7,13 +7,14 @@ import { closest } from './suggest.js';
 /** Every key an options type takes, as an object TypeScript checks is complete and exact: `{ dir: true, … }`. */
 export type OptionKeys<T> = Record<keyof T, true>;
 
-/** EINVALID for an options value that is not an object or has a key not in `keys`, naming the closest one. */
+/** EINVALID for options that are not a plain object or have a key (own or inherited) not in `keys`. */
 export function checkOptions<T>(options: T | undefined, keys: OptionKeys<T>, what: string): void {
   if (options === undefined) return;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new SessionError('EINVALID', `the options of ${what} must be an object, not ${JSON.stringify(options)}`);
-  }
-  for (const key of Object.keys(options)) {
+  const notPlain = () =>
+    new SessionError('EINVALID', `the options of ${what} must be a plain object, not ${describe(options)}`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw notPlain();
+  // Inherited keys too: `Object.create({ dryrun: true })` reads as a misspelt dryRun all the same.
+  for (const key in options) {
     if (Object.hasOwn(keys, key)) continue;
     const known = Object.keys(keys);
     const suggestion = closest(key, known);
@@ -22,4 +23,15 @@ export function checkOptions<T>(options: T | undefined, keys: OptionKeys<T>, wha
       details: { key, ...(suggestion ? { suggestion } : {}) },
     });
   }
+  const proto: unknown = Object.getPrototypeOf(options);
+  if (proto !== Object.prototype && proto !== null) throw notPlain();
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  const name: unknown = typeof value === 'object' ? value.constructor?.name : undefined;
+  if (typeof value === 'object')
+    return typeof name === 'string' && name !== 'Object' ? `a ${name}` : 'an object with a prototype';
+  return typeof value === 'string' ? JSON.stringify(value) : `a ${typeof value}`;
 }

@@ -61,14 +61,6 @@ const CREATE_KEYS: OptionKeys<CreateInput> = {
   claude: true,
 };
 const UPDATE_KEYS: OptionKeys<UpdateRequest> = { phase: true, metadata: true, error: true, event: true };
-const LIST_KEYS: OptionKeys<ListFilter> = {
-  activeOnly: true,
-  paused: true,
-  agentName: true,
-  phase: true,
-  parent: true,
-  limit: true,
-};
 
 export interface ShouldResumeResult extends ResumeDecision {
   session: SessionRecord | null;
@@ -251,7 +243,6 @@ export class Sessions implements SessionContext {
   }
 
   async list(filter: ListFilter = {}): Promise<ListResult> {
-    checkOptions(filter, LIST_KEYS, 'list');
     checkFilter(filter);
     const selection = sessionSelection(filter, this.clock(), this.rules);
     const parent = filter.parent;

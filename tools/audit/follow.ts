@@ -38,7 +38,9 @@ export async function followAudit(sessions: SessionContext, options: FollowAudit
       if (seen.size > 10_000) seen.delete(seen.values().next().value!);
       if (matches(entry, filter)) options.onEntry(entry);
     };
-    if (options.since !== undefined) for (const entry of (await readAudit(sessions, options)).entries) show(entry);
+    const { session, since, action } = options;
+    if (since !== undefined)
+      for (const entry of (await readAudit(sessions, { session, since, action })).entries) show(entry);
     while (!options.signal?.aborted) {
       for (const line of tail.read()) {
         if (line === '') continue;

@@ -12,6 +12,7 @@ import {
   type AuditProblem,
 } from './entry.js';
 import { resolveSince } from './duration.js';
+import { checkOptions, type OptionKeys } from '../options.js';
 
 export interface ReadAuditOptions {
   session?: string;
@@ -29,7 +30,10 @@ export interface AuditReadResult {
 }
 
 /** The trail across rotated files, oldest first, verifying every line's hash. */
+const READ_KEYS: OptionKeys<ReadAuditOptions> = { session: true, since: true, action: true };
+
 export async function readAudit(sessions: SessionContext, options: ReadAuditOptions = {}): Promise<AuditReadResult> {
+  checkOptions(options, READ_KEYS, 'readAudit');
   const stream = streamAudit(sessions, options);
   const entries = [...stream.entries];
   return { entries, ...stream.tally() };

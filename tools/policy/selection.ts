@@ -5,6 +5,7 @@ import type { SessionRecord } from '../record.js';
 import { parseTimestamp } from '../time.js';
 import { claudeFields, sessionStatus, type ClaudeFields, type SessionStatus } from './paused.js';
 import { decideResume, type ResumeDecision, type ResumeRules } from './resume.js';
+import { checkOptions, type OptionKeys } from '../options.js';
 
 export interface ListFilter {
   activeOnly?: boolean;
@@ -37,7 +38,17 @@ export interface ListedSession extends SessionSummary {
 }
 
 /** EINVALID for a filter that cannot match anything by mistake: an unknown phase, a malformed id, a bad limit. */
-export function checkFilter(filter: ListFilter): void {
+const FILTER_KEYS: OptionKeys<ListFilter> = {
+  activeOnly: true,
+  paused: true,
+  agentName: true,
+  phase: true,
+  parent: true,
+  limit: true,
+};
+
+export function checkFilter(filter: ListFilter, what = 'list'): void {
+  checkOptions(filter, FILTER_KEYS, what);
   if (filter.phase !== undefined && !isPhase(filter.phase)) {
     throw new SessionError('EINVALID', `unknown phase ${JSON.stringify(filter.phase)}: use ${PHASES.join(', ')}`);
   }

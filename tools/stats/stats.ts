@@ -9,6 +9,7 @@ import { listTrash } from '../trees/restore.js';
 import { GroupTally, type Group } from './groups.js';
 import { sessionFacts, type AgentTranscript, type SessionFacts } from './session-facts.js';
 import { sessionTokens, type TranscriptCounts } from './tokens.js';
+import { checkOptions, type OptionKeys } from '../options.js';
 
 export const STATS_VERSION = 1;
 export const STATS_GROUPINGS = ['agent', 'day', 'outcome'] as const;
@@ -38,7 +39,10 @@ export interface StatsReport {
 /** The order of the groups of `--by outcome`. */
 const STATES = ['completed', 'failed', 'abandoned', 'running', 'paused'];
 
+const STATS_KEYS: OptionKeys<StatsOptions> = { since: true, until: true, by: true, now: true };
+
 export async function computeStats(context: SessionContext, options: StatsOptions = {}): Promise<StatsReport> {
+  checkOptions(options, STATS_KEYS, 'computeStats');
   const by = options.by ?? 'agent';
   if (!(STATS_GROUPINGS as readonly string[]).includes(by))
     throw new SessionError('EINVALID', `cannot group by ${JSON.stringify(by)}: use ${STATS_GROUPINGS.join(', ')}`);

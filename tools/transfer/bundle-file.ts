@@ -248,10 +248,12 @@ export async function readBundleFile(file: string): Promise<string> {
  * file's. Resolved, it would lose that ending and name another file (`notes.txt`, replaced by the bundle).
  */
 export function refuseDirectoryPath(path: string, what: string): void {
+  if (path.trim() === '') {
+    const blank = path === '' ? 'empty' : 'blank';
+    throw new SessionError('EINVALID', `the bundle's path is ${blank}: name its file`, { details: { file: path } });
+  }
   const last = path.split(sep === '/' ? '/' : /[\\/]/).pop();
   if (last !== '' && last !== '.' && last !== '..') return;
-  if (path === '')
-    throw new SessionError('EINVALID', "the bundle's path is empty: name its file", { details: { file: path } });
   const why = last === '' ? 'ends with a slash' : 'names a directory';
   throw new SessionError('EINVALID', `${what} ${why}: name the bundle's file, not a directory`, {
     details: { file: path },

@@ -75,6 +75,9 @@ export async function importSessions(
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   checkOptions(options, IMPORT_KEYS, 'importSessions');
+  checkOptions(source, { file: true, text: true, bundle: true }, 'the source of importSessions');
+  if (source === undefined || Object.keys(source).length !== 1)
+    throw new SessionError('EINVALID', 'the source of importSessions is one of { file }, { text } or { bundle }');
   if (options.rename && options.overwrite)
     throw new SessionError('EINVALID', '--rename and --overwrite cannot be used together');
   const open = openBundle(source);

@@ -206,7 +206,7 @@ function forest(records: SessionSummary[], present: Set<string>): TreeRow[] {
 
 /** Sessions whose parent no longer exists, as `list` shows them. */
 export async function listOrphans(sessions: SessionContext, filter: ListFilter = {}): Promise<ListResult> {
-  checkFilter(filter);
+  checkFilter(filter, 'listOrphans');
   const ids = sessions.store.ids();
   const present = new Set(ids);
   const selection = sessionSelection(filter, sessions.now(), sessions.rules);
