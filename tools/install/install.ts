@@ -1,6 +1,6 @@
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { SessionError } from '../errors.js';
-import type { ProjectLocation } from '../store/project.js';
+import { isInside, type ProjectLocation } from '../store/project.js';
 import { dependencyDir, isDependency, PACKAGE_NAME, projectPackage, type ProjectPackage } from './dependency.js';
 import { excludeFromGit, removeGitExclude, type ExcludeChange } from './git-exclude.js';
 import { locateBuiltHooks, locateBuiltMcpServer, missingFiles } from './hook-files.js';
@@ -519,10 +519,4 @@ async function targetProject(
     );
   }
   return { location, pkg };
-}
-
-/** Whether `file` lies inside directory `dir`. */
-function isInside(file: string, dir: string): boolean {
-  const rel = relative(dir, file);
-  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
 }

@@ -108,7 +108,7 @@ export function mentionOf(id: string): string {
 
 /**
  * The sessions a delegation may resume: those its prompt names explicitly (a generated id anywhere,
- * or `session <id>` of a session that exists), otherwise this conversation's sessions of the same agent type.
+ * or `session <id>` that `mentionTakes`), otherwise this conversation's sessions of the same agent type.
  */
 export function candidateIds(request: DelegationRequest, data: ClaudeIndexData): { ids: string[]; named: boolean } {
   const generated = [request.description, request.prompt].flatMap((text) => text.match(GENERATED_ID) ?? []);

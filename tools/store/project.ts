@@ -34,8 +34,8 @@ export interface ProjectLocation {
  * The project Claude Code would use: `CLAUDE_PROJECT_DIR`, else the nearest ancestor of cwd with a
  * `.claude/` directory, else the root of the git work tree around cwd, else cwd itself. The search
  * for `.claude/` stops at the work tree's root: a stray `.claude/` above a repository is not its project.
- * A worktree Claude Code made for a subagent (`<project>/.claude/worktrees/<name>`, where its Bash
- * runs without CLAUDE_PROJECT_DIR) belongs to that project: its sessions are recorded there.
+ * A worktree Claude Code made (`<project>/.claude/worktrees/<name>`: a subagent's, whose Bash runs there
+ * without CLAUDE_PROJECT_DIR, or `claude -w`) belongs to that project: its sessions are recorded there.
  */
 export function locateProject({ cwd, env }: Locate): ProjectLocation {
   if (env.CLAUDE_PROJECT_DIR) return { dir: resolve(env.CLAUDE_PROJECT_DIR), reason: 'CLAUDE_PROJECT_DIR' };
@@ -93,8 +93,8 @@ function mainCheckout(dir: string): string | undefined {
   return basename(worktrees) === 'worktrees' && basename(git) === '.git' ? dirname(git) : undefined;
 }
 
-/** Whether `inner` lies strictly inside directory `outer`. */
-function isInside(inner: string, outer: string): boolean {
+/** Whether `inner` lies strictly inside directory `outer` (by their paths). */
+export function isInside(inner: string, outer: string): boolean {
   const rel = relative(outer, inner);
   return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
 }
