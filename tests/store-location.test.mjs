@@ -1,6 +1,6 @@
 // Where the store is found (SESSION_README.md, "Where sessions live"), through the built CLI.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { git } from './helpers/git.mjs';
@@ -156,6 +156,12 @@ test('a worktree Claude Code made for a subagent (.claude/worktrees/<name>) belo
     ['paused1'],
   );
 
+  // Reached through a link to the project, the same worktree (git records real paths).
+  const link = path.join(tempDir(t), 'link');
+  symlinkSync(project, link);
+  const linked = path.join(link, '.claude', 'worktrees', 'agent-a1b2c3');
+  const viaLink = await runCli(['update', 'paused1', '--phase', 'approval'], { cwd: linked, env: cleanEnv() });
+  assert.equal(viaLink.code, 0, viaLink.stderr);
   // A worktree made inside that worktree (claude -w, then a subagent's own) is the project's too.
   const nested = path.join(worktree, '.claude', 'worktrees', 'agent-d4e5');
   git(project, 'worktree', 'add', '-q', nested);

@@ -58,8 +58,11 @@ export function locateProject({ cwd, env }: Locate): ProjectLocation {
  * Of `dir`, `X`, and the worktrees `X` itself may be in (`claude -w`, then a subagent's worktree inside),
  * the innermost that has a store wins (a Claude Code started there records in it); else `M`.
  */
-function claudeWorktreeOwner(dir: string): ProjectLocation | undefined {
-  if (claudeWorktreeParent(dir) === undefined || exists(join(dir, '.claude', 'session'))) return undefined;
+function claudeWorktreeOwner(path: string): ProjectLocation | undefined {
+  if (claudeWorktreeParent(path) === undefined || exists(join(path, '.claude', 'session'))) return undefined;
+  // git names real paths: a project reached through a link is compared by its real path.
+  const dir = realPath(path);
+  if (dir === undefined || claudeWorktreeParent(dir) === undefined) return undefined;
   const main = mainCheckout(dir);
   if (main === undefined || !isInside(dir, main)) return undefined;
   for (let at = claudeWorktreeParent(dir); at !== undefined; at = claudeWorktreeParent(at)) {
@@ -67,6 +70,14 @@ function claudeWorktreeOwner(dir: string): ProjectLocation | undefined {
     if (!isInside(at, main)) break;
   }
   return { dir: main, reason: 'claude-worktree' };
+}
+
+function realPath(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `X` when `dir` is `X/.claude/worktrees/<name>`. */
