@@ -368,3 +368,51 @@ test(
     }
   },
 );
+
+test('links in the index (a cloned store) are never gone through: nothing outside is removed or emptied', async (t) => {
+  const root = tempDir(t);
+  const store = path.join(root, 'store');
+  const outside = path.join(root, 'outside');
+  mkdirSync(path.join(outside, 'src'), { recursive: true });
+  writeFileSync(path.join(outside, 'src', 'main.c'), 'int main() {}\n');
+  writeFileSync(path.join(outside, 'notes'), 'secret=1\n');
+  writeFileSync(path.join(outside, 'dotfile'), 'mine\n');
+  const ok = async (args) => {
+    const result = await cli(store, args);
+    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+    return result;
+  };
+  await ok(['create', '--agent', 'x', '--id', 'P']);
+  await ok(['create', '--agent', 'x', '--id', 'src', '--parent', 'P']);
+  await ok(['finalize', 'src', 'completed']);
+  // P's child list and one ids marker made links to the outside.
+  rmSync(path.join(store, '.index', 'children', 'P'), { recursive: true });
+  symlinkSync(outside, path.join(store, '.index', 'children', 'P'));
+  symlinkSync(path.join(outside, 'dotfile'), path.join(store, '.index', 'ids', 'newone'));
+
+  const doctor = await cli(store, ['doctor', '--json']);
+  assert.equal(doctor.code, 1);
+  const links = JSON.parse(doctor.stdout).findings.filter((f) =>
+    /is a symbolic link, not an index entry/.test(f.message),
+  );
+  assert.deepEqual(links.map((f) => f.subject).sort(), [
+    path.join(store, '.index', 'children', 'P'),
+    path.join(store, '.index', 'ids', 'newone'),
+  ]);
+  await ok(['delete', 'src', '--force-running']);
+  const refused = await cli(store, ['create', '--agent', 'x', '--id', 'notes', '--parent', 'P']);
+  assert.equal(refused.code, 4);
+  assert.match(refused.stderr, /children\/P is a symbolic link, not a directory the store made/);
+  await ok(['create', '--agent', 'x', '--id', 'newone']);
+  const restore = await cli(store, ['restore', 'src']);
+  assert.equal(restore.code, 4);
+  assert.match(restore.stderr, /move it out of the store \(or delete it\)/);
+  // Done as the message says, the restore works.
+  unlinkSync(path.join(store, '.index', 'children', 'P'));
+  await ok(['restore', 'src']);
+  assert.equal(JSON.parse((await ok(['get', 'src', '--json'])).stdout).parent_session_id, 'P');
+  assert.equal(readFileSync(path.join(outside, 'src', 'main.c'), 'utf8'), 'int main() {}\n');
+  assert.equal(readFileSync(path.join(outside, 'notes'), 'utf8'), 'secret=1\n');
+  assert.equal(readFileSync(path.join(outside, 'dotfile'), 'utf8'), 'mine\n');
+  assert.deepEqual(readdirSync(outside).sort(), ['dotfile', 'notes', 'src']);
+});

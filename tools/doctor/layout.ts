@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { isSessionError } from '../errors.js';
 import { AGENTS_DIR, CLAUDE_DIR } from '../store/claude-index.js';
-import { INDEX_DIR } from '../store/children-index.js';
+import { ChildrenIndex, INDEX_DIR } from '../store/children-index.js';
 import { HOOK_LOG } from '../store/hook-log.js';
 import { HOOK_RUNS_DIR } from '../store/hook-runs.js';
 import { BACKUPS_DIR } from '../store/import-stage.js';
@@ -46,6 +46,15 @@ export function checkLayout(storeDir: string): Found[] {
         repair: null,
       });
   }
+  // Links among the index's own entries: a child list or an ids marker pointing outside the store.
+  for (const link of new ChildrenIndex(storeDir).links())
+    found.push({
+      check: 'store',
+      severity: 'error',
+      subject: link,
+      message: `${link} is a symbolic link, not an index entry the store made (the store never goes through it)`,
+      repair: null,
+    });
   for (const name of FILES) {
     const problem = fileProblem(join(storeDir, name));
     if (problem)

@@ -15,7 +15,7 @@
  * - Removing markers is always safe: a removed ids marker only makes the session unindexed again.
  */
 import { mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
-import { existsSync, mkdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
@@ -46,10 +46,12 @@ export class ChildrenIndex {
       ensureStoreSync(this.storeDir);
       ensureAreaSync(dirname(this.childrenDir));
       ensureAreaSync(this.childrenDir);
-      if (parent !== null) await mkdir(join(this.childrenDir, parent), { recursive: true });
-      if (parent !== null) await writeFile(join(this.childrenDir, parent, child), '');
+      // A child list that is a link (a cloned or hand-made store) is refused too, and a marker is only
+      // ever created, never opened: one that is a link stays as it is, not followed.
+      if (parent !== null) ensureAreaSync(join(this.childrenDir, parent));
+      if (parent !== null) await writeMarker(join(this.childrenDir, parent, child));
       ensureAreaSync(this.idsDir);
-      await writeFile(join(this.idsDir, child), '');
+      await writeMarker(join(this.idsDir, child));
     } catch (err) {
       throw toSessionError(err, `indexing session ${child}`);
     }
@@ -69,11 +71,11 @@ export class ChildrenIndex {
         assertValidId(child);
         if (parent !== null) {
           assertValidId(parent, 'parent session id');
-          if (!made.has(parent)) mkdirSync(join(this.childrenDir, parent), { recursive: true });
+          if (!made.has(parent)) ensureAreaSync(join(this.childrenDir, parent));
           made.add(parent);
-          writeFileSync(join(this.childrenDir, parent, child), '');
+          writeMarkerSync(join(this.childrenDir, parent, child));
         }
-        writeFileSync(join(this.idsDir, child), '');
+        writeMarkerSync(join(this.idsDir, child));
       }
     } catch (err) {
       throw toSessionError(err, `indexing ${what}`);
@@ -86,14 +88,24 @@ export class ChildrenIndex {
    */
   async remove(parent: string | null, child: string): Promise<void> {
     assertValidId(child);
-    const targets = [join(this.idsDir, child)];
-    if (parent !== null) targets.push(join(this.childrenDir, parent, child));
     try {
-      for (const target of targets) await rm(target, { recursive: true, force: true });
+      for (const target of this.markersOf(parent, child)) await rm(target, { recursive: true, force: true });
     } catch (err) {
       throw toSessionError(err, `unindexing session ${child}`);
     }
     await rmdir(join(this.childrenDir, child)).catch(() => undefined);
+  }
+
+  /**
+   * The marker paths of `child` that lie in directories of the index's own. A directory that is a link
+   * is never gone through: removing through it would remove files outside the store.
+   */
+  private markersOf(parent: string | null, child: string): string[] {
+    const markers: string[] = [];
+    for (const dir of parent === null ? [this.idsDir] : [this.idsDir, join(this.childrenDir, parent)]) {
+      if (ownDirectory(dir)) markers.push(join(dir, child));
+    }
+    return markers;
   }
 
   /**
@@ -105,8 +117,7 @@ export class ChildrenIndex {
       keepLocksFresh();
       assertValidId(child);
       try {
-        unlinkMarker(join(this.idsDir, child));
-        if (parent !== null) unlinkMarker(join(this.childrenDir, parent, child));
+        for (const marker of this.markersOf(parent, child)) unlinkMarker(marker);
       } catch (err) {
         throw toSessionError(err, `unindexing session ${child}`);
       }
@@ -121,7 +132,8 @@ export class ChildrenIndex {
   /** The ids the index lists under `parent`; unverified (callers check the child's record). */
   async childIds(parent: string): Promise<string[]> {
     assertValidId(parent);
-    return listNames(join(this.childrenDir, parent));
+    const dir = join(this.childrenDir, parent);
+    return ownDirectory(dir) ? listNames(dir) : [];
   }
 
   /** Whether the index exists as a whole (see the rules above). */
@@ -140,9 +152,24 @@ export class ChildrenIndex {
   async allLinks(): Promise<[string, string][]> {
     const links: [string, string][] = [];
     for (const parent of await listNames(this.childrenDir)) {
-      for (const child of await listNames(join(this.childrenDir, parent))) links.push([parent, child]);
+      const dir = join(this.childrenDir, parent);
+      if (!ownDirectory(dir)) continue;
+      for (const child of await listNames(dir)) links.push([parent, child]);
     }
     return links;
+  }
+
+  /** The entries of the child lists' and the ids markers' directories that are symbolic links (for doctor). */
+  links(): string[] {
+    return [this.childrenDir, this.idsDir].flatMap((dir) => {
+      try {
+        // One readdir each: the entry types come with the names.
+        const entries = readdirSync(dir, { withFileTypes: true });
+        return entries.filter((entry) => entry.isSymbolicLink()).map((entry) => join(dir, entry.name));
+      } catch {
+        return [];
+      }
+    });
   }
 
   async indexedIds(): Promise<string[]> {
@@ -152,6 +179,30 @@ export class ChildrenIndex {
   /** Drops the whole index (it is rebuilt from the records). */
   async clear(): Promise<void> {
     await rm(dirname(this.childrenDir), { recursive: true, force: true });
+  }
+}
+
+/** Whether `dir` is a directory itself, not a link to one (nor anything else): doctor reports the others. */
+function ownDirectory(dir: string): boolean {
+  try {
+    return lstatSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Creates an empty marker; one already there (a file, or a link: never followed) is left as it is. */
+async function writeMarker(file: string): Promise<void> {
+  await writeFile(file, '', { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
+}
+
+function writeMarkerSync(file: string): void {
+  try {
+    writeFileSync(file, '', { flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
 }
 
