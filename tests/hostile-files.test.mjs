@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import {
   existsSync,
   lstatSync,
+  lutimesSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -415,4 +416,24 @@ test('links in the index (a cloned store) are never gone through: nothing outsid
   assert.equal(readFileSync(path.join(outside, 'notes'), 'utf8'), 'secret=1\n');
   assert.equal(readFileSync(path.join(outside, 'dotfile'), 'utf8'), 'mine\n');
   assert.deepEqual(readdirSync(outside).sort(), ['dotfile', 'notes', 'src']);
+});
+
+test("a link planted at the sweep's stamp (.claude-code/last-sweep) is replaced, never written through", async (t) => {
+  const { project, store, outside } = await storeWith(t, ['good']);
+  const env = cleanEnv({ CLAUDECODE: '1', CLAUDE_PROJECT_DIR: project });
+  const hook = (script, name, changes) =>
+    run(script, [], { cwd: project, env, input: JSON.stringify(fixture(name, { cwd: project, ...changes })) });
+  assert.equal((await hook(PRE_DELEGATE, 'pretooluse-task', { session_id: 'sess-1' })).code, 0);
+  const victim = path.join(outside, 'bashrc');
+  writeFileSync(victim, 'export PATH=/mine\n');
+  const stamp = path.join(store, '.claude-code', 'last-sweep');
+  rmSync(stamp, { force: true });
+  symlinkSync(victim, stamp);
+  // The link's own time says the last sweep was two days ago: this stop claims the next one.
+  const old = new Date(Date.now() - 2 * 86_400_000);
+  lutimesSync(stamp, old, old);
+  for (const name of ['subagentstart', 'subagentstop'])
+    assert.equal((await hook(SUBAGENT_STOP, name, { session_id: 'sess-1' })).code, 0);
+  assert.equal(readFileSync(victim, 'utf8'), 'export PATH=/mine\n');
+  assert.ok(lstatSync(stamp).isFile(), 'the link replaced by a stamp of its own');
 });

@@ -9,6 +9,7 @@ import {
   copyFileSync,
   fsyncSync,
   lstatSync,
+  lutimesSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -40,6 +41,7 @@ const promised =
 
 export const copyFile = promised(copyFileSync);
 export const lstat = promised(lstatSync);
+export const lutimes = promised(lutimesSync);
 export const mkdir = promised(mkdirSync);
 export const readdir = promised(readdirSync);
 export const readFile = promised(readFileSync);

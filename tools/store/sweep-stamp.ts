@@ -1,4 +1,4 @@
-import { stat, utimes, writeFile } from 'node:fs/promises';
+import { lstat, lutimes } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { CLAUDE_DIR } from './claude-index.js';
@@ -25,14 +25,15 @@ export async function claimSweep(storeDir: string, now: number, intervalMs: numb
     // Checked again under the lock: another hook may have claimed it since the stat.
     const again = await stampTime(file);
     if (again !== undefined && now - again < intervalMs) return false;
-    await writeFile(file, `${new Date(now).toISOString()}\n`);
-    await utimes(file, now / 1000, now / 1000);
+    // Replaced, never written through: a link planted there (a cloned store) is not followed.
+    await writeFileAtomic(file, `${new Date(now).toISOString()}\n`);
+    await lutimes(file, now / 1000, now / 1000);
     return again !== undefined;
   });
 }
 
 async function stampTime(file: string): Promise<number | undefined> {
-  return stat(file).then(
+  return lstat(file).then(
     (info) => info.mtimeMs,
     () => undefined,
   );
