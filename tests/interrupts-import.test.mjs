@@ -1,10 +1,11 @@
 // An import killed with SIGKILL at several points: it is finished or rolled back, the rerun says what
 // happened, and the audit trail accounts for it. Export and import stopped with Ctrl-C.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
+import { faults } from './helpers/faults.mjs';
 import { audited, locksLeft, oldTrees } from './helpers/interrupted.mjs';
 import { killWhen } from './helpers/kill.mjs';
 import { cli, DIST, tempDir } from './helpers/run.mjs';
@@ -146,3 +147,31 @@ test(
     );
   },
 );
+
+test('an interrupted import whose manifest cannot be read stays as it is, with the sessions it replaced', async (t) => {
+  const store = path.join(tempDir(t), 'store');
+  // 70 roots: the commit takes two lock batches of 64, and the kill lands in the second.
+  const spec = Array.from({ length: 70 }, (_, i) => ({ id: `r${String(i).padStart(2, '0')}` }));
+  await build(store, spec);
+  const file = path.join(store, '..', 'bundle.json');
+  assert.equal((await cli(store, ['export', '--all', '-o', file])).code, 0);
+  const f = faults(t, ['pause:session-locks:2']);
+  const importing = cli(store, ['import', file, '--overwrite'], { env: f.env });
+  await f.reached('session-locks', importing);
+  f.kill('session-locks');
+  await importing;
+  const [op] = readdirSync(path.join(store, '.importing'));
+  const opDir = path.join(store, '.importing', op);
+  const replaced = readdirSync(path.join(opDir, 'replaced'));
+  assert.equal(replaced.length, 64, 'the first batch set its originals aside');
+  // A manifest that cannot be read (cut, damaged, or over the size limit): what it says is unknown.
+  writeFileSync(path.join(opDir, 'manifest.json'), '{"op": "cut');
+
+  const repair = await cli(store, ['doctor', '--repair', '--json']);
+  const finding = JSON.parse(repair.stdout).findings.find((x) => x.check === 'import');
+  assert.match(finding.message, /^an interrupted import left as it is: the import manifest .* cannot be read/);
+  const again = await cli(store, ['import', file, '--overwrite']);
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(readdirSync(path.join(opDir, 'replaced')), replaced, 'never discarded blind');
+  assert.deepEqual(liveIds(store).sort(), spec.map((s) => s.id).sort());
+});

@@ -187,6 +187,21 @@ async function checkImports(sessions: SessionContext): Promise<Found[]> {
   const found: Found[] = [];
   for (const op of await staging.ops()) {
     if (await staging.isRunning(op)) continue;
+    const unreadable = await staging.readManifest(op).then(
+      () => null,
+      (err: Error) => err.message,
+    );
+    if (unreadable !== null) {
+      // Never rolled back blind: its replaced/ may hold the only copy of sessions it replaced.
+      found.push({
+        check: 'import',
+        severity: 'error',
+        subject: staging.opPath(op),
+        message: `an interrupted import left as it is: ${unreadable}; its replaced/ holds the sessions it replaced`,
+        repair: null,
+      });
+      continue;
+    }
     // recoverImports handles every interrupted import at once: the first finding carries the fix.
     const fix = async () =>
       `recovered import(s) ${(await recoverImports(sessions)).join(', ') || 'none (already done)'}`;
@@ -196,7 +211,7 @@ async function checkImports(sessions: SessionContext): Promise<Found[]> {
       subject: staging.opPath(op),
       message: 'an import that was interrupted',
       repair: 'roll it back (or finish it if it had committed)',
-      ...(found.length === 0 ? { fix } : {}),
+      ...(found.some((f) => f.fix) ? {} : { fix }),
     });
   }
   return found;

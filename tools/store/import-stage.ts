@@ -31,7 +31,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { toSessionError } from '../errors.js';
+import { SessionError, toSessionError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { parseJson } from '../json.js';
 import { writeFileAtomic } from './atomic.js';
@@ -45,8 +45,13 @@ import { ensureStoreSync } from './store-root.js';
 
 const IMPORTING_DIR = '.importing';
 export const BACKUPS_DIR = '.backups';
-/** A manifest lists ids; one past this size was not written by an import. */
-const MANIFEST_MAX_BYTES = 16 * 1024 * 1024;
+/**
+ * A manifest lists every id the import places and replaces, about 400 bytes a session with long ids:
+ * one past this size (2.6 million such sessions) was not written by an import.
+ */
+const MANIFEST_MAX_BYTES = 1024 * 1024 * 1024;
+/** A staged record is one the import checked: within the store's own limit for a record. */
+const STAGED_MAX_BYTES = 16 * 1024 * 1024;
 /** Node's thread pool has 4 threads: more syncs at once would only queue. */
 const SYNC_CONCURRENCY = 4;
 
@@ -106,13 +111,25 @@ export class ImportStaging {
     );
   }
 
+  /**
+   * The import's manifest; undefined when it has none (the import died before writing it: nothing of
+   * it was committed). A manifest that cannot be read throws ECORRUPT: what it says is not known, so
+   * the caller must leave the import as it is (its `replaced/` may hold the only copy of sessions).
+   */
   async readManifest(op: string): Promise<ImportManifest | undefined> {
     const file = join(this.opDir(op), 'manifest.json');
+    let data: Buffer | undefined;
     try {
-      const data = readRegularFileSync(file, { maxBytes: MANIFEST_MAX_BYTES });
-      return data === undefined ? undefined : (parseJson(decodeUtf8(data, file)) as ImportManifest);
-    } catch {
-      return undefined;
+      data = readRegularFileSync(file, { maxBytes: MANIFEST_MAX_BYTES });
+      if (data === undefined) return undefined;
+      const manifest = parseJson(decodeUtf8(data, file)) as ImportManifest;
+      if (typeof manifest?.status !== 'string') throw new Error('it has no status');
+      return manifest;
+    } catch (err) {
+      throw new SessionError('ECORRUPT', `the import manifest ${file} cannot be read: ${(err as Error).message}`, {
+        details: { path: file, op },
+        cause: err,
+      });
     }
   }
 
@@ -154,7 +171,7 @@ export class ImportStaging {
   /** A staged record's text (to rewrite it under a new id). */
   readStaged(op: string, id: string): string {
     const file = join(this.staged(op, id), STATE_FILE);
-    return decodeUtf8(readRegularFileSync(file, { maxBytes: MANIFEST_MAX_BYTES })!, file);
+    return decodeUtf8(readRegularFileSync(file, { maxBytes: STAGED_MAX_BYTES })!, file);
   }
 
   /** Drops one staged record (it was staged again under a new id). */
@@ -270,7 +287,7 @@ export class ImportStaging {
   async isRunning(op: string): Promise<boolean> {
     if (!isLockHeld(areaLockPath(this.storeDir, `import-${op}`))) return false;
     const fromName = /^\d{8}-\d{6}-(\d+)-[0-9a-f]+$/.exec(op)?.[1];
-    const pid = fromName === undefined ? (await this.readManifest(op))?.pid : Number(fromName);
+    const pid = fromName === undefined ? (await this.readManifest(op).catch(() => undefined))?.pid : Number(fromName);
     return typeof pid !== 'number' || processRuns(pid);
   }
 

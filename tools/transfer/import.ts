@@ -528,7 +528,8 @@ async function rollForward(sessions: SessionContext, staging: ImportStaging, man
 /**
  * Finishes imports whose process died: a commit under way or done is finished (its `import` entry
  * written), an import that had not begun to commit is discarded (nothing of it is live). Imports
- * still running (their lock is held) are left alone.
+ * still running (their lock is held) are left alone, and so is one whose manifest cannot be read
+ * (doctor reports it): its `replaced/` may hold the only copy of the sessions it replaced.
  */
 export async function recoverImports(sessions: SessionContext): Promise<string[]> {
   const staging = new ImportStaging(sessions.store.dir);
@@ -547,7 +548,7 @@ export async function recoverImports(sessions: SessionContext): Promise<string[]
         recovered.push(op);
       });
     } catch (err) {
-      if (!isSessionError(err, 'ELOCKED')) throw err;
+      if (!isSessionError(err, 'ELOCKED') && !isSessionError(err, 'ECORRUPT')) throw err;
     }
   }
   if (recovered.length > 0) await sessions.audit('import-recover', [], { ops: recovered });
