@@ -305,3 +305,32 @@ test(
     );
   },
 );
+
+test('a killed restore of one subtree of a cleanup entry: restoring another finishes it, then its own', async (t) => {
+  // One cleanup entry of three old trees: d0, d1 and d2, each a root and two children.
+  const dir = await store(
+    t,
+    ['d0', 'd1', 'd2'].flatMap((root) => treeSpec(root, 2, 2, { outcome: 'completed', hoursAgo: 48 })),
+  );
+  assert.equal((await cli(dir, ['cleanup', '--hours', '1'])).code, 0);
+  assert.deepEqual(liveIds(dir), []);
+  const restorer = faults(t, ['pause:trash-complete:1']);
+  const restoring = cli(dir, ['restore', 'd1'], { env: restorer.env });
+  await restorer.reached('trash-complete', restoring);
+  restorer.kill('trash-complete');
+  await restoring;
+  assert.deepEqual(liveIds(dir), ['d1', 'd1-0', 'd1-1'], 'd1 was put back before the kill');
+  // Only what the cut restore was moving counts as hidden; d0 and d2 stay in the trash on purpose.
+  const seen = await doctorReport(dir);
+  assert.match(seen.report.findings.find((f) => f.check === 'trash').message, /; 0 session\(s\) are hidden in it$/);
+
+  const d0 = await cli(dir, ['restore', 'd0', '--json']);
+  assert.equal(d0.code, 0, d0.stderr);
+  assert.deepEqual(d0.json.restored.map((r) => r.id).sort(), ['d0', 'd0-0', 'd0-1']);
+  assert.deepEqual(liveIds(dir), ['d0', 'd0-0', 'd0-1', 'd1', 'd1-0', 'd1-1']);
+  assert.deepEqual(
+    trashEntries(dir).map((e) => [e.manifest.status, e.held]),
+    [['complete', ['d2', 'd2-0', 'd2-1']]],
+  );
+  assert.equal((await doctorReport(dir)).code, 0);
+});

@@ -265,8 +265,11 @@ async function checkTrash(
         });
     } else {
       const what = manifest.status === 'restoring' ? 'a restore' : `a ${manifest.reason}`;
-      const listed = present.length > 10 ? `${present.slice(0, 10).join(', ')}, …` : present.join(', ');
-      const hidden = `${present.length} session(s) are hidden in it${present.length > 0 ? `: ${listed}` : ''}`;
+      // A restore of some subtrees of an entry hides only those; the others stay in the trash on purpose.
+      const restoring = manifest.status === 'restoring' && manifest.restoring ? new Set(manifest.restoring) : undefined;
+      const stuck = restoring ? present.filter((id) => restoring.has(id)) : present;
+      const listed = stuck.length > 10 ? `${stuck.slice(0, 10).join(', ')}, …` : stuck.join(', ');
+      const hidden = `${stuck.length} session(s) are hidden in it${stuck.length > 0 ? `: ${listed}` : ''}`;
       if (trash.interrupted(manifest)) {
         const repair = manifest.status === 'restoring' ? 'finish the restore' : 'move its sessions back into the store';
         found.push({

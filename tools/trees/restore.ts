@@ -114,8 +114,22 @@ export async function restoreSession(
           details: { entry, id },
         });
       }
-      // An interrupted restore is finished first, whatever the target.
-      const only = manifest.status === 'restoring' || !subtree ? undefined : new Set(subtree.sessions.map((s) => s.id));
+      // An interrupted restore is finished first, whatever the target; then the target, if it is another.
+      if (manifest.status === 'restoring') {
+        const finished = await putBack(sessions, trash, manifest, 'restore', options);
+        const after = id === undefined ? undefined : await trash.read(entry);
+        const left =
+          after?.status === 'complete' ? subtreesOf(after).find((t) => t.sessions.some((s) => s.id === id)) : undefined;
+        if (!after || !left) return finished;
+        const more = await putBack(sessions, trash, after, 'restore', { ...options, only: idsOf(left) });
+        return {
+          ...more,
+          restored: [...finished.restored, ...more.restored],
+          warnings: [...finished.warnings, ...more.warnings],
+          work: [...finished.work, ...more.work],
+        };
+      }
+      const only = subtree ? idsOf(subtree) : undefined;
       return putBack(sessions, trash, manifest, 'restore', { ...options, ...(only ? { only } : {}) });
     },
     options.signal,
@@ -236,6 +250,10 @@ export async function putBack(
     instructions: instructions(w, w.patch ? trash.workFilePath(manifest.entry, w.patch) : null),
   }));
   return { entry: manifest.entry, restored: order.map(restored), warnings, work };
+}
+
+function idsOf(subtree: { sessions: TrashSession[] }): Set<string> {
+  return new Set(subtree.sessions.map((s) => s.id));
 }
 
 function linkOf(s: TrashSession) {
