@@ -175,3 +175,20 @@ test('an interrupted import whose manifest cannot be read stays as it is, with t
   assert.deepEqual(readdirSync(path.join(opDir, 'replaced')), replaced, 'never discarded blind');
   assert.deepEqual(liveIds(store).sort(), spec.map((s) => s.id).sort());
 });
+
+test('an import whose commit cannot begin (a full disk at its manifest) leaves no staging behind', async (t) => {
+  const base = tempDir(t);
+  const from = path.join(base, 'from');
+  await build(from, treeSpec('imp', 2, 3));
+  const file = path.join(base, 'bundle.json');
+  assert.equal((await cli(from, ['export', 'imp', '-o', file])).code, 0);
+  const store = path.join(base, 'to');
+  await build(store, [{ id: 'other' }]);
+  const f = faults(t, ['fail:import-committing:1:ENOSPC']);
+  const failed = await cli(store, ['import', file], { env: f.env });
+  assert.equal(failed.code, 4);
+  assert.match(failed.stderr, /ENOSPC/);
+  assert.deepEqual(readdirSync(path.join(store, '.importing')), [], 'the staged records went with the failure');
+  assert.deepEqual(liveIds(store), ['other']);
+  assert.equal((await cli(store, ['doctor'])).code, 0);
+});

@@ -21,6 +21,7 @@ import {
   type BundleSummary,
 } from './bundle.js';
 import { checkOptions, type OptionKeys } from '../options.js';
+import { faultPoint } from '../store/fault-points.js';
 
 export type ImportSource = { file: string } | { text: string } | { bundle: unknown };
 
@@ -426,8 +427,11 @@ async function commit(
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const replaced = new Set(manifest.replaced);
+  // Said committing only once the manifest says so: a write that fails (a full disk) leaves an import
+  // that never began to commit, which the caller discards.
+  await faultPoint('import-committing');
+  await staging.writeManifest({ ...manifest, status: 'committing' });
   manifest.status = 'committing';
-  await staging.writeManifest(manifest);
   const done: Staged[][] = [];
   const breathe = breather();
   try {
