@@ -625,3 +625,22 @@ test(
 function snapshotAll(dir, ids) {
   return Object.fromEntries(ids.map((id) => [id, state(dir, id)]));
 }
+
+test('export --all names the sessions removed while it ran, and exits 0 with the rest', async (t) => {
+  const tmp = tempDir(t);
+  const store = path.join(tmp, 'store');
+  const { other } = await seed(store);
+  const file = path.join(tmp, 'all.json');
+  const f = faults(t, ['pause:export-record:1']);
+  const running = cli(store, ['export', '--all', '-o', file, '--json'], { env: f.env });
+  await f.reached('export-record', running);
+  // Deleted while the export waits before its first record.
+  const last = other;
+  assert.equal((await cli(store, ['delete', last, '--force'])).code, 0);
+  f.release('export-record');
+  const result = await running;
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(JSON.parse(result.stdout).removed_meanwhile, [last]);
+  assert.equal(JSON.parse(result.stdout).sessions, 3);
+  assert.match(result.stderr, new RegExp(`1 session\\(s\\) were removed while the export ran .*: ${last}\\n`));
+});

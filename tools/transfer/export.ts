@@ -37,6 +37,8 @@ export interface ExportResult {
   text?: string;
   /** Records that could not be read and were left out (only with `all`). */
   problems: StoreProblem[];
+  /** Sessions listed when the export began and gone when it came to them (deleted, cleaned up): only with `all`. */
+  removed_meanwhile: string[];
 }
 
 /**
@@ -67,6 +69,7 @@ export async function exportSessions(sessions: SessionContext, options: ExportOp
     const writer = new BundleWriter(emit);
     writer.header(new Date(sessions.now()).toISOString(), ids.length);
     const problems: StoreProblem[] = [];
+    const gone: string[] = [];
     const dir = sessions.store.dir;
     const prefix = dir.endsWith(sep) ? dir : dir + sep;
     // With --all, every session whose parent is not in the store is a root: only the links are kept.
@@ -78,11 +81,12 @@ export async function exportSessions(sessions: SessionContext, options: ExportOp
       await breathe();
       throwIfInterrupted(options.signal, i, ids.length);
       await faultPoint('export-record');
+      const unreadable = problems.length;
       const record = subtree ? subtree[i]! : readForAll(prefix, id, problems);
       if (record !== undefined) {
         writer.session(record);
         parents.set(record.agent_id, record.parent_session_id);
-      }
+      } else if (problems.length === unreadable) gone.push(id);
       options.onProgress?.(i + 1, ids.length);
     }
     const { entries } = await readAudit(sessions);
@@ -100,6 +104,7 @@ export async function exportSessions(sessions: SessionContext, options: ExportOp
       checksum,
       ...(file || options.out ? {} : { text: chunks.join('') }),
       problems,
+      removed_meanwhile: gone,
     };
   } catch (err) {
     file?.abort();

@@ -61,6 +61,11 @@ export async function handler(argv: Argv<Args>) {
   }
   bar.end();
   for (const p of result.problems) ctx.warn(`left out ${p.id} (${p.code}): ${p.message}`);
+  const gone = result.removed_meanwhile;
+  if (gone.length > 0) {
+    const named = gone.length > 10 ? `${gone.slice(0, 10).join(', ')}, …` : gone.join(', ');
+    ctx.warn(`${gone.length} session(s) were removed while the export ran (deleted, cleaned up); not in it: ${named}`);
+  }
   if (file === undefined) return;
   if (argv.json) return ctx.json(result);
   ctx.out(`Exported ${result.sessions} session(s) and ${result.audit_entries} audit entries to ${file}.`);
