@@ -35,9 +35,9 @@ export function runAndKill(script, args, delayMs) {
  * for at most `timeoutMs`). Resolves {code, signal, stdout, stderr, sent, seen}: `sent` says whether the
  * signal went before the CLI ended, `seen` is what `ready()` returned then.
  */
-export function killWhen(args, ready, signal, { timeoutMs = 60_000 } = {}) {
+export function killWhen(args, ready, signal, { timeoutMs = 60_000, env = cleanEnv() } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let sent = false;

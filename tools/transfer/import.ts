@@ -471,6 +471,7 @@ async function commit(
   }
   manifest.status = 'done';
   await staging.writeManifest(manifest);
+  await faultPoint('import-done');
 }
 
 /**
