@@ -167,15 +167,23 @@ test('a worktree Claude Code made for a subagent (.claude/worktrees/<name>) belo
   git(project, 'worktree', 'add', '-q', nested);
   const deep = await runCli(['update', 'paused1', '--phase', 'planning'], { cwd: nested, env: cleanEnv() });
   assert.equal(deep.code, 0, deep.stderr);
-  // A worktree with a store of its own (Claude Code started there records in it) keeps it.
+  // A store inside a worktree (a committed one checks out in every worktree) is not the project's.
   const started = path.join(project, '.claude', 'worktrees', 'started-here');
   git(project, 'worktree', 'add', '-q', started);
   await createIn(started, { CLAUDE_PROJECT_DIR: started }, 'own1');
   const own = await runCli(['list', '--json'], { cwd: started, env: cleanEnv() });
   assert.deepEqual(
     JSON.parse(own.stdout).sessions.map((s) => s.agent_id),
-    ['own1'],
+    ['paused1'],
   );
+  // A project that is itself a linked work tree of another checkout: its agents' worktrees are its own.
+  const linkedProject = path.join(tempDir(t), 'linked');
+  git(project, 'worktree', 'add', '-q', linkedProject);
+  await createIn(linkedProject, {}, 'lp1');
+  const agentOfLinked = path.join(linkedProject, '.claude', 'worktrees', 'agent-f6');
+  git(linkedProject, 'worktree', 'add', '-q', agentOfLinked);
+  const fromLinked = await runCli(['update', 'lp1', '--phase', 'approval'], { cwd: agentOfLinked, env: cleanEnv() });
+  assert.equal(fromLinked.code, 0, fromLinked.stderr);
 
   // Not a worktree of this project: a clone (its .git a directory), a worktree of another repository,
   // a .git file naming no work tree. Each is a project of its own.

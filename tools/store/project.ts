@@ -54,22 +54,21 @@ export function locateProject({ cwd, env }: Locate): ProjectLocation {
 
 /**
  * The project of a worktree Claude Code made: `dir` is `<X>/.claude/worktrees/<name>`, a linked work tree
- * of the repository whose main checkout `M` holds it (its `.git` file names `M/.git/worktrees/<n>`).
- * Of `dir`, `X`, and the worktrees `X` itself may be in (`claude -w`, then a subagent's worktree inside),
- * the innermost that has a store wins (a Claude Code started there records in it); else `M`.
+ * (its `.git` file names `<common>/worktrees/<n>`) of the repository `X` is a checkout of (`X`'s git
+ * directory is `<common>` too: a clone, a linked work tree or a submodule). Up a chain of such worktrees
+ * (`claude -w`, then a subagent's worktree inside), the outermost checkout of that repository wins.
  */
 function claudeWorktreeOwner(path: string): ProjectLocation | undefined {
-  if (claudeWorktreeParent(path) === undefined || exists(join(path, '.claude', 'session'))) return undefined;
+  if (claudeWorktreeParent(path) === undefined) return undefined;
   // git names real paths: a project reached through a link is compared by its real path.
   const dir = realPath(path);
-  if (dir === undefined || claudeWorktreeParent(dir) === undefined) return undefined;
-  const main = mainCheckout(dir);
-  if (main === undefined || !isInside(dir, main)) return undefined;
+  const common = dir === undefined ? undefined : linkedWorktreeCommonDir(dir);
+  if (dir === undefined || common === undefined) return undefined;
+  let owner: string | undefined;
   for (let at = claudeWorktreeParent(dir); at !== undefined; at = claudeWorktreeParent(at)) {
-    if (at === main || exists(join(at, '.claude', 'session'))) return { dir: at, reason: 'claude-worktree' };
-    if (!isInside(at, main)) break;
+    if (gitCommonDir(at) === common) owner = at;
   }
-  return { dir: main, reason: 'claude-worktree' };
+  return owner === undefined ? undefined : { dir: owner, reason: 'claude-worktree' };
 }
 
 function realPath(path: string): string | undefined {
@@ -87,8 +86,38 @@ function claudeWorktreeParent(dir: string): string | undefined {
   return basename(worktrees) === 'worktrees' && basename(claude) === '.claude' ? dirname(claude) : undefined;
 }
 
-/** The main checkout `M` of the repository whose linked work tree `dir` is (`.git`: `gitdir: M/.git/worktrees/<n>`). */
-function mainCheckout(dir: string): string | undefined {
+/** `<common>` when `dir` is a linked work tree: its `.git` file says `gitdir: <common>/worktrees/<n>`. */
+function linkedWorktreeCommonDir(dir: string): string | undefined {
+  const gitdir = gitdirOf(dir);
+  if (gitdir === undefined || basename(dirname(gitdir)) !== 'worktrees') return undefined;
+  return realPath(dirname(dirname(gitdir)));
+}
+
+/**
+ * The git directory shared by every work tree of the repository `dir` is a checkout of: `.git` itself,
+ * or where its `.git` file points (a submodule, `--separate-git-dir`), or for a linked work tree the
+ * `commondir` it names. Undefined when `dir` is no checkout.
+ */
+function gitCommonDir(dir: string): string | undefined {
+  const own = join(dir, '.git');
+  try {
+    if (statSync(own).isDirectory()) return realPath(own);
+  } catch {
+    return undefined;
+  }
+  const gitdir = gitdirOf(dir);
+  if (gitdir === undefined) return undefined;
+  let common = gitdir;
+  try {
+    common = resolve(gitdir, readFileSync(join(gitdir, 'commondir'), 'utf8').trim());
+  } catch {
+    // No commondir: the git directory is the repository's own (a submodule, --separate-git-dir).
+  }
+  return realPath(common);
+}
+
+/** The path a `.git` file names (`gitdir: <path>`, relative to `dir`), undefined when there is none. */
+function gitdirOf(dir: string): string | undefined {
   let text: string;
   try {
     const file = join(dir, '.git');
@@ -97,11 +126,8 @@ function mainCheckout(dir: string): string | undefined {
   } catch {
     return undefined;
   }
-  const gitdir = /^gitdir: (.+)$/m.exec(text)?.[1];
-  if (!gitdir) return undefined;
-  const worktrees = dirname(resolve(dir, gitdir.trim()));
-  const git = dirname(worktrees);
-  return basename(worktrees) === 'worktrees' && basename(git) === '.git' ? dirname(git) : undefined;
+  const gitdir = /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
+  return gitdir ? resolve(dir, gitdir) : undefined;
 }
 
 /** Whether `inner` lies strictly inside directory `outer` (by their paths). */
