@@ -268,6 +268,40 @@ describe('resume from another conversation', { concurrency: 3 }, () => {
     assert.deepEqual(done.claude.agent_ids, ['b9']);
   });
 
+  it('`session <id>` names nothing when it would not resume; `<generated>-v2` is an id of its own', async (t) => {
+    const proj = project(t);
+    const cli = (args) => runCli([...args, '--dir', proj.store], { cwd: proj.dir });
+    const own = await paused(proj, { n: 3, type: 'planner', session: 'sess-3' });
+    assert.equal((await cli(['create', '--agent', 'planner', '--id', 'plan-old'])).code, 0);
+    assert.equal((await cli(['update', 'plan-old', '--phase', 'approval'])).code, 0);
+    age(proj, 'plan-old', 2 * 86_400_000);
+    const before = sessionIds(proj.store).sort();
+    const again = flow({
+      session: 'sess-3',
+      toolUseId: 'toolu_31',
+      agentId: 'e31',
+      type: 'planner',
+      prompt: 'Go on; session plan-old had notes.',
+    });
+    await pre(proj, again.pre);
+    assert.deepEqual(sessionIds(proj.store).sort(), before, "its own conversation's paused session is resumed");
+    assert.equal(readSession(proj.store, own.agent_id).history.at(-1).event, 'resume_decision');
+
+    // `<generated id>-v2` is a custom id of its own, not the generated one inside it.
+    const v2 = `${own.agent_id}-v2`;
+    assert.equal((await cli(['create', '--agent', 'planner', '--id', v2])).code, 0);
+    assert.equal((await cli(['update', v2, '--phase', 'approval'])).code, 0);
+    const named = flow({
+      session: 'sess-9',
+      toolUseId: 'toolu_91',
+      agentId: 'f91',
+      type: 'planner',
+      prompt: `Continue session ${v2}.`,
+    });
+    const out = (await pre(proj, named.pre)).json.hookSpecificOutput;
+    assert.match(out.updatedInput.prompt, new RegExp(`You are resuming session ${v2}:`));
+  });
+
   it("a second conversation naming it before the first one's agent starts gets a new session", async (t) => {
     const proj = project(t);
     const s = await paused(proj);

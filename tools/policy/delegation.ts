@@ -67,7 +67,7 @@ export interface DelegationFacts {
 }
 
 /** Session ids this tool generates, as they appear in a prompt that names one explicitly. */
-const GENERATED_ID = /\bagent-\d{8}-\d{6}-[0-9a-f]{8}\b/g;
+const GENERATED_ID = /(?<![A-Za-z0-9._-])agent-\d{8}-\d{6}-[0-9a-f]{8}(?![A-Za-z0-9_-])/g;
 
 /**
  * `session <id>` (or `session: <id>`), how the advice names a session whose id is not a generated one;
@@ -84,9 +84,10 @@ const MENTIONS_CHECKED = 32;
  */
 export function sessionMentions(request: Pick<DelegationRequest, 'description' | 'prompt'>): string[] {
   const words = [request.description, request.prompt].flatMap((text) =>
-    [...text.matchAll(SESSION_MENTION)].flatMap((m) => [m[1]!, m[1]!.replace(/\.+$/, '')]),
+    [...text.matchAll(SESSION_MENTION)].map((m) => m[1]!),
   );
-  return [...new Set(words)].filter((id) => isValidId(id) && !GENERATED_ID_ONLY.test(id)).slice(0, MENTIONS_CHECKED);
+  const checked = [...new Set(words)].filter((word) => !GENERATED_ID_ONLY.test(word)).slice(0, MENTIONS_CHECKED);
+  return [...new Set(checked.flatMap((word) => [word, word.replace(/\.+$/, '')]))].filter((id) => isValidId(id));
 }
 
 /**
@@ -94,12 +95,19 @@ export function sessionMentions(request: Pick<DelegationRequest, 'description' |
  * delegation's agent type. A plain word collides easily (`do session 1`), so a final session, one of
  * another type or one still working leaves the choice to the conversation's own sessions.
  */
-export function mentionTakes(record: SessionRecord, request: Pick<DelegationRequest, 'agentType'>): boolean {
+export function mentionTakes(
+  record: SessionRecord,
+  request: Pick<DelegationRequest, 'agentType'>,
+  now: number,
+  rules: ResumeRules,
+): boolean {
   const paused = isResumablePhase(record.phase) && !isFinalPhase(record.phase) && !record.finalized_at;
-  return paused && record.agent_name === request.agentType;
+  return paused && record.agent_name === request.agentType && decideResume(record, now, rules).resume;
 }
 
 const GENERATED_ID_ONLY = /^agent-\d{8}-\d{6}-[0-9a-f]{8}$/;
+/** More sessions named in one delegation than this are not read (a prompt pasting a whole list). */
+const NAMED_KEPT = 32;
 
 /** How a prompt names session `id` so that a delegation finds it: the id itself, or `session <id>` for a custom one. */
 export function mentionOf(id: string): string {
@@ -112,7 +120,7 @@ export function mentionOf(id: string): string {
  */
 export function candidateIds(request: DelegationRequest, data: ClaudeIndexData): { ids: string[]; named: boolean } {
   const generated = [request.description, request.prompt].flatMap((text) => text.match(GENERATED_ID) ?? []);
-  const named = [...new Set([...generated, ...(request.mentioned ?? [])])];
+  const named = [...new Set([...generated, ...(request.mentioned ?? [])])].slice(0, NAMED_KEPT);
   if (named.length > 0) return { ids: named, named: true };
   const ids = Object.values(data.spawns)
     .filter((s) => s.agent_type === request.agentType)

@@ -106,8 +106,13 @@ async function apply(
 /** Custom ids the text names as `session <id>`: a stat each, then the record of those that exist. */
 async function mentionedSessions(ctx: HookContext, d: Delegation): Promise<string[]> {
   const existing = sessionMentions(d).filter((id) => ctx.sessions.store.has(id));
-  const records = await Promise.all(existing.map((id) => readOrNothing(ctx, id)));
-  return records.filter((r): r is SessionRecord => r !== undefined && mentionTakes(r, d)).map((r) => r.agent_id);
+  // A plain word: whatever is wrong with what it names (a link, a corrupt record) makes it name nothing.
+  const records = await Promise.all(existing.map((id) => readOrNothing(ctx, id).catch(() => undefined)));
+  const { rules } = ctx.sessions;
+  const now = ctx.sessions.now();
+  return records
+    .filter((r): r is SessionRecord => r !== undefined && mentionTakes(r, d, now, rules))
+    .map((r) => r.agent_id);
 }
 
 /** What the decision needs from the disk: the candidates' records and what the transcripts say. */
