@@ -373,6 +373,34 @@ test('library: a misspelt option of a public function is EINVALID naming the clo
     (err) => err.code === 'EINVALID' && err.message === "the bundle's path is blank: name its file",
   );
   assert.deepEqual(readdirSync(root).sort(), ['store'], 'no file written');
+  // The install functions, following the trail and trash recovery check theirs too; hidden keys count.
+  await refuses(
+    () => lib.installHooks({ cwd: root, env: { HOME: root }, dry_run: true }),
+    'unknown option "dry_run" of installHooks; did you mean "dryRun"?',
+    'dryRun',
+  );
+  await refuses(
+    () => lib.uninstallHooks({ cwd: root, env: { HOME: root }, dryrun: true }),
+    'unknown option "dryrun" of uninstallHooks; did you mean "dryRun"?',
+    'dryRun',
+  );
+  await refuses(
+    () => lib.followAudit(sessions, { sesion: 'old1', onEntry() {} }),
+    'unknown option "sesion" of followAudit; did you mean "session"?',
+    'session',
+  );
+  await refuses(
+    () => lib.recoverTrash(sessions, { dryrun: true }),
+    'unknown option "dryrun" of recoverTrash; did you mean "dryRun"?',
+    'dryRun',
+  );
+  const hidden = Object.defineProperty({}, 'dryrun', { value: true, enumerable: false });
+  await refuses(
+    () => lib.cleanup(sessions, hidden),
+    'unknown option "dryrun" of cleanup; did you mean "dryRun"?',
+    'dryRun',
+  );
+  assert.deepEqual(readdirSync(root).sort(), ['store'], 'no settings file written');
 });
 
 test('AGENT_SESSION_CONFIG naming no file is a usage error; the default config file may be absent', async (t) => {

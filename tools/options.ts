@@ -13,8 +13,10 @@ export function checkOptions<T>(options: T | undefined, keys: OptionKeys<T>, wha
   const notPlain = () =>
     new SessionError('EINVALID', `the options of ${what} must be a plain object, not ${describe(options)}`);
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw notPlain();
-  // Inherited keys too: `Object.create({ dryrun: true })` reads as a misspelt dryRun all the same.
-  for (const key in options) {
+  // Inherited and hidden keys too: `Object.create({ dryrun: true })` reads as a misspelt dryRun all the same.
+  const names = new Set(Object.getOwnPropertyNames(options));
+  for (const key in options) names.add(key);
+  for (const key of names) {
     if (Object.hasOwn(keys, key)) continue;
     const known = Object.keys(keys);
     const suggestion = closest(key, known);

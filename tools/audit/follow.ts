@@ -4,6 +4,7 @@ import { AUDIT_FILE } from '../store/audit-log.js';
 import { AuditTail } from '../store/audit-tail.js';
 import { auditFilter, checkAction, readAudit, scanAudit, type ReadAuditOptions } from './read.js';
 import { builtinModule } from '../builtin.js';
+import { checkOptions, type OptionKeys } from '../options.js';
 
 export interface FollowAuditOptions extends ReadAuditOptions {
   /** Called for each matching entry, in file order. */
@@ -19,7 +20,18 @@ export interface FollowAuditOptions extends ReadAuditOptions {
  * Streams entries as they are appended, across rotations. With `since`, the matching entries
  * already in the trail come first. Polls the file: cheap, and works where file watching does not.
  */
+const FOLLOW_KEYS: OptionKeys<FollowAuditOptions> = {
+  session: true,
+  since: true,
+  action: true,
+  onEntry: true,
+  onProblem: true,
+  signal: true,
+  intervalMs: true,
+};
+
 export async function followAudit(sessions: SessionContext, options: FollowAuditOptions): Promise<void> {
+  checkOptions(options, FOLLOW_KEYS, 'followAudit');
   const filter = auditFilter(options, sessions.now());
   // Loaded here, not at start-up, where it would cost every CLI run.
   const { setTimeout: sleep } = builtinModule('node:timers/promises');

@@ -35,6 +35,7 @@ import {
   hookScriptOf,
   type HookName,
 } from './registrations.js';
+import { checkOptions, type OptionKeys } from '../options.js';
 
 export type { SettingsChange, SettingsScope } from './settings-changes.js';
 
@@ -92,7 +93,19 @@ export interface InstallReport {
  * shared ones with `shared`, or the user's with `user`) with this machine's absolute path. Each command
  * is guarded so that a removed package leaves a quiet no-op instead of an error on every event.
  */
+const INSTALL_KEYS: OptionKeys<InstallOptions> = {
+  user: true,
+  shared: true,
+  allowSelf: true,
+  dryRun: true,
+  cwd: true,
+  env: true,
+  now: true,
+  hooksFrom: true,
+};
+
 export async function installHooks(options: InstallOptions): Promise<InstallReport> {
+  checkOptions(options, INSTALL_KEYS, 'installHooks');
   if (options.user && options.shared)
     throw new SessionError(
       'EINVALID',
@@ -164,6 +177,7 @@ export interface StatusLineInstallReport extends InstallReport {
  * that shows both.
  */
 export async function installStatusLine(options: InstallOptions): Promise<StatusLineInstallReport> {
+  checkOptions(options, INSTALL_KEYS, 'installStatusLine');
   if (options.user && options.shared)
     throw new SessionError(
       'EINVALID',
@@ -248,11 +262,13 @@ async function statusLineForm(
 
 /** Removes our status line from the project's settings.json and settings.local.json (or the user's file). */
 export async function uninstallStatusLine(options: InstallOptions): Promise<InstallReport> {
+  checkOptions(options, INSTALL_KEYS, 'uninstallStatusLine');
   return uninstallFrom(options, planStatusLineUninstall, () => []);
 }
 
 /** Removes exactly our entries from the project's settings.json and settings.local.json (or the user's file). */
 export async function uninstallHooks(options: InstallOptions): Promise<InstallReport> {
+  checkOptions(options, INSTALL_KEYS, 'uninstallHooks');
   // The status line is installed and removed on its own (--statusline): say that it stays, and how it goes.
   return uninstallFrom(options, planUninstall, (changes) =>
     changes
@@ -307,6 +323,7 @@ async function uninstallFrom(
  * with a warning, since `.mcp.json` is shared.
  */
 export async function installMcp(options: InstallOptions): Promise<McpInstallReport> {
+  checkOptions(options, INSTALL_KEYS, 'installMcp');
   if (options.user)
     throw new SessionError(
       'EINVALID',
@@ -363,6 +380,7 @@ export async function installMcp(options: InstallOptions): Promise<McpInstallRep
 
 /** Removes exactly our server from the project's `.mcp.json` (the file too, when nothing else is left). */
 export async function uninstallMcp(options: InstallOptions): Promise<McpInstallReport> {
+  checkOptions(options, INSTALL_KEYS, 'uninstallMcp');
   if (options.user)
     throw new SessionError('EINVALID', "--mcp uninstalls from the project's .mcp.json; --user has none");
   const { location } = (await targetProject(options))!;

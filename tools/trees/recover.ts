@@ -3,6 +3,7 @@ import type { SessionContext } from '../session-context.js';
 import { faultPoint } from '../store/fault-points.js';
 import { subtreesOf, Trash, type TrashManifest } from '../store/trash.js';
 import { putBack } from './restore.js';
+import { checkOptions } from '../options.js';
 
 export interface Recovery {
   entry: string;
@@ -27,6 +28,7 @@ interface RecoverOptions {
  * putting them back would leave a live session whose parent is in the trash.
  */
 export async function recoverTrash(sessions: SessionContext, options: RecoverOptions = {}): Promise<Recovery[]> {
+  checkOptions(options, { dryRun: true, touching: true }, 'recoverTrash');
   const trash = new Trash(sessions.store.dir);
   const done: Recovery[] = [];
   for (const entry of await trash.entries()) {
