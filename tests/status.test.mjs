@@ -567,3 +567,13 @@ test('the env of the settings files, as the hooks get it: a bad value or AGENT_S
   });
   assert.deepEqual([report.config.file, report.config.error], [path.join(dir, 'cfg.json'), null]);
 });
+
+test('a store path that names a file is an error finding, not a crash; --json still prints the report', async (t) => {
+  const { dir, run } = setup(t);
+  assert.equal((await run(['install'])).code, 0);
+  const file = path.join(dir, 'not-a-store');
+  writeFileSync(file, 'x\n');
+  const { code, json, stderr } = await run(['status', '--json'], { AGENT_SESSION_DIR: file });
+  assert.equal(code, 1, stderr);
+  assert.match(findings(json, 'store', 'error')[0].message, /^the store .*not-a-store cannot be read \(.*ENOTDIR/);
+});

@@ -90,7 +90,7 @@ export async function status({ dir, cwd, env, now }: StatusOptions): Promise<Sta
       severity: 'warning',
       message: `no sessions have been recorded here yet: the store ${store.dir} does not exist`,
     });
-  const activity = exists ? readActivity(store.dir, now, findings) : emptyActivity(now);
+  const activity = exists ? readActivityOrSay(store.dir, now, findings) : emptyActivity(now);
   return {
     healthy: !findings.some((f) => f.severity === 'error'),
     project,
@@ -303,6 +303,17 @@ function enabled(key: string, settings: SettingsRead[]): boolean {
     if (typeof value === 'boolean') return value;
   }
   return false;
+}
+
+/** The store's activity; a store that cannot be read (a file, not a directory) is a finding, not a crash. */
+function readActivityOrSay(dir: string, now: number, findings: StatusFinding[]): ReturnType<typeof readActivity> {
+  try {
+    return readActivity(dir, now, findings);
+  } catch (err) {
+    const message = `the store ${dir} cannot be read (${(err as Error).message}): every hook fails open on it`;
+    findings.push({ check: 'store', severity: 'error', message });
+    return emptyActivity(now);
+  }
 }
 
 function readActivity(dir: string, now: number, findings: StatusFinding[]) {
