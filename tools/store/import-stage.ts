@@ -118,9 +118,8 @@ export class ImportStaging {
    */
   async readManifest(op: string): Promise<ImportManifest | undefined> {
     const file = join(this.opDir(op), 'manifest.json');
-    let data: Buffer | undefined;
     try {
-      data = readRegularFileSync(file, { maxBytes: MANIFEST_MAX_BYTES });
+      const data = readRegularFileSync(file, { maxBytes: MANIFEST_MAX_BYTES });
       if (data === undefined) return undefined;
       const manifest = parseJson(decodeUtf8(data, file)) as ImportManifest;
       if (typeof manifest?.status !== 'string') throw new Error('it has no status');
