@@ -597,18 +597,15 @@ test(
     for (const [i, target] of targets.entries()) {
       const to = path.join(tmp, `run${i}`);
       const what = `run ${i} (killed at ${target} of ${2 * n + 1})`;
-      // The end is aimed at with a pause after the manifest says done: the rest of the run is too short to hit.
-      const end = target === 2 * n + 1 ? faults(t, ['pause:import-done:1']) : undefined;
-      const atEnd = () => end && existsSync(path.join(end.env.AGENT_SESSION_TEST_FAULTS_DIR, 'import-done.reached'));
-      const run = await killWhen(
-        ['--dir', to, 'import', file],
-        () => {
-          const state = importUnderWay(to);
-          return state && progress(state) >= target && (!end || atEnd()) && state;
-        },
-        'SIGKILL',
-        end ? { env: end.env } : {},
-      );
+      // Each kill is aimed with a pause (tools/store/fault-points.ts) at the record being staged or placed, or
+      // after the manifest says done: a poll alone misses steps of a few milliseconds on a loaded machine.
+      const [point, visit] =
+        target <= n ? ['import-stage', target] : target <= 2 * n ? ['import-place', target - n] : ['import-done', 1];
+      const f = faults(t, [`pause:${point}:${visit}`]);
+      const reached = () => existsSync(path.join(f.env.AGENT_SESSION_TEST_FAULTS_DIR, `${point}.reached`));
+      const run = await killWhen(['--dir', to, 'import', file], () => reached() && importUnderWay(to), 'SIGKILL', {
+        env: f.env,
+      });
       assert.equal(run.signal, 'SIGKILL', `${what}: the import ended by itself (${run.code}) ${run.stderr}`);
       // The kill landed during the import: its staging is still there, as far as it was seen or further.
       const left = importUnderWay(to);

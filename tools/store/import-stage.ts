@@ -42,6 +42,7 @@ import { areaLockPath } from './subtree-locks.js';
 import { randomHex } from '../random.js';
 import { processRuns } from './pid.js';
 import { ensureStoreSync } from './store-root.js';
+import { faultPoint } from './fault-points.js';
 
 const IMPORTING_DIR = '.importing';
 export const BACKUPS_DIR = '.backups';
@@ -137,6 +138,7 @@ export class ImportStaging {
    * text is on the disk, and free to be collected, at once.
    */
   async write(op: string, id: string, text: string): Promise<void> {
+    await faultPoint('import-stage');
     const sessionsDir = join(this.opDir(op), 'sessions');
     if (this.written.length === 0) await this.ensureDir(sessionsDir);
     const dir = this.staged(op, id);

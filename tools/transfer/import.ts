@@ -456,6 +456,7 @@ async function commit(
           for (const s of batch) {
             // The timers (the import's own lock) run at least every 100 ms of renames.
             await breathe();
+            await faultPoint('import-place');
             check(s.id);
             staging.place(manifest.op, s.id);
           }
