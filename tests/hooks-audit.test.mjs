@@ -91,7 +91,12 @@ describe('resume decisions in the audit trail', { concurrency: 3 }, () => {
     const proj = project(t);
     await pause(proj, flow({ type: 'reviewer' }), { transcript: transcriptFile(t) });
     const id = onlySession(proj.store).agent_id;
-    const other = flow({ session: 'sess-2', toolUseId: 'toolu_9', prompt: `Continue session ${id} please` });
+    const other = flow({
+      session: 'sess-2',
+      toolUseId: 'toolu_9',
+      type: 'reviewer',
+      prompt: `Continue session ${id} please`,
+    });
     assert.match((await pre(proj, other.pre)).json.hookSpecificOutput.updatedInput.prompt, /resuming session/);
     const d = await decision(proj, 'toolu_9');
     assert.deepEqual([d.ids, d.details.decision, d.details.candidate], [[id], 'brief', id]);
@@ -164,7 +169,8 @@ describe('resume decisions in the audit trail', { concurrency: 3 }, () => {
   it('a delegation naming many sessions names at most 5 passed over, in one entry, and counts all', async (t) => {
     const proj = project(t);
     const ids = [];
-    for (let i = 0; i < 7; i++) ids.push((await cliJson(proj.store, ['create', '--agent', 'builder'])).agent_id);
+    for (let i = 0; i < 7; i++)
+      ids.push((await cliJson(proj.store, ['create', '--agent', 'general-purpose'])).agent_id);
     const absent = 'agent-20200101-000000-0badc0de';
     const prompt = `Resume one of ${[...ids, absent].join(', ')}`;
     await pre(proj, flow({ prompt }).pre);

@@ -273,7 +273,7 @@ describe('delegation flows', { concurrency: 3 }, () => {
       const other = flow({
         session: 'sess-2',
         toolUseId: 'toolu_9',
-        type: 'general-purpose',
+        type: 'reviewer',
         prompt: `Continue session ${id} please`,
       });
       const out = (await pre(proj, other.pre)).json.hookSpecificOutput;
@@ -282,6 +282,33 @@ describe('delegation flows', { concurrency: 3 }, () => {
       assert.equal(onlySession(proj.store).claude.session_id, 'sess-2');
     },
   );
+
+  it('a session named by a delegation to another agent type is referred to, not continued: stays paused', async (t) => {
+    const proj = project(t);
+    await delegate(proj, flow({ type: 'reviewer' }), 'session-phase: approval', { transcript: transcriptFile(t) });
+    const id = onlySession(proj.store).agent_id;
+    const explore = flow({
+      session: 'sess-2',
+      toolUseId: 'toolu_9',
+      agentId: 'x9',
+      type: 'Explore',
+      prompt: `Review what ${id} did`,
+    });
+    const out = (await pre(proj, explore.pre)).json.hookSpecificOutput;
+    assert.doesNotMatch(out.updatedInput.prompt, /resuming session/);
+    for (const payload of [explore.post, explore.start, explore.stop('Looks fine.')]) await life(proj, payload);
+    const named = readSession(proj.store, id);
+    assert.deepEqual([named.phase, named.claude.agent_ids], ['approval', ['a1']], 'not ended by the Explore answer');
+    assert.equal(sessionIds(proj.store).length, 2);
+    const audit = await runCli(['audit', '--json', '--action', 'hook.passed_over', '--dir', proj.store], {
+      cwd: proj.dir,
+    });
+    const [entry] = JSON.parse(audit.stdout).entries;
+    assert.deepEqual(
+      entry.details.passed_over.map((p) => [p.candidate, p.reason, p.detail]),
+      [[id, 'other_agent_type', 'a reviewer session; this delegation is to Explore']],
+    );
+  });
 
   it('nested delegation: a PreToolUse carrying the caller agent_id creates a child session', async (t) => {
     const proj = project(t);

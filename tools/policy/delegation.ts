@@ -149,7 +149,7 @@ export function callsToPlace(
  */
 export interface PassedOver {
   candidate: string;
-  reason: ResumeReason | 'held' | 'newer_candidate';
+  reason: ResumeReason | 'held' | 'newer_candidate' | 'other_agent_type';
   detail: string;
 }
 
@@ -179,7 +179,15 @@ export function decideDelegation(facts: DelegationFacts): DelegationDecision {
   const resumable: SessionRecord[] = [];
   for (const r of newestFirst(facts.records)) {
     const verdict = decideResume(r, facts.now, facts.rules);
-    if (isHeld(r))
+    // Naming a session of another agent type refers to it (`review what agent-… did`); continuing it
+    // would hand its work to an agent of the wrong kind, whose answer would then end it.
+    if (r.agent_name !== facts.request.agentType)
+      passed.push({
+        candidate: r.agent_id,
+        reason: 'other_agent_type',
+        detail: `a ${r.agent_name} session; this delegation is to ${facts.request.agentType}`,
+      });
+    else if (isHeld(r))
       passed.push({
         candidate: r.agent_id,
         reason: 'held',
