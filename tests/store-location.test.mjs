@@ -150,6 +150,16 @@ test('a worktree Claude Code made for a subagent (.claude/worktrees/<name>) belo
     [],
     'no advice to start claude elsewhere',
   );
+  // install there changes the project's settings, and says so.
+  const install = await runCli(['install', '--dry-run', '--json'], { cwd: worktree, env: cleanEnv() });
+  assert.equal(install.code, 0, install.stderr);
+  assert.ok(
+    JSON.parse(install.stdout).warnings.includes(
+      `run inside a worktree Claude Code made: this install is of the project ${project}, ` +
+        'for every conversation and teammate using it',
+    ),
+    install.stdout,
+  );
   const listed = await runCli(['list', '--json'], { cwd: sub, env: cleanEnv() });
   assert.deepEqual(
     JSON.parse(listed.stdout).sessions.map((s) => s.agent_id),

@@ -437,6 +437,13 @@ function report(
   gitExclude: ExcludeChange | null,
 ): InstallReport {
   const main = files.find((f) => f.changed) ?? files[0]!;
+  // A worktree Claude Code made (a subagent's, claude -w) is no project of its own: say whose files change.
+  if (project?.reason === 'claude-worktree' && scope !== 'user')
+    warnings = [
+      ...warnings,
+      `run inside a worktree Claude Code made: this ${action} is of the project ${project.dir}, ` +
+        'for every conversation and teammate using it',
+    ];
   return {
     action,
     scope,
