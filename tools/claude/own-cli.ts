@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, join, sep } from 'node:path';
 import { cliCommand, decideCliInstall, type CliInstall } from '../policy/cli-command.js';
+import { locateProject } from '../store/project.js';
 
 /** The CLI in the package (path.join makes the separators the platform's). */
 const BIN = 'dist/bin/agent-session.js';
@@ -33,6 +34,11 @@ export function locateOwnCli({ projectDir, env, from = import.meta.filename }: W
 export function ownCliCommand(where: Where): string {
   const install = locateOwnCli(where);
   return install ? cliCommand(install) : 'agent-session';
+}
+
+/** `ownCliCommand` in the project found from `cwd` (see locateProject). */
+export function ownCliCommandFrom(cwd: string, env: Record<string, string | undefined>): string {
+  return ownCliCommand({ projectDir: locateProject({ cwd, env }).dir, env });
 }
 
 /**

@@ -3,7 +3,7 @@ import { formatError, SessionError } from '../errors.js';
 import { buildCli, COMMAND_FORMS } from './build-cli.js';
 import { makeContext, type Io } from './command-context.js';
 import { exitCodeFor } from './exit-codes.js';
-import { unknownHelpTopic } from './usage-error.js';
+import { commandIndex, unknownHelpTopic } from './usage-error.js';
 
 /** Runs one command line and returns its exit code; all output goes through `io`. */
 export async function runCli(argv: string[], io: Io): Promise<number> {
@@ -30,7 +30,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
 
 /** `agent-session help [command]`, as git and npm accept it: the same as `agent-session [command] --help`. */
 function helpCommand(argv: string[]): string[] {
-  const at = argv.findIndex((a, i) => !a.startsWith('-') && argv[i - 1] !== '--dir');
+  const at = commandIndex(argv);
   return argv[at] === 'help' ? [...argv.slice(0, at), ...argv.slice(at + 1), '--help'] : argv;
 }
 

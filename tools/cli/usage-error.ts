@@ -46,9 +46,13 @@ export function describeUsageError(text: string, ctx: UsageContext): string {
   return text;
 }
 
-/** The first word that is not an option (nor --dir's value): the command the user meant. */
+/** Where the first word that is not an option (nor --dir's value) is: the command the user meant (-1: none). */
+export function commandIndex(argv: string[]): number {
+  return argv.findIndex((a, i) => !a.startsWith('-') && argv[i - 1] !== '--dir');
+}
+
 function commandWord(argv: string[]): string | undefined {
-  return argv.find((a, i) => !a.startsWith('-') && argv[i - 1] !== '--dir');
+  return argv[commandIndex(argv)];
 }
 
 /**

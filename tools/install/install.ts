@@ -438,12 +438,13 @@ function report(
 ): InstallReport {
   const main = files.find((f) => f.changed) ?? files[0]!;
   // A worktree Claude Code made (a subagent's, claude -w) is no project of its own: say whose files change.
-  if (project?.reason === 'claude-worktree' && scope !== 'user')
-    warnings = [
-      ...warnings,
-      `run inside a worktree Claude Code made: this ${action} is of the project ${project.dir}, ` +
-        'for every conversation and teammate using it',
-    ];
+  const inWorktree =
+    project?.reason === 'claude-worktree' && scope !== 'user'
+      ? [
+          `run inside a worktree Claude Code made: this ${action} is of the project ${project.dir}, ` +
+            'for every conversation and teammate using it',
+        ]
+      : [];
   return {
     action,
     scope,
@@ -455,7 +456,7 @@ function report(
     added: files.flatMap((f) => f.added),
     removed: files.flatMap((f) => f.removed),
     files,
-    warnings,
+    warnings: [...warnings, ...inWorktree],
     git_exclude: gitExclude,
     content: main.content,
   };

@@ -3,7 +3,6 @@
 // the transcript lookups and the clock are facts the caller gathers first.
 import type { Settings } from '../config.js';
 import { isValidId } from '../ids.js';
-import { isFinalPhase, isResumablePhase } from '../phases.js';
 import type { SessionRecord } from '../record.js';
 import type { ClaudeIndexData, SpawnEntry } from '../store/claude-index.js';
 import { parseTimestamp } from '../time.js';
@@ -67,7 +66,10 @@ export interface DelegationFacts {
 }
 
 /** Session ids this tool generates, as they appear in a prompt that names one explicitly. */
-const GENERATED_ID = /(?<![A-Za-z0-9._-])agent-\d{8}-\d{6}-[0-9a-f]{8}(?![A-Za-z0-9_-])/g;
+/** The form of the ids this tool generates (tools/ids.ts). */
+const GENERATED = 'agent-\\d{8}-\\d{6}-[0-9a-f]{8}';
+const GENERATED_ID = new RegExp(`(?<![A-Za-z0-9._-])${GENERATED}(?![A-Za-z0-9_-])`, 'g');
+const GENERATED_ID_ONLY = new RegExp(`^${GENERATED}$`);
 
 /**
  * `session <id>` (or `session: <id>`), how the advice names a session whose id is not a generated one;
@@ -91,9 +93,9 @@ export function sessionMentions(request: Pick<DelegationRequest, 'description' |
 }
 
 /**
- * Whether a session a delegation's text names as `session <id>` counts as named: a paused session of the
- * delegation's agent type. A plain word collides easily (`do session 1`), so a final session, one of
- * another type or one still working leaves the choice to the conversation's own sessions.
+ * Whether a session a delegation's text names as `session <id>` counts as named: one of the delegation's
+ * agent type that would resume now. A plain word collides easily (`do session 1`), so a session that is
+ * final, working, expired or of another type leaves the choice to the conversation's own sessions.
  */
 export function mentionTakes(
   record: SessionRecord,
@@ -101,11 +103,9 @@ export function mentionTakes(
   now: number,
   rules: ResumeRules,
 ): boolean {
-  const paused = isResumablePhase(record.phase) && !isFinalPhase(record.phase) && !record.finalized_at;
-  return paused && record.agent_name === request.agentType && decideResume(record, now, rules).resume;
+  return record.agent_name === request.agentType && decideResume(record, now, rules).resume;
 }
 
-const GENERATED_ID_ONLY = /^agent-\d{8}-\d{6}-[0-9a-f]{8}$/;
 /** More sessions named in one delegation than this are not read (a prompt pasting a whole list). */
 const NAMED_KEPT = 32;
 

@@ -3,10 +3,10 @@ import { Sessions } from '../../sessions.js';
 import { ClaudeIndex } from '../../store/claude-index.js';
 import { appendHookLog } from '../../store/hook-log.js';
 import { recordHookRun } from '../../store/hook-runs.js';
-import { locateProject, resolveStoreDir } from '../../store/project.js';
+import { resolveStoreDir } from '../../store/project.js';
 import { formatTimestamp } from '../../time.js';
 import type { HookContext } from '../events/hook-context.js';
-import { ownCliCommand } from '../own-cli.js';
+import { ownCliCommandFrom } from '../own-cli.js';
 
 /** One hook process: where its store is, what it logs, and (lazily) the sessions it works on. */
 export class HookRun {
@@ -37,8 +37,7 @@ export class HookRun {
       const index = new ClaudeIndex(sessions.store.dir, { lockTimeoutMs: sessions.settings.lockTimeoutMs });
       // process.uptime() counts from the start of the process, before Claude Code's payload was read.
       let command: string | undefined;
-      const cliCommand = () =>
-        (command ??= ownCliCommand({ projectDir: locateProject({ cwd: this.cwd, env: this.env }).dir, env: this.env }));
+      const cliCommand = () => (command ??= ownCliCommandFrom(this.cwd, this.env));
       this.opened = { sessions, index, startedAt: Date.now() - process.uptime() * 1000, cliCommand };
     }
     return this.opened;

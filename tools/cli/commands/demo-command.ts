@@ -1,5 +1,4 @@
-import { ownCliCommand } from '../../claude/own-cli.js';
-import { findProjectDir } from '../../store/project.js';
+import { ownCliCommandFrom } from '../../claude/own-cli.js';
 import type { Argv } from '../command-context.js';
 import { formatStep, runDemo, type DemoStep } from '../../walkthrough.js';
 
@@ -26,7 +25,7 @@ export async function handler(argv: Argv<object>) {
   );
   if (!text) return ctx.json({ ...run, steps });
   // Run from here, as it runs here (`node <path>` in a clone, `npx --no agent-session` in a project).
-  const cli = ownCliCommand({ projectDir: findProjectDir({ cwd: ctx.io.cwd, env: ctx.io.env }), env: ctx.io.env });
+  const cli = ownCliCommandFrom(ctx.io.cwd, ctx.io.env);
   ctx.out(
     `Done: the ${steps.length} steps above are all the demo did. The project stays at ${run.project}; ` +
       `look at it with: ${cli} --dir ${run.store} list`,

@@ -1,7 +1,6 @@
 import type { Argv as Yargs } from 'yargs';
-import { ownCliCommand } from '../../claude/own-cli.js';
+import { ownCliCommandFrom } from '../../claude/own-cli.js';
 import { claudeFields, lastMessage, nextStep, sessionStatus } from '../../policy/paused.js';
-import { findProjectDir } from '../../store/project.js';
 import { decideResume, type ResumeDecision } from '../../policy/resume.js';
 import type { SessionRecord } from '../../record.js';
 import type { Argv } from '../command-context.js';
@@ -28,7 +27,7 @@ export async function handler(argv: Argv<{ id: string }>) {
   const now = sessions.now();
   // The same rule the hooks apply, so what show says is what a delegation would do now.
   // The commands it advises as they run here (`npx --no agent-session` in a project install).
-  const cli = ownCliCommand({ projectDir: findProjectDir({ cwd: ctx.io.cwd, env: ctx.io.env }), env: ctx.io.env });
+  const cli = ownCliCommandFrom(ctx.io.cwd, ctx.io.env);
   const lines = describeSession(record, now, decideResume(record, now, sessions.rules), cli);
   const { palette } = ctx.style;
   if (!palette.enabled) for (const line of lines) ctx.out(line);
